@@ -1,0 +1,16 @@
+/// The identifier of a rule in the catalogue (`../shared/spec/adattributionkit.md` section 7), e.g. `J1` or `T4`.
+public struct RuleID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+}
+
+extension RuleID: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) {
+        self.init(rawValue: value)
+    }
+}
