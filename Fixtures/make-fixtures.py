@@ -1,0 +1,1238 @@
+#!/usr/bin/env python3
+"""Generate the postback-verify test fixtures.
+
+Run from anywhere (Python 3.11, needs only the `cryptography` package):
+
+    python3 Fixtures/make-fixtures.py [--vectors DIR]
+
+What it does
+  * Fixtures/keys/: creates two P-256 TEST-ONLY key pairs, but only if the files are missing, so
+    re-running keeps the same keys (delete the files to rotate them).
+  * Fixtures/valid/, Fixtures/invalid/, Fixtures/dedupe/: deleted and written again. ECDSA signatures
+    are randomised, so the tokens change on every run; names, payloads, manifest and README do not.
+  * Fixtures/{valid,invalid}/apple/: byte-exact copies of Apple's documentation examples from
+    DIR/apple (default: ../shared/vectors next to the repository, or $POSTBACK_VERIFY_VECTORS). If DIR
+    is not there, the copies already in Fixtures/ are kept; either way their SHA-256 is checked.
+  * Fixtures/manifest.json and Fixtures/README.md: the expected result of every item, from one table.
+
+The expected results are written down by hand below, from the specification
+(../shared/spec/adattributionkit.md, cli-contract.md), not computed by any verifier.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+HERE = Path(__file__).resolve().parent
+KEYS = HERE / "keys"
+
+# P-256 group order
+N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+NET = "fixture.adattributionkit"            # ad network ID = impression kid
+APPLE_KID = "fixture-apple-identifier/0"    # stands in for Apple's postback kid
+U64_MAX = 2**64 - 1
+TS = 1719599957239                          # 2024-06-28T18:39:17.239Z (Apple's example timestamp)
+TS_2100 = 4102444800000                     # 2100-01-01T00:00:00Z
+
+APPLE_COPIES = {
+    # source file in vectors/apple -> (destination, sha256)
+    "postback-development-valid.json": (
+        "valid/apple/postback-development-valid.json",
+        "cf33800d98584d08f3ca066bb0786c94b2c888146bb1e40de6893add40ee4fe8"),
+    "postback-production-bad-signature.json": (
+        "invalid/apple/postback-production-bad-signature.json",
+        "261832025f9cd3a5fa62c0f0d56b4a889618a28c3803de13ac87c0cf04c6d436"),
+    "impression-example.jws": (
+        "invalid/apple/impression-example.jws",
+        "5c46322b04265127722bbd4bb2610921b15b98125416b7ee0917c1daf18b660a"),
+}
+
+CODES = {
+    "J1": "malformed-input", "J2": "unsupported-algorithm", "J3": "unknown-key",
+    "J4": "untrusted-key", "J5": "bad-signature",
+    "P1": "invalid-field", "P2": "invalid-field", "P3": "invalid-field", "P4": "invalid-field",
+    "U1": "invalid-unsigned-field", "U2": "invalid-unsigned-field", "U3": "invalid-unsigned-field",
+    "I1": "invalid-field", "D1": "duplicate",
+}
+WARN_RULES = {"P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3"}
+
+KEY_FLAGS = (f"--key {NET}=Fixtures/keys/{NET}.pem "
+             f"--key {APPLE_KID}=Fixtures/keys/fixture-apple-identifier-0.pem")
+CMD_VALID = f"postback-verify --allow-development {KEY_FLAGS} --expect valid Fixtures/valid"
+CMD_INVALID = f"postback-verify {KEY_FLAGS} --expect invalid Fixtures/invalid"
+CMD_DEDUPE = f"postback-verify --format jsonl {KEY_FLAGS} Fixtures/dedupe"
+
+
+# ----------------------------------------------------------------------------------------- keys
+
+def load_or_create(stem: str) -> ec.EllipticCurvePrivateKey:
+    priv_path = KEYS / f"{stem}.private.pem"
+    pub_path = KEYS / f"{stem}.pem"
+    KEYS.mkdir(parents=True, exist_ok=True)
+    if priv_path.exists():
+        key = serialization.load_pem_private_key(priv_path.read_bytes(), password=None)
+        assert isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == "secp256r1", priv_path
+    else:
+        key = ec.generate_private_key(ec.SECP256R1())
+        priv_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()))
+        print(f"created {priv_path.relative_to(HERE)}")
+    pub = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+    if not pub_path.exists() or pub_path.read_bytes() != pub:
+        pub_path.write_bytes(pub)
+        print(f"wrote {pub_path.relative_to(HERE)}")
+    return key
+
+
+# ------------------------------------------------------------------------------- JSON and JWS
+
+class Raw(str):
+    """JSON text inserted verbatim (for numbers like 1e0, 01, escaped slashes, ...)."""
+
+
+class Pairs(list):
+    """An object as an ordered list of (name, value) pairs; allows duplicate names."""
+
+
+DROP = object()  # marks a member to leave out
+
+
+def cj(v) -> str:
+    """Compact JSON."""
+    if isinstance(v, Raw):
+        return str(v)
+    if isinstance(v, Pairs):
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + cj(x) for k, x in v) + "}"
+    if isinstance(v, dict):
+        return cj(Pairs(v.items()))
+    if isinstance(v, list):
+        return "[" + ",".join(cj(x) for x in v) + "]"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def pj(v) -> str:
+    """Pretty JSON for a flat top-level object (bodies): one member per line, values compact."""
+    items = list(v) if isinstance(v, Pairs) else list(v.items())
+    if not items:
+        return "{}\n"
+    return "{\n" + ",\n".join(f"  {json.dumps(k, ensure_ascii=False)}: {cj(x)}" for k, x in items) + "\n}\n"
+
+
+def b64u(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def sign_rs(key, message: bytes) -> tuple[int, int]:
+    return decode_dss_signature(key.sign(message, ec.ECDSA(hashes.SHA256())))
+
+
+def raw_sig(r: int, s: int, *, high_s: bool | None = None) -> bytes:
+    if high_s is True and s <= N // 2:
+        s = N - s
+    if high_s is False and s > N // 2:
+        s = N - s
+    return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+
+def header_text(kid=APPLE_KID, alg="ES256") -> str:
+    return cj({"kid": kid, "alg": alg})
+
+
+def as_bytes(x) -> bytes:
+    if isinstance(x, bytes):
+        return x
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    return cj(x).encode("utf-8")
+
+
+def segments(header, payload) -> tuple[str, str]:
+    return b64u(as_bytes(header)), b64u(as_bytes(payload))
+
+
+def sign_segments(key, h: str, p: str, *, high_s=None) -> str:
+    r, s = sign_rs(key, f"{h}.{p}".encode("ascii"))
+    return b64u(raw_sig(r, s, high_s=high_s))
+
+
+def jws(payload, *, key=None, header=None, high_s=None) -> str:
+    key = key or APPLE
+    h, p = segments(header if header is not None else header_text(), payload)
+    return f"{h}.{p}.{sign_segments(key, h, p, high_s=high_s)}"
+
+
+def uid(name: str, upper=True) -> str:
+    u = str(uuid.uuid5(uuid.NAMESPACE_URL, "postback-verify-fixture:" + name))
+    return u.upper() if upper else u
+
+
+def merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        if v is DROP:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def postback(name: str, **over) -> dict:
+    """A signed postback payload; keyword names use _ for -, DROP removes a member."""
+    base = {
+        "postback-identifier": uid(name),
+        "ad-network-identifier": NET,
+        "advertised-item-identifier": 1108187390,
+        "conversion-type": "download",
+        "impression-type": "app-impression",
+        "did-win": True,
+        "postback-sequence-index": 0,
+        "source-identifier": "12",
+        "marketplace-identifier": "com.apple.AppStore",
+    }
+    return merge(base, {k.replace("_", "-"): v for k, v in over.items()})
+
+
+def impression(name: str, **over) -> dict:
+    base = {
+        "impression-identifier": uid(name),
+        "publisher-item-identifier": 5838492,
+        "impression-type": "app-impression",
+        "ad-network-identifier": NET,
+        "source-identifier": 5239,
+        "timestamp": TS,
+        "advertised-item-identifier": 1108187390,
+    }
+    return merge(base, {k.replace("_", "-"): v for k, v in over.items()})
+
+
+def body(token, **unsigned) -> dict:
+    """A postback body: jws-string first, then the unsigned members (default ad-interaction-type view)."""
+    out = {"jws-string": token, "ad-interaction-type": "view"}
+    return merge(out, {k.replace("_", "-"): v for k, v in unsigned.items()})
+
+
+# ------------------------------------------------------------------------------------ registry
+
+ENTRIES: list[dict] = []
+FILES: dict[str, bytes] = {}
+
+
+def add(path: str, content, *, rule=None, warnings=(), kind="postback", what: str, tier=None,
+        signature=None, kind_certain=True, line=1, environment=None, duplicate_of=None, verdict=None):
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    if content is not None:
+        assert path not in FILES, f"duplicate fixture path {path}"
+        FILES[path] = content
+    top = path.split("/")[0]
+    if verdict is None:
+        verdict = "valid" if rule is None else "invalid"
+    if top == "valid":
+        assert verdict == "valid", path
+    if top == "invalid":
+        assert verdict == "invalid", path
+    assert all(w in WARN_RULES for w in warnings), path
+    if signature is None:
+        if rule is None or rule[0] in "PUID":
+            signature = "verified"
+        elif rule == "J5":
+            signature = "failed"
+        else:
+            signature = "not-checked"  # J1 before the signature (pass signature= for payload J1), J2-J4
+    if verdict == "valid":
+        assert rule is None
+        environment = environment or "custom"
+        if kind == "postback":
+            assert tier is not None, f"{path}: a valid postback needs its tier"
+    entry = {
+        "path": path,
+        "line": line,
+        "verdict": verdict,
+        "code": CODES[rule] if rule else None,
+        "rule": rule,
+        "warnings": sorted(warnings),
+        "allowDevelopment": top == "valid",
+        "kind": kind,
+        "kindCertain": kind_certain,
+        "signature": signature,
+        "tier": tier if verdict == "valid" and kind == "postback" else None,
+        "what": what,
+    }
+    if environment and verdict == "valid":
+        entry["environment"] = environment
+    if duplicate_of is not None:
+        entry["duplicateOf"] = duplicate_of
+    ENTRIES.append(entry)
+
+
+def jws_file(token: str) -> str:
+    return token + "\n"
+
+
+# =========================================================================================== VALID
+
+def valid_postback_bodies():
+    d = "valid/postback/"
+
+    def vb(name, tier, what, *, warnings=(), payload=None, unsigned=None, high_s=None, header=None,
+           content=None):
+        p = payload if payload is not None else postback(d + name)
+        tok = jws(p, high_s=high_s, header=header)
+        b = body(tok, **(unsigned or {}))
+        add(d + name, content(b) if content else pj(b), tier=tier, warnings=warnings, what=what)
+
+    n = "tier0-index0-download-no-marketplace.json"
+    vb(n, 0, "tier 0: no marketplace-identifier, 2-digit source, no value",
+       payload=postback(d + n, marketplace_identifier=DROP))
+    n = "tier0-index1-no-marketplace.json"
+    vb(n, 0, "index 1 without marketplace-identifier: no rule forbids it, lowest tier 0",
+       payload=postback(d + n, marketplace_identifier=DROP, postback_sequence_index=1))
+    vb("tier1-index0-no-value.json", 1, "tier 1: marketplace, 2-digit source, no value")
+    vb("tier1-index0-coarse-low.json", 1, "coarse low at index 0", unsigned={"coarse-conversion-value": "low"})
+    n = "tier1-index0-coarse-medium-redownload.json"
+    vb(n, 1, "redownload, coarse medium", payload=postback(d + n, conversion_type="redownload"),
+       unsigned={"coarse-conversion-value": "medium"})
+    n = "tier1-index1-coarse-high.json"
+    vb(n, 1, "second postback (index 1), coarse high", payload=postback(d + n, postback_sequence_index=1),
+       unsigned={"coarse-conversion-value": "high"})
+    n = "tier1-index2-coarse-low.json"
+    vb(n, 1, "third postback (index 2), coarse low", payload=postback(d + n, postback_sequence_index=2),
+       unsigned={"coarse-conversion-value": "low"})
+    n = "tier1-index2-no-value-click.json"
+    vb(n, 1, "index 2, no value, ad-interaction-type click",
+       payload=postback(d + n, postback_sequence_index=2), unsigned={"ad-interaction-type": "click"})
+    n = "tier2-index0-fine-0-source-123.json"
+    vb(n, 2, "fine value 0 (lower bound), 3-digit source", payload=postback(d + n, source_identifier="123"),
+       unsigned={"conversion-value": 0})
+    n = "tier2-index0-fine-63-source-1234.json"
+    vb(n, 2, "fine value 63 (upper bound), 4-digit source", payload=postback(d + n, source_identifier="1234"),
+       unsigned={"conversion-value": 63})
+    vb("tier2-index0-fine-2digit-source.json", 2, "fine value with a 2-digit source id",
+       unsigned={"conversion-value": 17})
+    n = "tier2-index0-4digit-source-no-value.json"
+    vb(n, 2, "4-digit source id, no conversion value", payload=postback(d + n, source_identifier="9876"))
+    n = "tier3-index0-publisher-item-and-country.json"
+    vb(n, 3, "tier 3: publisher-item-identifier (signed), country-code US (unsigned), fine 24",
+       payload=postback(d + n, source_identifier="1234", publisher_item_identifier=5838492),
+       unsigned={"conversion-value": 24, "country-code": "US"})
+    n = "tier3-index0-country-only.json"
+    vb(n, 3, "tier 3 by country-code alone (DE), fine value",
+       payload=postback(d + n, source_identifier="1234"), unsigned={"conversion-value": 5, "country-code": "DE"})
+    n = "tier3-index0-publisher-item-0.json"
+    vb(n, 3, "publisher-item-identifier 0 (as in development postbacks)",
+       payload=postback(d + n, source_identifier="4321", publisher_item_identifier=0),
+       unsigned={"conversion-value": 9})
+    n = "tier3-index0-publisher-item-max.json"
+    vb(n, 3, "publisher-item-identifier 2^64-1 (upper bound)",
+       payload=postback(d + n, source_identifier="4321", publisher_item_identifier=U64_MAX),
+       unsigned={"conversion-value": 9})
+    n = "tier3-index0-publisher-item-no-value.json"
+    vb(n, 3, "publisher-item-identifier, 2-digit source, no value",
+       payload=postback(d + n, publisher_item_identifier=77))
+    n = "re-engagement-click-fine.json"
+    vb(n, 2, "conversion-type re-engagement, did-win true, click, fine value",
+       payload=postback(d + n, conversion_type="re-engagement", source_identifier="1234"),
+       unsigned={"ad-interaction-type": "click", "conversion-value": 3})
+    n = "re-engagement-click-coarse.json"
+    vb(n, 1, "re-engagement, click, coarse high",
+       payload=postback(d + n, conversion_type="re-engagement"),
+       unsigned={"ad-interaction-type": "click", "coarse-conversion-value": "high"})
+    n = "nonwinning-index0-download.json"
+    vb(n, 1, "did-win false, index 0, no value", payload=postback(d + n, did_win=False))
+    n = "nonwinning-index0-redownload-4digit-source.json"
+    vb(n, 2, "did-win false, redownload, 4-digit source, no value",
+       payload=postback(d + n, did_win=False, conversion_type="redownload", source_identifier="4321"))
+    n = "advertised-item-above-2-32.json"
+    vb(n, 1, "advertised-item-identifier 10738027756 (> 2^32)",
+       payload=postback(d + n, advertised_item_identifier=10738027756))
+    n = "advertised-item-max.json"
+    vb(n, 1, "advertised-item-identifier 2^64-1", payload=postback(d + n, advertised_item_identifier=U64_MAX))
+    n = "advertised-item-0.json"
+    vb(n, 1, "advertised-item-identifier 0", payload=postback(d + n, advertised_item_identifier=0))
+    n = "unknown-extra-signed-field.json"
+    vb(n, 1, "unknown extra signed payload field (kept, not an error)",
+       payload=postback(d + n, fixture_future_field={"nested": [1, "two", True, None]}))
+    vb("unknown-extra-unsigned-member.json", 1, "unknown extra unsigned body member (kept, not an error)",
+       unsigned={"fixture-extra-unsigned": {"note": "unsigned extra", "n": 1}})
+    n = "non-ascii-extra-signed-field.json"
+    vb(n, 1, "UTF-8 (non-ASCII) text in an extra signed field",
+       payload=postback(d + n, fixture_note="caf\u00e9 \u2603 \U0001F600"))
+    n = "postback-identifier-lowercase.json"
+    vb(n, 1, "lowercase UUID postback-identifier", payload=postback(d + n, postback_identifier=uid(d + n, False)))
+    vb("kid-escaped-slash-in-header.json", 1,
+       "header kid written \"fixture-apple-identifier\\/0\": compared after JSON decoding",
+       header=Raw('{"kid":"fixture-apple-identifier\\/0","alg":"ES256"}'))
+    vb("header-extra-members-ignored.json", 1,
+       "header with typ and jku members: ignored, the jku key is never fetched",
+       header=Raw('{"kid":"fixture-apple-identifier/0","typ":"JWT",'
+                  '"jku":"https://attacker.invalid/keys.json","alg":"ES256"}'))
+    vb("high-s-signature.json", 1, "signature with s > n/2 (high-S is valid)", high_s=True)
+    vb("low-s-signature.json", 1, "signature with s <= n/2", high_s=False)
+    n = "payload-nesting-16.json"
+    vb(n, 1, "payload nesting depth exactly 16 (object + 15 arrays): allowed",
+       payload=postback(d + n, fixture_nesting=Raw("[" * 15 + "0" + "]" * 15)))
+    vb("compact-one-line-body.json", 1, "body as compact one-line JSON", content=lambda b: cj(b) + "\n")
+    vb("body-no-trailing-newline.json", 1, "body file without a trailing newline",
+       content=lambda b: pj(b).rstrip("\n"))
+    # exactly 16 KiB: allowed (only "over 16 KiB" is rejected)
+    n = "size-exactly-16384-bytes.json"
+    b = body(jws(postback(d + n)), fixture_padding="")
+    pad = 16384 - len(pj(b).encode())
+    b["fixture-padding"] = "x" * pad
+    text = pj(b)
+    assert len(text.encode()) == 16384
+    add(d + n, text, tier=1, what="body of exactly 16384 bytes (padded by an unsigned extra): not over the cap")
+
+    # warnings (never change the verdict)
+    n = "u4-no-ad-interaction-type.json"
+    add(d + n, pj(body(jws(postback(d + n)), ad_interaction_type=DROP)), tier=1, warnings=["U4"],
+        what="U4: no ad-interaction-type")
+    n = "u5-nonwinning-fine-value.json"
+    vb(n, 2, "U5: did-win false with a fine conversion value", warnings=["U5"],
+       payload=postback(d + n, did_win=False, source_identifier="1234"), unsigned={"conversion-value": 10})
+    n = "u5-nonwinning-coarse-value.json"
+    vb(n, 1, "U5: did-win false with a coarse conversion value", warnings=["U5"],
+       payload=postback(d + n, did_win=False), unsigned={"coarse-conversion-value": "low"})
+    n = "t1-index1-4digit-source.json"
+    vb(n, 2, "T1: index 1 with a 4-digit source id", warnings=["T1"],
+       payload=postback(d + n, postback_sequence_index=1, source_identifier="1234"))
+    n = "t1-index2-3digit-source.json"
+    vb(n, 2, "T1: index 2 with a 3-digit source id", warnings=["T1"],
+       payload=postback(d + n, postback_sequence_index=2, source_identifier="123"))
+    n = "t2-index1-fine-value.json"
+    vb(n, 2, "T2: index 1 with a fine conversion value", warnings=["T2"],
+       payload=postback(d + n, postback_sequence_index=1), unsigned={"conversion-value": 7})
+    n = "t3-index1-publisher-item.json"
+    vb(n, 1, "T3: index 1 with publisher-item-identifier", warnings=["T3"],
+       payload=postback(d + n, postback_sequence_index=1, publisher_item_identifier=123))
+    n = "t3-index2-country-code.json"
+    vb(n, 1, "T3: index 2 with country-code", warnings=["T3"],
+       payload=postback(d + n, postback_sequence_index=2), unsigned={"country-code": "FR"})
+    n = "t1-t2-t3-index1-tier3-fields.json"
+    vb(n, 2, "T1+T2+T3: index 1 with 4-digit source, fine value, publisher item and country",
+       warnings=["T1", "T2", "T3"],
+       payload=postback(d + n, postback_sequence_index=1, source_identifier="1234", publisher_item_identifier=5),
+       unsigned={"conversion-value": 12, "country-code": "JP"})
+    n = "t4-publisher-item-with-coarse.json"
+    vb(n, 3, "T4: publisher-item-identifier with a coarse value", warnings=["T4"],
+       payload=postback(d + n, publisher_item_identifier=42), unsigned={"coarse-conversion-value": "high"})
+    n = "t4-country-with-coarse.json"
+    vb(n, 3, "T4: country-code with a coarse value", warnings=["T4"],
+       unsigned={"coarse-conversion-value": "medium", "country-code": "GB"})
+    n = "t5-4digit-source-coarse.json"
+    vb(n, 2, "T5: 4-digit source id at index 0 with a coarse value", warnings=["T5"],
+       payload=postback(d + n, source_identifier="1234"), unsigned={"coarse-conversion-value": "low"})
+    n = "t5-3digit-source-coarse.json"
+    vb(n, 2, "T5: 3-digit source id at index 0 with a coarse value", warnings=["T5"],
+       payload=postback(d + n, source_identifier="321"), unsigned={"coarse-conversion-value": "medium"})
+    n = "t6-no-marketplace-4digit-source.json"
+    vb(n, 0, "T6: no marketplace-identifier but a 4-digit source id", warnings=["T6"],
+       payload=postback(d + n, marketplace_identifier=DROP, source_identifier="1234"))
+    n = "t6-no-marketplace-fine-value.json"
+    vb(n, 0, "T6: no marketplace-identifier but a fine value", warnings=["T6"],
+       payload=postback(d + n, marketplace_identifier=DROP), unsigned={"conversion-value": 5})
+    n = "t6-no-marketplace-coarse-value.json"
+    vb(n, 0, "T6: no marketplace-identifier but a coarse value", warnings=["T6"],
+       payload=postback(d + n, marketplace_identifier=DROP), unsigned={"coarse-conversion-value": "low"})
+    n = "t6-no-marketplace-publisher-item.json"
+    vb(n, 0, "T6: no marketplace-identifier but a publisher-item-identifier", warnings=["T6"],
+       payload=postback(d + n, marketplace_identifier=DROP, publisher_item_identifier=42))
+
+
+def valid_postback_jws():
+    d = "valid/postback-jws/"
+
+    def vt(name, tier, what, *, warnings=(), payload=None, high_s=None, header=None):
+        p = payload if payload is not None else postback(d + name)
+        add(d + name, jws_file(jws(p, high_s=high_s, header=header)), tier=tier, warnings=warnings, what=what)
+
+    n = "tier0-index0.jws"
+    vt(n, 0, "bare postback JWS, tier 0 (no marketplace)", payload=postback(d + n, marketplace_identifier=DROP))
+    vt("tier1-index0.jws", 1, "bare postback JWS, tier 1")
+    n = "tier1-index1.jws"
+    vt(n, 1, "bare postback JWS, index 1", payload=postback(d + n, postback_sequence_index=1))
+    n = "tier1-index2-redownload.jws"
+    vt(n, 1, "bare postback JWS, index 2, redownload",
+       payload=postback(d + n, postback_sequence_index=2, conversion_type="redownload"))
+    n = "tier2-index0-4digit-source.jws"
+    vt(n, 2, "bare postback JWS, 4-digit source", payload=postback(d + n, source_identifier="1234"))
+    n = "tier3-index0-publisher-item.jws"
+    vt(n, 3, "bare postback JWS, publisher-item-identifier (tier 3)",
+       payload=postback(d + n, source_identifier="1234", publisher_item_identifier=5838492))
+    n = "re-engagement-no-unsigned-rules.jws"
+    vt(n, 1, "bare re-engagement JWS: no body, so no U3/U4 (U rules apply only to a body)",
+       payload=postback(d + n, conversion_type="re-engagement"))
+    n = "nonwinning-index0.jws"
+    vt(n, 1, "bare postback JWS, did-win false, index 0", payload=postback(d + n, did_win=False))
+    n = "advertised-item-above-2-32.jws"
+    vt(n, 1, "advertised-item-identifier 10738027756 (> 2^32)",
+       payload=postback(d + n, advertised_item_identifier=10738027756))
+    vt("high-s-signature.jws", 1, "bare JWS with a high-S signature", high_s=True)
+    vt("kid-escaped-slash-in-header.jws", 1, "header kid with an escaped slash",
+       header=Raw('{"kid":"fixture-apple-identifier\\/0","alg":"ES256"}'))
+    n = "t1-index1-4digit-source.jws"
+    vt(n, 2, "T1 on a bare JWS", warnings=["T1"],
+       payload=postback(d + n, postback_sequence_index=1, source_identifier="1234"))
+    n = "t3-index2-publisher-item.jws"
+    vt(n, 1, "T3 on a bare JWS: index 2 with publisher-item-identifier", warnings=["T3"],
+       payload=postback(d + n, postback_sequence_index=2, publisher_item_identifier=9))
+    n = "t6-no-marketplace-3digit-source.jws"
+    vt(n, 0, "T6 on a bare JWS: no marketplace, 3-digit source", warnings=["T6"],
+       payload=postback(d + n, marketplace_identifier=DROP, source_identifier="123"))
+    # line handling: comment, blank and whitespace-only lines, CRLF terminators; the item is on line 4
+    n = "crlf-comment-and-blank-lines.jws"
+    tok = jws(postback(d + n))
+    add(d + n, "# fixture: comment, blank and blank-ish lines are skipped\r\n\r\n \t \r\n" + tok + "\r\n",
+        line=4, tier=1, what="CRLF lines; comment, empty and whitespace-only lines skipped; item on line 4")
+    n = "no-trailing-newline.jws"
+    add(d + n, jws(postback(d + n)), tier=1, what="last line without a terminator is still an item")
+
+
+def valid_impressions():
+    d = "valid/impression/"
+
+    def vi(name, what, *, warnings=(), payload=None, high_s=None):
+        p = payload if payload is not None else impression(d + name)
+        add(d + name, jws_file(jws(p, key=IMPR, header=header_text(NET), high_s=high_s)),
+            kind="impression", warnings=warnings, what=what)
+
+    n = "eligible-for-re-engagement-true.jws"
+    vi(n, "impression with eligible-for-re-engagement true", payload=impression(d + n, eligible_for_re_engagement=True))
+    n = "eligible-for-re-engagement-false.jws"
+    vi(n, "impression with eligible-for-re-engagement false",
+       payload=impression(d + n, eligible_for_re_engagement=False))
+    vi("without-eligible-for-re-engagement.jws", "impression without the optional eligible-for-re-engagement")
+    n = "publisher-item-0-development.jws"
+    vi(n, "publisher-item-identifier 0 (development impression)", payload=impression(d + n, publisher_item_identifier=0))
+    n = "publisher-item-max.jws"
+    vi(n, "publisher-item-identifier 2^64-1", payload=impression(d + n, publisher_item_identifier=U64_MAX))
+    n = "advertised-item-above-2-32.jws"
+    vi(n, "advertised-item-identifier 10738027756 (> 2^32)",
+       payload=impression(d + n, advertised_item_identifier=10738027756))
+    n = "advertised-item-max.jws"
+    vi(n, "advertised-item-identifier 2^64-1", payload=impression(d + n, advertised_item_identifier=U64_MAX))
+    n = "source-identifier-0.jws"
+    vi(n, "source-identifier 0 (lower bound)", payload=impression(d + n, source_identifier=0))
+    n = "source-identifier-9999.jws"
+    vi(n, "source-identifier 9999 (upper bound)", payload=impression(d + n, source_identifier=9999))
+    n = "uuid-lowercase.jws"
+    vi(n, "lowercase impression-identifier UUID", payload=impression(d + n, impression_identifier=uid(d + n, False)))
+    n = "unknown-extra-field.jws"
+    vi(n, "unknown extra signed field", payload=impression(d + n, fixture_future_field="kept"))
+    vi("high-s-signature.jws", "impression with a high-S signature", high_s=True)
+    n = "i2-network-id-differs-from-kid.jws"
+    vi(n, "I2: ad-network-identifier other.adattributionkit, kid fixture.adattributionkit", warnings=["I2"],
+       payload=impression(d + n, ad_network_identifier="other.adattributionkit"))
+    n = "i3-timestamp-year-2100.jws"
+    vi(n, "I3: timestamp 4102444800000 (2100-01-01, in the future)", warnings=["I3"],
+       payload=impression(d + n, timestamp=TS_2100))
+
+
+# ========================================================================================= INVALID
+
+def token_parts(payload, key=None, header=None):
+    h, p = segments(header if header is not None else header_text(), payload)
+    return h, p, sign_segments(key or APPLE, h, p)
+
+
+def not_multiple_of_3(payload: dict) -> bytes:
+    """The payload's compact JSON, with a short extra field if needed so its length is not a multiple of 3
+    (then its base64url form has unused bits in the last character and would need '=' padding)."""
+    for k in range(3):
+        b = as_bytes(payload if k == 0 else merge(payload, {"fixture-pad": "x" * k}))
+        if len(b) % 3:
+            return b
+    raise AssertionError
+
+
+def j1_tokens(d: str, name_prefix: str, make_payload):
+    """Envelope and JSON (J1) breakages of a token. Returns list of (name, token, what, signature)."""
+    out = []
+
+    def P(n):
+        return make_payload(d + name_prefix + n)
+
+    # padded signature segment (the decoded bytes are a good signature)
+    h, p, s = token_parts(P("padded-signature"))
+    out.append(("padded-signature", f"{h}.{p}.{s}==", "signature segment with '==' padding", "not-checked"))
+    # padded payload segment, signature computed over the padded text as received
+    pl = not_multiple_of_3(P("padded-payload"))
+    h = b64u(as_bytes(header_text()))
+    ppad = b64u(pl) + "=" * (-len(b64u(pl)) % 4)
+    out.append(("padded-payload", f"{h}.{ppad}.{sign_segments(APPLE, h, ppad)}",
+                "payload segment with '=' padding (signed as received)", "not-checked"))
+    # '+' (standard base64) in the signature segment
+    while True:
+        h, p, s = token_parts(P("plus-in-segment"))
+        if "-" in s:
+            break
+    out.append(("plus-in-segment", f"{h}.{p}.{s.replace('-', '+', 1)}",
+                "'+' (standard base64 alphabet) instead of '-' in the signature segment", "not-checked"))
+    while True:
+        h, p, s = token_parts(P("slash-in-segment"))
+        if "_" in s:
+            break
+    out.append(("slash-in-segment", f"{h}.{p}.{s.replace('_', '/', 1)}",
+                "'/' (standard base64 alphabet) instead of '_' in the signature segment", "not-checked"))
+    h, p, s = token_parts(P("four-segments"))
+    out.append(("four-segments", f"{h}.{p}.{s}.{s}", "four segments", "not-checked"))
+    h, p, s = token_parts(P("two-segments"))
+    out.append(("two-segments", f"{h}.{p}", "two segments (no signature part)", "not-checked"))
+    h = b64u(as_bytes(header_text()))
+    out.append(("empty-payload-segment", f"{h}..{sign_segments(APPLE, h, '')}",
+                "empty payload segment (signed as received)", "not-checked"))
+    h, p, s = token_parts(P("empty-signature-segment"))
+    out.append(("empty-signature-segment", f"{h}.{p}.", "empty signature segment (alg-none shape)", "not-checked"))
+    # non-canonical last character of the signature: 64 bytes -> 86 chars, the last holds 4 unused bits
+    h, p, s = token_parts(P("noncanonical-signature-last-char"))
+    alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    last = alpha.index(s[-1])
+    assert last & 0x0F == 0
+    out.append(("noncanonical-signature-last-char", f"{h}.{p}.{s[:-1]}{alpha[last | 1]}",
+                "signature's last base64url char has nonzero unused bits (decodes to the same bytes)",
+                "not-checked"))
+    # non-canonical last character of the payload, signed as received
+    pl = not_multiple_of_3(P("noncanonical-payload-last-char"))
+    p = b64u(pl)
+    last = alpha.index(p[-1])
+    assert last & 1 == 0
+    p = p[:-1] + alpha[last | 1]
+    h = b64u(as_bytes(header_text()))
+    out.append(("noncanonical-payload-last-char", f"{h}.{p}.{sign_segments(APPLE, h, p)}",
+                "payload's last base64url char has nonzero unused bits (signed as received)", "not-checked"))
+    # segment length mod 4 == 1
+    h, p, s = token_parts(P("signature-length-mod4-1"))
+    assert len(s) == 86
+    out.append(("signature-length-mod4-1", f"{h}.{p}.{s[:-1]}",
+                "signature segment of 85 characters (length mod 4 = 1)", "not-checked"))
+    # whitespace inside
+    h, p, s = token_parts(P("space-inside-token"))
+    k = len(p) // 2
+    out.append(("space-inside-token", f"{h}.{p[:k]} {p[k:]}.{s}",
+                "a space inside the payload segment (token otherwise valid)", "not-checked"))
+    # header JSON problems
+    hdr = Raw('{"kid":"fixture-apple-identifier/0","alg":"ES256","kid":"fixture-apple-identifier/0"}')
+    h, p, s = token_parts(P("duplicate-kid-in-header"), header=hdr)
+    out.append(("duplicate-kid-in-header", f"{h}.{p}.{s}", "header repeats kid (same value), validly signed",
+                "not-checked"))
+    hdr = Raw('{"kid":"fixture-apple-identifier/0","alg":"ES256","kid":"fixture.adattributionkit"}')
+    h, p, s = token_parts(P("duplicate-kid-in-header-differential"), header=hdr)
+    out.append(("duplicate-kid-in-header-differential", f"{h}.{p}.{s}",
+                "header kid twice with different values (first-wins parser would verify it)", "not-checked"))
+    h, p, s = token_parts(P("header-not-json"), header="kid=fixture-apple-identifier/0;alg=ES256")
+    out.append(("header-not-json", f"{h}.{p}.{s}", "header segment is not JSON", "not-checked"))
+    h, p, s = token_parts(P("header-json-array"), header=Raw('["ES256","fixture-apple-identifier/0"]'))
+    out.append(("header-json-array", f"{h}.{p}.{s}", "header is a JSON array, not an object", "not-checked"))
+    h, p, s = token_parts(P("header-bom"), header=b"\xef\xbb\xbf" + as_bytes(header_text()))
+    out.append(("header-bom", f"{h}.{p}.{s}", "header JSON starts with a UTF-8 BOM", "not-checked"))
+    # payload JSON problems, all validly signed (J1 after the signature holds)
+    pl = P("duplicate-member-in-payload")
+    pairs = Pairs(pl.items())
+    pairs.append(("postback-identifier", pl["postback-identifier"]) if "postback-identifier" in pl
+                 else ("impression-identifier", pl["impression-identifier"]))
+    out.append(("duplicate-member-in-payload", jws(pairs),
+                "payload repeats its identifier member (same value), validly signed", "verified"))
+    if "did-win" in pl:
+        pl = P("duplicate-member-in-payload-differential")
+        pairs = Pairs(pl.items())
+        pairs.append(("did-win", False))
+        out.append(("duplicate-member-in-payload-differential", jws(pairs),
+                    "payload has did-win true then did-win false (both legal at index 0), validly signed",
+                    "verified"))
+    out.append(("bom-in-payload", jws(b"\xef\xbb\xbf" + as_bytes(P("bom-in-payload"))),
+                "payload JSON starts with a UTF-8 BOM, validly signed", "verified"))
+    pl = merge(P("nesting-17-in-payload"), {"fixture-nesting": Raw("[" * 16 + "0" + "]" * 16)})
+    out.append(("nesting-17-in-payload", jws(pl),
+                "payload nesting depth 17 (object + 16 arrays in an extra field), validly signed", "verified"))
+    pl = merge(P("leading-zero-number-in-payload"), {"fixture-number": Raw("01")})
+    out.append(("leading-zero-number-in-payload", jws(pl),
+                "payload holds the number 01 (leading zero is not JSON) in an extra field, validly signed",
+                "verified"))
+    pl = as_bytes(merge(P("invalid-utf8-in-payload"), {"fixture-text": "PLACEHOLDER"}))
+    pl = pl.replace(b"PLACEHOLDER", b"caf\xe9")
+    out.append(("invalid-utf8-in-payload", jws(pl),
+                "payload has a Latin-1 byte (invalid UTF-8) in an extra string, validly signed", "verified"))
+    out.append(("payload-not-json", jws(b"this payload is not JSON"),
+                "payload is not JSON, validly signed", "verified"))
+    return out
+
+
+def invalid_postback_jws():
+    d = "invalid/postback-jws/"
+    for name, tok, what, sig in j1_tokens(d, "j1-", postback):
+        add(d + f"j1-{name}.jws", jws_file(tok), rule="J1", kind="unknown", signature=sig, what="J1: " + what)
+    # over 16 KiB on one line
+    n = "j1-line-over-16kib.jws"
+    tok = jws(postback(d + n, fixture_padding="x" * 13000))
+    assert len(tok) > 16384
+    add(d + n, jws_file(tok), rule="J1", kind="unknown", what=f"J1: one token line of {len(tok)} bytes (> 16 KiB)")
+
+    def it(name, rule, what, token, *, warnings=(), kind_certain=None):
+        if kind_certain is None:
+            kind_certain = rule[0] not in "J"  # kind read from an unauthenticated payload
+        add(d + name, jws_file(token), rule=rule, warnings=warnings, kind="postback",
+            kind_certain=kind_certain, what=f"{rule}: {what}")
+
+    # J2
+    for n, alg, what in [("j2-alg-none.jws", "none", "alg none (ES256 signature kept)"),
+                         ("j2-alg-hs256.jws", "HS256", "alg HS256"),
+                         ("j2-alg-es384.jws", "ES384", "alg ES384"),
+                         ("j2-alg-lowercase-es256.jws", "es256", "alg es256 (case matters)")]:
+        it(n, "J2", what, jws(postback(d + n), header=header_text(alg=alg)))
+    n = "j2-alg-number.jws"
+    it(n, "J2", "alg is the number 256", jws(postback(d + n), header=Raw('{"kid":"fixture-apple-identifier/0","alg":256}')))
+    n = "j2-alg-missing.jws"
+    it(n, "J2", "no alg member", jws(postback(d + n), header=Raw('{"kid":"fixture-apple-identifier/0"}')))
+    n = "j2-crit-present.jws"
+    it(n, "J2", "crit member present", jws(postback(d + n), header=Raw(
+        '{"kid":"fixture-apple-identifier/0","alg":"ES256","crit":["fixture-ext"],"fixture-ext":true}')))
+    # J3
+    n = "j3-unknown-kid.jws"
+    it(n, "J3", "kid fixture-apple-identifier/1 (no key loaded for it)",
+       jws(postback(d + n), header=header_text("fixture-apple-identifier/1")))
+    n = "j3-missing-kid.jws"
+    it(n, "J3", "no kid member", jws(postback(d + n), header=Raw('{"alg":"ES256"}')))
+    # J4 (invalid/ runs without --allow-development; J4 comes before the signature)
+    n = "j4-apple-development-identifier-0.jws"
+    it(n, "J4", "kid apple-development-identifier/0 without --allow-development (signature arbitrary)",
+       jws(postback(d + n), header=header_text("apple-development-identifier/0")))
+    n = "j4-apple-development-identifier-1.jws"
+    it(n, "J4", "kid apple-development-identifier/1 without --allow-development (signature arbitrary)",
+       jws(postback(d + n, ad_network_identifier="development.adattributionkit"),
+           header=header_text("apple-development-identifier/1")))
+    # J5
+    n = "j5-tampered-payload.jws"
+    good = jws(postback(d + n))
+    h, _, s = good.split(".")
+    _, p2 = segments("", postback(d + n, conversion_type="redownload"))
+    it(n, "J5", "payload changed (download -> redownload) after signing", f"{h}.{p2}.{s}")
+    n = "j5-signature-63-bytes.jws"
+    h, p, s = token_parts(postback(d + n))
+    sig = base64.urlsafe_b64decode(s + "==")
+    it(n, "J5", "signature segment decodes to 63 bytes (a valid signature without its last byte)",
+       f"{h}.{p}.{b64u(sig[:63])}")
+    n = "j5-signature-65-bytes.jws"
+    h, p, s = token_parts(postback(d + n))
+    sig = base64.urlsafe_b64decode(s + "==")
+    it(n, "J5", "signature segment decodes to 65 bytes (valid signature + one zero byte)",
+       f"{h}.{p}.{b64u(sig + bytes(1))}")
+    n = "j5-der-signature.jws"
+    h, p = segments(header_text(), postback(d + n))
+    der = APPLE.sign(f"{h}.{p}".encode(), ec.ECDSA(hashes.SHA256()))
+    it(n, "J5", "a correct signature in DER form (70-72 bytes) instead of raw r||s", f"{h}.{p}.{b64u(der)}")
+    for n, what, f in [("j5-r-zero.jws", "r = 0", lambda r, s: (0, s)),
+                       ("j5-s-n.jws", "s = n (group order)", lambda r, s: (r, N)),
+                       ("j5-r-n.jws", "r = n (group order)", lambda r, s: (N, s)),
+                       ("j5-s-zero.jws", "s = 0", lambda r, s: (r, 0))]:
+        h, p = segments(header_text(), postback(d + n))
+        r, s = sign_rs(APPLE, f"{h}.{p}".encode())
+        r, s = f(r, s)
+        it(n, "J5", what, f"{h}.{p}.{b64u(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}")
+    n = "j5-signed-by-impression-key.jws"
+    it(n, "J5", "kid fixture-apple-identifier/0 but signed with the fixture.adattributionkit key",
+       jws(postback(d + n), key=IMPR))
+    n = "j5-forged-apple-cas-identifier-0.jws"
+    it(n, "J5", "kid apple-cas-identifier/0 (Apple's built-in production key) signed with a fixture key",
+       jws(postback(d + n), header=header_text("apple-cas-identifier/0")))
+    # P rules on a bare JWS
+    n = "p1-missing-postback-identifier.jws"
+    it(n, "P1", "no postback-identifier", jws(postback(d + n, postback_identifier=DROP)))
+    n = "p2-postback-sequence-index-3.jws"
+    it(n, "P2", "postback-sequence-index 3", jws(postback(d + n, postback_sequence_index=3)))
+    n = "p3-re-engagement-not-winning.jws"
+    it(n, "P3", "re-engagement with did-win false",
+       jws(postback(d + n, conversion_type="re-engagement", did_win=False)))
+    n = "p4-nonwinning-index-1.jws"
+    it(n, "P4", "did-win false at index 1", jws(postback(d + n, did_win=False, postback_sequence_index=1)))
+
+
+def invalid_postback_bodies():
+    d = "invalid/postback/"
+    # token-level J1 inside a body (the body itself is fine, so the kind is postback)
+    keep = {"padded-signature", "plus-in-segment", "four-segments", "empty-signature-segment",
+            "noncanonical-signature-last-char", "space-inside-token", "duplicate-kid-in-header",
+            "duplicate-member-in-payload", "duplicate-member-in-payload-differential", "bom-in-payload",
+            "nesting-17-in-payload", "leading-zero-number-in-payload", "invalid-utf8-in-payload"}
+    for name, tok, what, sig in j1_tokens(d, "j1-jws-", postback):
+        if name in keep:
+            add(d + f"j1-jws-{name}.json", pj(body(tok)), rule="J1", signature=sig, what="J1 (jws-string): " + what)
+    n = "j1-jws-newline-inside-token.json"
+    h, p, s = token_parts(postback(d + n))
+    add(d + n, pj(body(f"{h}.{p}\n.{s}")), rule="J1", what="J1: jws-string holds a newline (\\n) inside the token")
+    n = "j1-jws-string-empty.json"
+    add(d + n, pj(body("")), rule="J1", what="J1: jws-string is the empty string")
+
+    # body-level J1
+    add(d + "j1-body-not-json.json", "this is not JSON, it is a fixture\n", rule="J1", kind="unknown",
+        what="J1: body is not JSON")
+    n = "j1-body-truncated-json.json"
+    add(d + n, pj(body(jws(postback(d + n))))[:-40], rule="J1", kind="unknown", what="J1: body JSON cut short")
+    add(d + "j1-body-without-jws-string.json", pj({"ad-interaction-type": "view", "conversion-value": 3}),
+        rule="J1", kind="unknown", what="J1: JSON object without jws-string (nor attribution-signature)")
+    add(d + "j1-body-jws-string-number.json", pj({"jws-string": 12345, "ad-interaction-type": "view"}),
+        rule="J1", what="J1: jws-string is a number")
+    add(d + "j1-body-jws-string-null.json", pj({"jws-string": None, "ad-interaction-type": "view"}),
+        rule="J1", what="J1: jws-string is null")
+    n = "j1-body-json-array.json"
+    add(d + n, "[" + cj(body(jws(postback(d + n)))) + "]\n", rule="J1", kind="unknown",
+        what="J1: body is a JSON array holding a body object")
+    n = "j1-body-duplicate-member.json"
+    pairs = Pairs(body(jws(postback(d + n)), conversion_value=42).items())
+    pairs.append(("conversion-value", 42))
+    add(d + n, pj(pairs), rule="J1", kind="unknown", kind_certain=False,
+        what="J1: body repeats conversion-value (same value)")
+    n = "j1-body-duplicate-jws-string.json"
+    t1, t2 = jws(postback(d + n)), jws(postback(d + n + "#2"))
+    add(d + n, pj(Pairs([("jws-string", t1), ("ad-interaction-type", "view"), ("jws-string", t2)])),
+        rule="J1", kind="unknown", kind_certain=False,
+        what="J1: body has two jws-string members (two different valid tokens)")
+    n = "j1-body-bom.json"
+    add(d + n, b"\xef\xbb\xbf" + pj(body(jws(postback(d + n)))).encode(), rule="J1", kind="unknown",
+        kind_certain=False, what="J1: body starts with a UTF-8 BOM")
+    n = "j1-body-nesting-17.json"
+    add(d + n, pj(body(jws(postback(d + n)), fixture_nesting=Raw("[" * 16 + "0" + "]" * 16))), rule="J1",
+        kind="unknown", kind_certain=False, what="J1: body nesting depth 17 (unsigned extra of 16 arrays)")
+    n = "j1-body-over-16kib.json"
+    b = body(jws(postback(d + n)), fixture_padding="")
+    b["fixture-padding"] = "x" * (17000 - len(pj(b).encode()))
+    text = pj(b)
+    assert len(text.encode()) == 17000
+    add(d + n, text, rule="J1", kind="unknown",
+        what="J1: 17000-byte body (valid postback padded by a long unsigned extra string): over 16 KiB")
+
+    def ib(name, rule, what, payload=None, *, unsigned=None, warnings=(), header=None, key=None, token=None):
+        tok = token or jws(payload if payload is not None else postback(d + name), header=header, key=key)
+        add(d + name, pj(body(tok, **(unsigned or {}))), rule=rule, warnings=warnings, what=f"{rule}: {what}")
+
+    # J2-J5 inside a body
+    n = "j2-alg-none.json"
+    ib(n, "J2", "alg none", header=header_text(alg="none"))
+    n = "j2-crit-present.json"
+    ib(n, "J2", "crit member present", header=Raw(
+        '{"kid":"fixture-apple-identifier/0","alg":"ES256","crit":["exp"],"exp":1}'))
+    n = "j3-unknown-kid.json"
+    ib(n, "J3", "kid unknown.adattributionkit/0", header=header_text("unknown.adattributionkit/0"))
+    n = "j4-apple-development-identifier-1.json"
+    ib(n, "J4", "kid apple-development-identifier/1 without --allow-development",
+       postback(d + n, ad_network_identifier="development.adattributionkit"),
+       header=header_text("apple-development-identifier/1"))
+    n = "j5-tampered-payload.json"
+    h, _, s = jws(postback(d + n)).split(".")
+    _, p2 = segments("", postback(d + n, did_win=False))
+    ib(n, "J5", "did-win changed to false after signing", token=f"{h}.{p2}.{s}")
+    n = "j5-signed-by-impression-key.json"
+    ib(n, "J5", "signed with the wrong (impression) key", key=IMPR)
+
+    # P1: each required field missing, and wrong JSON types
+    for f in ["postback-identifier", "ad-network-identifier", "advertised-item-identifier", "conversion-type",
+              "impression-type", "did-win", "postback-sequence-index", "source-identifier"]:
+        n = f"p1-missing-{f}.json"
+        ib(n, "P1", f"required {f} missing", postback(d + n, **{f: DROP}))
+    for n, f, v, what in [
+        ("p1-source-identifier-integer.json", "source-identifier", 1234, "source-identifier is the integer 1234"),
+        ("p1-did-win-string.json", "did-win", "true", "did-win is the string \"true\""),
+        ("p1-did-win-null.json", "did-win", None, "did-win is null"),
+        ("p1-postback-sequence-index-string.json", "postback-sequence-index", "0",
+         "postback-sequence-index is the string \"0\""),
+        ("p1-advertised-item-identifier-string.json", "advertised-item-identifier", "1108187390",
+         "advertised-item-identifier is a string"),
+        ("p1-postback-identifier-number.json", "postback-identifier", 12345, "postback-identifier is a number"),
+        ("p1-conversion-type-array.json", "conversion-type", ["download"], "conversion-type is an array"),
+    ]:
+        ib(n, "P1", what, postback(d + n, **{f: v}))
+
+    # P2: enumerations and ranges
+    for n, over, what in [
+        ("p2-conversion-type-install.json", {"conversion-type": "install"}, "conversion-type install"),
+        ("p2-conversion-type-capitalised.json", {"conversion-type": "Download"}, "conversion-type Download"),
+        ("p2-impression-type-web.json", {"impression-type": "web-impression"}, "impression-type web-impression"),
+        ("p2-postback-sequence-index-3.json", {"postback-sequence-index": 3}, "postback-sequence-index 3"),
+        ("p2-postback-sequence-index-negative.json", {"postback-sequence-index": -1}, "postback-sequence-index -1"),
+        ("p2-postback-sequence-index-0.0.json", {"postback-sequence-index": Raw("0.0")},
+         "postback-sequence-index 0.0 (fraction in an integer field)"),
+        ("p2-source-identifier-1-digit.json", {"source-identifier": "7"}, "source-identifier of 1 digit"),
+        ("p2-source-identifier-5-digits.json", {"source-identifier": "12345"}, "source-identifier of 5 digits"),
+        ("p2-source-identifier-non-digit.json", {"source-identifier": "12a4"}, "source-identifier 12a4"),
+        ("p2-source-identifier-non-ascii-digits.json", {"source-identifier": "\u0661\u0662"},
+         "source-identifier of two Arabic-Indic digits (not ASCII)"),
+        ("p2-advertised-item-identifier-2-64.json", {"advertised-item-identifier": 2**64},
+         "advertised-item-identifier 2^64 (one over the range)"),
+        ("p2-advertised-item-identifier-1.0.json", {"advertised-item-identifier": Raw("1.0")},
+         "advertised-item-identifier 1.0 (fraction in an integer field)"),
+        ("p2-advertised-item-identifier-negative.json", {"advertised-item-identifier": -1},
+         "advertised-item-identifier -1"),
+        ("p2-advertised-item-identifier-1e0.json", {"advertised-item-identifier": Raw("1e0")},
+         "advertised-item-identifier 1e0 (exponent in an integer field)"),
+        ("p2-publisher-item-identifier-2-64.json", {"publisher-item-identifier": 2**64},
+         "publisher-item-identifier 2^64"),
+        ("p2-publisher-item-identifier-negative.json", {"publisher-item-identifier": -1},
+         "publisher-item-identifier -1"),
+    ]:
+        ib(n, "P2", what, postback(d + n, **over))
+    n = "p2-conversion-type-reengagement.json"
+    ib(n, "P2", "conversion-type reengagement (only re-engagement is accepted, spec section 10)",
+       postback(d + n, conversion_type="reengagement"), unsigned={"ad-interaction-type": "click"})
+    # P3, P4
+    n = "p3-re-engagement-not-winning.json"
+    ib(n, "P3", "re-engagement with did-win false (index 0, click, no value)",
+       postback(d + n, conversion_type="re-engagement", did_win=False), unsigned={"ad-interaction-type": "click"})
+    n = "p4-nonwinning-index-1.json"
+    ib(n, "P4", "did-win false at index 1", postback(d + n, did_win=False, postback_sequence_index=1))
+    n = "p4-nonwinning-index-2.json"
+    ib(n, "P4", "did-win false at index 2", postback(d + n, did_win=False, postback_sequence_index=2))
+
+    # U1
+    fine = {"source_identifier": "1234"}
+    for n, p_over, un, what in [
+        ("u1-conversion-value-64.json", fine, {"conversion-value": 64}, "conversion-value 64"),
+        ("u1-conversion-value-negative.json", fine, {"conversion-value": -1}, "conversion-value -1"),
+        ("u1-conversion-value-string.json", fine, {"conversion-value": "24"}, "conversion-value \"24\" (string)"),
+        ("u1-conversion-value-1.0.json", fine, {"conversion-value": Raw("1.0")}, "conversion-value 1.0"),
+        ("u1-coarse-extreme.json", {}, {"coarse-conversion-value": "extreme"}, "coarse-conversion-value extreme"),
+        ("u1-coarse-uppercase.json", {}, {"coarse-conversion-value": "HIGH"}, "coarse-conversion-value HIGH"),
+        ("u1-country-code-lowercase.json", fine, {"conversion-value": 5, "country-code": "us"}, "country-code us"),
+        ("u1-country-code-3-letters.json", fine, {"conversion-value": 5, "country-code": "USA"},
+         "country-code USA"),
+        ("u1-ad-interaction-type-tap.json", {}, {"ad-interaction-type": "tap"}, "ad-interaction-type tap"),
+        ("u1-ad-interaction-type-number.json", {}, {"ad-interaction-type": 1}, "ad-interaction-type 1"),
+    ]:
+        ib(n, "U1", what, postback(d + n, **p_over), unsigned=un)
+    # U2, U3
+    n = "u2-fine-and-coarse.json"
+    ib(n, "U2", "both conversion-value and coarse-conversion-value (2-digit source, index 0)",
+       unsigned={"conversion-value": 10, "coarse-conversion-value": "low"})
+    n = "u3-re-engagement-view.json"
+    ib(n, "U3", "re-engagement with ad-interaction-type view", postback(d + n, conversion_type="re-engagement"),
+       unsigned={"ad-interaction-type": "view"})
+    n = "u3-re-engagement-no-ad-interaction-type.json"
+    ib(n, "U3", "re-engagement without ad-interaction-type (also warns U4)",
+       postback(d + n, conversion_type="re-engagement"), unsigned={"ad-interaction-type": DROP}, warnings=["U4"])
+
+
+def invalid_impressions():
+    d = "invalid/impression/"
+
+    def ii(name, rule, what, payload=None, *, warnings=(), header=None, key=None, token=None, kind=None,
+           kind_certain=None, signature=None):
+        tok = token or jws(payload if payload is not None else impression(d + name),
+                           header=header if header is not None else header_text(NET), key=key or IMPR)
+        if kind is None:
+            kind = "impression"
+        if kind_certain is None:
+            kind_certain = rule[0] != "J"
+        add(d + name, jws_file(tok), rule=rule, warnings=warnings, kind=kind, kind_certain=kind_certain,
+            signature=signature, what=f"{rule}: {what}")
+
+    # J1
+    n = "j1-duplicate-member-in-payload.jws"
+    pl = impression(d + n)
+    pairs = Pairs(pl.items())
+    pairs.append(("source-identifier", pl["source-identifier"]))
+    ii(n, "J1", "payload repeats source-identifier (same value), validly signed",
+       token=jws(pairs, key=IMPR, header=header_text(NET)), kind="unknown", kind_certain=True, signature="verified")
+    n = "j1-space-inside-token.jws"
+    h, p, s = token_parts(impression(d + n), key=IMPR, header=header_text(NET))
+    ii(n, "J1", "a space inside the signature segment", token=f"{h}.{p}.{s[:40]} {s[40:]}",
+       kind="unknown", kind_certain=True)
+    # J2-J5
+    n = "j2-alg-es384.jws"
+    ii(n, "J2", "alg ES384", header=header_text(NET, "ES384"))
+    n = "j3-unknown-kid.jws"
+    ii(n, "J3", "kid example.adattributionkit (no key loaded), network id matches the kid",
+       impression(d + n, ad_network_identifier="example.adattributionkit"),
+       header=header_text("example.adattributionkit"))
+    n = "j5-tampered-payload.jws"
+    h, _, s = jws(impression(d + n), key=IMPR, header=header_text(NET)).split(".")
+    _, p2 = segments("", impression(d + n, source_identifier=1))
+    ii(n, "J5", "source-identifier changed after signing", token=f"{h}.{p2}.{s}")
+    n = "j5-signed-by-apple-fixture-key.jws"
+    ii(n, "J5", "kid fixture.adattributionkit but signed with the fixture-apple-identifier-0 key", key=APPLE)
+    # I1
+    for n, over, what, warn in [
+        ("i1-impression-identifier-not-uuid.jws", {"impression-identifier": "not-a-uuid"},
+         "impression-identifier not-a-uuid", ()),
+        ("i1-impression-identifier-no-hyphens.jws", {"impression-identifier": uid(d + "x").replace("-", "")},
+         "impression-identifier of 32 hex digits without hyphens", ()),
+        ("i1-impression-identifier-non-hex.jws", {"impression-identifier": "544B8FAD-0AD5-4434-98B2-327113AF84DG"},
+         "impression-identifier with a G", ()),
+        ("i1-impression-identifier-braces.jws", {"impression-identifier": "{544B8FAD-0AD5-4434-98B2-327113AF84DB}"},
+         "impression-identifier in braces (38 characters)", ()),
+        ("i1-impression-identifier-35-chars.jws", {"impression-identifier": "544B8FAD-0AD5-4434-98B2-327113AF84D"},
+         "impression-identifier of 35 characters", ()),
+        ("i1-source-identifier-10000.jws", {"source-identifier": 10000}, "source-identifier 10000", ()),
+        ("i1-source-identifier-negative.jws", {"source-identifier": -1}, "source-identifier -1", ()),
+        ("i1-source-identifier-string.jws", {"source-identifier": "5239"}, "source-identifier \"5239\" (string)", ()),
+        ("i1-impression-type-web.jws", {"impression-type": "web-impression"}, "impression-type web-impression", ()),
+        ("i1-impression-type-capitalised.jws", {"impression-type": "App-Impression"},
+         "impression-type App-Impression", ()),
+        ("i1-ad-network-identifier-uppercase.jws", {"ad-network-identifier": "Fixture.AdAttributionKit"},
+         "ad-network-identifier with capitals (differs from kid too: I2)", ("I2",)),
+        ("i1-ad-network-identifier-empty.jws", {"ad-network-identifier": ""},
+         "ad-network-identifier empty (differs from kid too: I2)", ("I2",)),
+        ("i1-missing-timestamp.jws", {"timestamp": DROP}, "no timestamp", ()),
+        ("i1-timestamp-fraction.jws", {"timestamp": Raw("1719599957239.5")}, "timestamp 1719599957239.5", ()),
+        ("i1-timestamp-1.5.jws", {"timestamp": Raw("1.5")}, "timestamp 1.5", ()),
+        ("i1-timestamp-string.jws", {"timestamp": str(TS)}, "timestamp as a string", ()),
+        ("i1-missing-publisher-item-identifier.jws", {"publisher-item-identifier": DROP},
+         "no publisher-item-identifier", ()),
+        ("i1-missing-impression-type.jws", {"impression-type": DROP}, "no impression-type", ()),
+        ("i1-missing-source-identifier.jws", {"source-identifier": DROP}, "no source-identifier", ()),
+        ("i1-missing-advertised-item-identifier.jws", {"advertised-item-identifier": DROP},
+         "no advertised-item-identifier", ()),
+        ("i1-publisher-item-identifier-2-64.jws", {"publisher-item-identifier": 2**64},
+         "publisher-item-identifier 2^64", ()),
+        ("i1-publisher-item-identifier-negative.jws", {"publisher-item-identifier": -1},
+         "publisher-item-identifier -1", ()),
+        ("i1-advertised-item-identifier-2-64.jws", {"advertised-item-identifier": 2**64},
+         "advertised-item-identifier 2^64", ()),
+        ("i1-advertised-item-identifier-1e0.jws", {"advertised-item-identifier": Raw("1e0")},
+         "advertised-item-identifier 1e0", ()),
+        ("i1-eligible-for-re-engagement-string.jws", {"eligible-for-re-engagement": "true"},
+         "eligible-for-re-engagement is the string \"true\"", ()),
+        ("i1-eligible-for-re-engagement-number.jws", {"eligible-for-re-engagement": 1},
+         "eligible-for-re-engagement is 1", ()),
+    ]:
+        ii(n, "I1", what, impression(d + n, **over), warnings=warn)
+
+
+def dedupe():
+    """D1 needs a valid first occurrence in the same run, so it lives in its own folder (mixed verdicts)."""
+    d = "dedupe/"
+    path = d + "postback-identifier-replays.jsonl"
+    x = postback(path + "#X", source_identifier="1234")
+    tok_x = jws(x)
+    y = postback(path + "#Y")
+    h, _, s = jws(postback(path + "#Y", conversion_type="redownload")).split(".")
+    _, py = segments("", y)
+    forged_y = f"{h}.{py}.{s}"
+    tok_y = jws(y)
+    imp = jws(impression(path + "#impression"), key=IMPR, header=header_text(NET))
+    lines = [
+        "# D1 fixture: run without --expect, with the two fixture keys; see Fixtures/README.md",
+        cj(body(tok_x, conversion_value=21)),               # 2 valid
+        tok_x,                                              # 3 duplicate of 2 (bare JWS, same postback-identifier)
+        cj(body(forged_y)),                                 # 4 bad signature, claims Y
+        "",
+        cj(body(tok_y, coarse_conversion_value="low")),     # 6 valid: the forgery on 4 does not count as seen
+        cj(body(tok_y, coarse_conversion_value="high")),    # 7 duplicate of 6 (replay with changed unsigned value)
+        imp,                                                # 8 impression: not deduplicated
+        imp,                                                # 9 impression again: still valid
+    ]
+    FILES[path] = ("\n".join(lines) + "\n").encode()
+    add(path, None, line=2, tier=2, verdict="valid", what="first occurrence of postback X (body)")
+    add(path, None, line=3, rule="D1", duplicate_of=2, what="D1: bare JWS of postback X again (duplicate of line 2)")
+    add(path, None, line=4, rule="J5", what="J5: forged postback Y (tampered payload); invalid, so not 'seen'")
+    add(path, None, line=6, tier=1, verdict="valid",
+        what="genuine postback Y: valid, because the forgery on line 4 does not shadow it")
+    add(path, None, line=7, rule="D1", duplicate_of=6,
+        what="D1: postback Y replayed with a changed unsigned coarse value (duplicate of line 6)")
+    add(path, None, line=8, kind="impression", verdict="valid", what="an impression (impressions are not deduplicated)")
+    add(path, None, line=9, kind="impression", verdict="valid", what="the same impression again: still valid")
+
+
+# ============================================================================================ Apple
+
+def apple_copies(vectors: Path | None):
+    for src, (dst, digest) in APPLE_COPIES.items():
+        data = None
+        if vectors is not None and (vectors / "apple" / src).exists():
+            data = (vectors / "apple" / src).read_bytes()
+        elif (HERE / dst).exists():
+            data = (HERE / dst).read_bytes()
+        if data is None:
+            sys.exit(f"error: Apple example {src} not found (pass --vectors DIR with DIR/apple/{src})")
+        if hashlib.sha256(data).hexdigest() != digest:
+            sys.exit(f"error: {src} does not have the expected SHA-256 {digest}")
+        FILES[dst] = data
+    add("valid/apple/postback-development-valid.json", None, tier=3, environment="development",
+        what="Apple's current postback example (kid apple-development-identifier/1, network "
+             "development.adattributionkit, so no P5); valid with --allow-development")
+    add("invalid/apple/postback-production-bad-signature.json", None, rule="J5",
+        what="J5: Apple's earlier postback example, kid apple-cas-identifier/0; its signature matches no Apple key "
+             "(its fields would warn T4 and T5 if it got that far)")
+    add("invalid/apple/impression-example.jws", None, rule="J3", kind="impression", kind_certain=False,
+        what="J3: Apple's impression example, kid example.adattributionkit, whose key is not published")
+
+
+# =========================================================================================== output
+
+README_HEAD = """\
+# Fixtures
+
+Signed test fixtures for `postback-verify`: one item per file, named after what it tests, for every rule of
+`../shared/spec/adattributionkit.md` section 7 that a fixture can exercise. Generated by
+[`make-fixtures.py`](make-fixtures.py); expectations are in [`manifest.json`](manifest.json) and in the table
+below (both produced from the same data). The expectations were written from the specification, not from the
+output of any verifier.
+
+> **TEST-ONLY KEYS.** `keys/*.private.pem` are throw-away P-256 private keys committed on purpose so that
+> anyone can regenerate the fixtures. They protect nothing and must never be trusted outside these tests.
+> `fixture-apple-identifier-0` is **not** Apple's key; it only stands in for it.
+
+## Keys
+
+| kid (for `--key`) | public key | private key | signs |
+|---|---|---|---|
+| `fixture.adattributionkit` | `keys/fixture.adattributionkit.pem` | `keys/fixture.adattributionkit.private.pem` | impressions (an ad network's key) |
+| `fixture-apple-identifier/0` | `keys/fixture-apple-identifier-0.pem` | `keys/fixture-apple-identifier-0.private.pem` | postbacks (stands in for Apple's key) |
+
+Postback payloads name kid `fixture-apple-identifier/0` and `ad-network-identifier`
+`fixture.adattributionkit`; impressions name kid `fixture.adattributionkit`. Headers are
+`{"kid":...,"alg":"ES256"}`, payloads compact JSON, base64url unpadded, signatures raw 64-byte r||s
+(a random mix of high-S and low-S; `high-s-signature.*` are forced to s > n/2).
+
+## Running
+
+From the repository root:
+
+```sh
+{CMD_VALID}
+{CMD_INVALID}
+{CMD_DEDUPE}   # mixed verdicts: exit status 1 is expected
+```
+
+`valid/` is checked **with** `--allow-development` (Apple's development example lives there) and `invalid/`
+**without** it (so `apple-development-identifier/*` kids are `untrusted-key`, decided before any signature check).
+`dedupe/` holds the only multi-item file: D1 needs a valid first occurrence in the same run, which cannot
+sit in `invalid/` under `--expect invalid`.
+
+## Regenerating
+
+```sh
+python3 Fixtures/make-fixtures.py                 # Apple copies from ../shared/vectors
+python3 Fixtures/make-fixtures.py --vectors DIR   # or from DIR/apple (also $POSTBACK_VERIFY_VECTORS)
+```
+
+Python 3.11 with the `cryptography` package. Keys are created only when missing, so a re-run keeps them;
+`valid/`, `invalid/` and `dedupe/` are rewritten. ECDSA signatures are randomised, so tokens differ between
+runs while names, payloads, `manifest.json` and this README stay the same.
+
+## Provenance of the Apple copies
+
+`valid/apple/postback-development-valid.json`, `invalid/apple/postback-production-bad-signature.json` and
+`invalid/apple/impression-example.jws` are Apple's examples from the AdAttributionKit documentation
+("Verifying a postback", "Identifying the parameters in a postback", "Generating JWS impressions"), copied
+byte-exact from `../shared/vectors/apple/` (see its README); the script checks their SHA-256. They are Apple's
+data, not generated here, and they are the only fixtures signed by real keys:
+
+| file | SHA-256 |
+|---|---|
+{APPLE_ROWS}
+
+## manifest.json
+
+A JSON array, one entry per item (one per file, except `dedupe/`, which has one per non-skipped line):
+
+| member | meaning |
+|---|---|
+| `path` | relative to `Fixtures/` |
+| `line` | 1-based line of the item (1 for `.json` files) |
+| `verdict` | `valid` or `invalid` |
+| `code`, `rule` | the **first** error (error code and rule ID), `null` when valid |
+| `warnings` | rule IDs of all warnings the spec implies (sorted; `[]` for items rejected by J rules) |
+| `allowDevelopment` | whether the expectation assumes `--allow-development` (true for `valid/`) |
+| `kind` | `postback`, `impression` or `unknown` |
+| `kindCertain` | `false` when the kind can only be read from a payload that was never authenticated (J2-J5 failures of a bare token: the kind shown is the fixture's intent) or from a body rejected by the JSON rules (shown `unknown`; a verifier that still recognises the body may say `postback`) |
+| `signature` | expected `signature` member: `verified`, `failed` or `not-checked` |
+| `tier` | lowest crowd-anonymity tier for valid postbacks, else `null` |
+| `environment` | valid items only: `custom` (a `--key` key) or `development` |
+| `duplicateOf` | D1 items only: the line of the first occurrence |
+| `what` | short description |
+
+Rules of thumb used for the oracle: tier = 0 without `marketplace-identifier`; else 3 at index 0 with
+`publisher-item-identifier` or `country-code`; else 2 with a fine value or a 3-4 digit source id; else 1.
+Every postback body has `ad-interaction-type` (so no U4) unless the fixture tests its absence; bare
+postback JWS have no unsigned members, so U rules never apply to them. Impression timestamps are
+2024-06-28 (no I3 without a user-set age limit) except the year-2100 fixture.
+The payload nesting depth counts the outermost object as 1 (`payload-nesting-16` is allowed,
+`nesting-17` is not).
+
+## Rules without a fixture
+
+- **P5** (`apple-development-identifier/1` with another `ad-network-identifier`, a warning): only Apple can sign
+  with that kid. Apple's development example (`valid/apple/`) has `development.adattributionkit`, so it does not warn.
+- **D1** is covered by `dedupe/` only, not by `valid/` or `invalid/` (see Running).
+
+## Fixtures
+
+{TABLE}
+"""
+
+
+def md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def write_outputs():
+    for top in ("valid", "invalid", "dedupe"):
+        shutil.rmtree(HERE / top, ignore_errors=True)
+    for path, data in FILES.items():
+        target = HERE / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    entries = sorted(ENTRIES, key=lambda e: (e["path"].encode(), e["line"]))
+    # every file has at least one entry and every entry a file
+    assert {e["path"] for e in entries} == set(FILES), set(FILES) ^ {e["path"] for e in entries}
+    (HERE / "manifest.json").write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
+
+    rows = ["| file | line | expected | first error | warnings | kind | tier | what |",
+            "|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        err = f"`{e['code']}` ({e['rule']})" if e["code"] else ""
+        kind = e["kind"] + ("" if e["kindCertain"] else "*")
+        rows.append(f"| `{e['path']}` | {e['line']} | {e['verdict']} | {err} | {', '.join(e['warnings'])} | "
+                    f"{kind} | {'' if e['tier'] is None else e['tier']} | {md_escape(e['what'])} |")
+    counts = {}
+    for path in FILES:
+        folder = path.rsplit("/", 1)[0]
+        counts[folder] = counts.get(folder, 0) + 1
+    count_rows = ["| folder | files |", "|---|---|"] + [f"| `{k}/` | {v} |" for k, v in sorted(counts.items())]
+    table = ("\n".join(count_rows) + "\n\n" + "`*` = kind not certain (see `kindCertain`).\n\n" + "\n".join(rows))
+    apple_rows = "\n".join(f"| `{dst}` | `{digest}` |" for dst, digest in APPLE_COPIES.values())
+    readme = (README_HEAD.replace("{CMD_VALID}", CMD_VALID).replace("{CMD_INVALID}", CMD_INVALID)
+              .replace("{CMD_DEDUPE}", CMD_DEDUPE).replace("{APPLE_ROWS}", apple_rows).replace("{TABLE}", table))
+    (HERE / "README.md").write_text(readme)
+    total = sum(counts.values())
+    print(f"wrote {total} fixture files, {len(entries)} manifest entries")
+    for k, v in sorted(counts.items()):
+        print(f"  {k}/: {v}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = os.environ.get("POSTBACK_VERIFY_VECTORS") or str(HERE.parent.parent / "shared" / "vectors")
+    ap.add_argument("--vectors", default=default, help="directory holding apple/ (default: %(default)s)")
+    args = ap.parse_args()
+    vectors = Path(args.vectors)
+    global APPLE, IMPR
+    IMPR = load_or_create(NET)
+    APPLE = load_or_create("fixture-apple-identifier-0")
+    apple_copies(vectors if vectors.is_dir() else None)
+    valid_postback_bodies()
+    valid_postback_jws()
+    valid_impressions()
+    invalid_postback_jws()
+    invalid_postback_bodies()
+    invalid_impressions()
+    dedupe()
+    write_outputs()
+
+
+APPLE = IMPR = None
+
+if __name__ == "__main__":
+    main()

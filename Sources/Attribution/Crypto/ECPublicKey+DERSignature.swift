@@ -1,0 +1,17 @@
+extension ECPublicKey {
+    /// True when `derSignature` is a valid ECDSA signature with SHA-256 of `message` under this key, the signature
+    /// being a DER `ECDSA-Sig-Value` (RFC 5480 §2.2.3) as SKAdNetwork postbacks carry it.
+    ///
+    /// Works for P-256 and P-192 keys (Apple, "Verifying an install-validation postback"). Only strict DER is
+    /// accepted: libcrypto re-encodes the parsed signature and refuses one that differs, so BER variants (long-form
+    /// lengths, padded integers) and trailing bytes are false.
+    public func isValidDERSignature(
+        _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>
+    ) -> Bool {
+        derSignature.withContiguousBytesForLibcrypto { der in
+            message.withContiguousBytesForLibcrypto { message in
+                evpKey.isValidSHA256Signature(der: der, over: message)
+            }
+        }
+    }
+}

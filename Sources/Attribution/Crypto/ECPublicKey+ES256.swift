@@ -1,0 +1,23 @@
+extension ECPublicKey {
+    /// The byte count of an ES256 signature: r then s, 32 bytes each (RFC 7518 §3.4).
+    static let es256SignatureByteCount = 64
+
+    /// True when `rawSignature` is a valid ES256 signature of `message` under this key (RFC 7518 §3.4).
+    ///
+    /// `rawSignature` is the decoded JWS signature segment: exactly 64 bytes r‖s, else false. `message` is the JWS
+    /// signing input, the first two segments and their dot as received. High-S signatures are valid (ECDSA has
+    /// no low-S rule; Apple's development postback has s > n/2); r or s of 0 or at least n are not. Always false
+    /// for a key that is not on P-256. Apple, "Verifying a postback".
+    public func isValidES256Signature(
+        _ rawSignature: some Collection<UInt8>, for message: some Collection<UInt8>
+    ) -> Bool {
+        guard curve == .p256, rawSignature.count == Self.es256SignatureByteCount else { return false }
+        return rawSignature.withContiguousBytesForLibcrypto { raw in
+            P1363Signature.withDEREncoding(of: raw) { der in
+                message.withContiguousBytesForLibcrypto { message in
+                    evpKey.isValidSHA256Signature(der: der, over: message)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+extension ECPublicKey {
+    /// Loads a PEM `PUBLIC KEY` block (RFC 7468 §13), as `openssl ec -pubout` writes it.
+    ///
+    /// The text must hold exactly one PEM block; the DER inside is held to the rules of
+    /// ``init(derRepresentation:curve:)``. A private key is refused: a verifier never needs one.
+    public init(pemRepresentation: String, curve: Curve = .p256) throws(AttributionError) {
+        let block = try PEMBlock(parsing: pemRepresentation)
+        guard block.label.utf8.elementsEqual("PUBLIC KEY".utf8) else {
+            let reason = block.label.hasSuffix("PRIVATE KEY")
+                ? "a private key (\(block.label)); give the public key (`openssl pkey -pubout`)"
+                : "a PEM \(block.label) block, expected PUBLIC KEY"
+            throw AttributionError(.invalidKey, rule: "J3", reason)
+        }
+        try self.init(derRepresentation: block.der, curve: curve)
+    }
+}

@@ -1,0 +1,105 @@
+import CAttributionOpenSSL
+
+/// Owns one libcrypto `EVP_PKEY` holding a public key, and frees it when the last ``ECPublicKey`` copy goes.
+///
+/// The only place a key's C pointer lives: ``ECPublicKey`` keeps policy (which curve, which encoding) in Swift
+/// and asks this owner to decode, describe and verify.
+final class EVPPublicKey: @unchecked Sendable {
+    // Safe to share across threads: the key is never modified after `init`, and openssl-threads(7) lets threads
+    // use one object at once while no call modifies it. Verification only reads the key (libcrypto guards its
+    // provider-export cache with the key's own lock), and each verification makes its own `EVP_MD_CTX` and
+    // `EVP_PKEY_CTX`, so no per-operation state is shared.
+    private let key: OpaquePointer
+
+    /// Decodes a DER SubjectPublicKeyInfo (RFC 5280 §4.1.2.7), refusing bytes left over after it.
+    init(subjectPublicKeyInfo der: [UInt8]) throws(AttributionError) {
+        guard !der.isEmpty else {
+            throw AttributionError(.invalidKey, rule: "J3", "the key is empty")
+        }
+        let (decoded, consumed) = der.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
+            guard let start = buffer.baseAddress else { return (nil, 0) }
+            var cursor: UnsafePointer<UInt8>? = start
+            let key = d2i_PUBKEY(nil, &cursor, buffer.count)
+            // d2i advances the cursor past what it decoded; anything beyond is trailing data.
+            return (key, cursor.map { start.distance(to: $0) } ?? 0)
+        }
+        guard let key = decoded else {
+            throw AttributionError(
+                .invalidKey, rule: "J3",
+                "not a DER SubjectPublicKeyInfo, or its point is not on its curve "
+                    + "(\(OpenSSLErrorQueue.drainedReason()))"
+            )
+        }
+        guard consumed == der.count else {
+            EVP_PKEY_free(key)
+            throw AttributionError(
+                .invalidKey, rule: "J3", "trailing data after the SubjectPublicKeyInfo (\(der.count - consumed) bytes)"
+            )
+        }
+        self.key = key
+    }
+
+    deinit {
+        EVP_PKEY_free(key)
+    }
+
+    /// libcrypto's name for the key type: `EC`, `RSA`, `ED25519`...
+    var typeName: String {
+        EVP_PKEY_get0_type_name(key).map { String(cString: $0) } ?? "unknown"
+    }
+
+    /// True when the key is an elliptic-curve key (ECDSA/ECDH, id-ecPublicKey).
+    var isEllipticCurve: Bool {
+        EVP_PKEY_is_a(key, "EC") == 1
+    }
+
+    /// The named curve's short name (`prime256v1`, `prime192v1`, `secp384r1`), or nil for explicit parameters.
+    var curveName: String? {
+        var name = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The public point as SEC1 §2.3.3 encodes it (`04 || x || y` for the uncompressed form), as libcrypto holds it.
+    var encodedPoint: [UInt8]? {
+        var point = [UInt8](repeating: 0, count: 160)
+        var length = 0
+        // "encoded-pub-key" is OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY (core_names.h, which the shim does not include).
+        guard EVP_PKEY_get_octet_string_param(key, "encoded-pub-key", &point, point.count, &length) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        return Array(point.prefix(length))
+    }
+
+    /// True only when libcrypto reports exactly 1 for an ECDSA signature (DER `ECDSA-Sig-Value`) over SHA-256
+    /// of `message`; any other answer, including errors, is false and leaves the error queue empty.
+    func isValidSHA256Signature(der signature: UnsafeRawBufferPointer, over message: UnsafeRawBufferPointer) -> Bool {
+        guard let signatureBytes = signature.baseAddress?.assumingMemoryBound(to: UInt8.self), !signature.isEmpty,
+              let context = EVP_MD_CTX_new() else {
+            return false
+        }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, SHA256MessageDigest.shared.digest, nil, key) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        // An empty message has no base address; libcrypto wants a pointer even for zero bytes.
+        let emptyMessage: UInt8 = 0
+        let verdict = withUnsafePointer(to: emptyMessage) { fallback in
+            EVP_DigestVerify(
+                context, signatureBytes, signature.count,
+                message.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? fallback, message.count
+            )
+        }
+        guard verdict == 1 else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        return true
+    }
+}

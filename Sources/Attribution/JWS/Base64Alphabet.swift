@@ -1,0 +1,180 @@
+/// One base64 alphabet (RFC 4648 section 4 or 5) and the strict codec both ``Base64`` and ``Base64URL`` share.
+///
+/// Strict means one text per byte string: only the alphabet's 64 symbols, padding exactly when the alphabet
+/// requires it, and zero unused bits in the last symbol, so a decoded value re-encodes to the text received.
+struct Base64Alphabet: Sendable {
+    /// The name used in error reasons (`base64url`, `base64`).
+    let name: String
+    /// The 64 symbols in value order.
+    let symbols: [UInt8]
+    /// The value of each byte as a symbol, or `Base64Alphabet.invalid`.
+    let values: [UInt8]
+    /// Whether the text is padded with `=` to a multiple of four characters.
+    let isPadded: Bool
+
+    /// Marks a byte outside the alphabet; any value with one of the two top bits set is invalid.
+    static let invalid: UInt8 = 0xFF
+
+    static let padding = UInt8(ascii: "=")
+
+    /// RFC 4648 section 5 as RFC 7515 section 2 uses it: `-` and `_`, no padding.
+    static let url = Base64Alphabet(name: "base64url", last2: "-_", isPadded: false)
+
+    /// RFC 4648 section 4: `+` and `/`, padded.
+    static let standard = Base64Alphabet(name: "base64", last2: "+/", isPadded: true)
+
+    private init(name: String, last2: String, isPadded: Bool) {
+        let symbols = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8) + Array(last2.utf8)
+        precondition(symbols.count == 64)
+        var values = [UInt8](repeating: Base64Alphabet.invalid, count: 256)
+        for (value, symbol) in symbols.enumerated() {
+            values[Int(symbol)] = UInt8(value)
+        }
+        self.name = name
+        self.symbols = symbols
+        self.values = values
+        self.isPadded = isPadded
+    }
+}
+
+extension Base64Alphabet {
+    /// Decodes strictly, reading contiguous storage in place when the collection has it.
+    func decode(_ text: some Collection<UInt8>) throws(AttributionError) -> [UInt8] {
+        let inPlace = text.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(AttributionError) -> [UInt8] in try decode(buffer: buffer) }
+        }
+        if let inPlace {
+            return try inPlace.get()
+        }
+        let copy = Array(text)
+        return try copy.withUnsafeBufferPointer { buffer in
+            Result { () throws(AttributionError) -> [UInt8] in try decode(buffer: buffer) }
+        }.get()
+    }
+
+    /// Encodes; pads with `=` only when the alphabet is padded.
+    func encode(_ bytes: some Sequence<UInt8>) -> String {
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) {
+            return text
+        }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    private func decode(buffer input: UnsafeBufferPointer<UInt8>) throws(AttributionError) -> [UInt8] {
+        var count = input.count
+        if isPadded {
+            guard count % 4 == 0 else {
+                throw .malformed("\(name) text of length \(count) is not padded to a multiple of 4")
+            }
+            // At most two '=' end a padded text; any other '=' is caught below as a character outside the alphabet.
+            if count > 0, input[count - 1] == Self.padding {
+                count -= 1
+                if input[count - 1] == Self.padding {
+                    count -= 1
+                }
+            }
+        }
+        let remainder = count % 4
+        guard remainder != 1 else {
+            throw .malformed("\(name) text of length \(count) leaves a single character in its last group")
+        }
+        let fullGroupsEnd = count - remainder
+        var output = [UInt8]()
+        output.reserveCapacity(count / 4 * 3 + 2)
+        var unusedBits: UInt8 = 0
+        let allValid = values.withUnsafeBufferPointer { table -> Bool in
+            var seen: UInt8 = 0
+            var index = 0
+            while index < fullGroupsEnd {
+                let a = table[Int(input[index])]
+                let b = table[Int(input[index + 1])]
+                let c = table[Int(input[index + 2])]
+                let d = table[Int(input[index + 3])]
+                seen |= a | b | c | d
+                output.append(a << 2 | b >> 4)
+                output.append(b << 4 | c >> 2)
+                output.append(c << 6 | d)
+                index += 4
+            }
+            if remainder == 2 {
+                let a = table[Int(input[index])]
+                let b = table[Int(input[index + 1])]
+                seen |= a | b
+                output.append(a << 2 | b >> 4)
+                unusedBits = b & 0x0F
+            } else if remainder == 3 {
+                let a = table[Int(input[index])]
+                let b = table[Int(input[index + 1])]
+                let c = table[Int(input[index + 2])]
+                seen |= a | b | c
+                output.append(a << 2 | b >> 4)
+                output.append(b << 4 | c >> 2)
+                unusedBits = c & 0x03
+            }
+            return seen & 0xC0 == 0
+        }
+        guard allValid else {
+            throw invalidCharacterError(in: UnsafeBufferPointer(rebasing: input[..<count]))
+        }
+        guard unusedBits == 0 else {
+            throw .malformed("non-canonical \(name): the unused bits of the last character are not zero")
+        }
+        return output
+    }
+
+    /// Finds the first byte outside the alphabet, which the fast loop only knows exists.
+    private func invalidCharacterError(in input: UnsafeBufferPointer<UInt8>) -> AttributionError {
+        guard let index = input.firstIndex(where: { values[Int($0)] == Self.invalid }) else {
+            return .malformed("invalid \(name) text")
+        }
+        let byte = input[index]
+        let shown: String
+        switch byte {
+        case UInt8(ascii: "'"): shown = "\"'\""
+        case 0x21...0x7E: shown = "'\(Character(Unicode.Scalar(byte)))'"
+        default: shown = hex(byte)
+        }
+        return .malformed("invalid \(name) character \(shown) at byte \(index)")
+    }
+
+    private func hex(_ byte: UInt8) -> String {
+        (byte < 0x10 ? "0x0" : "0x") + String(byte, radix: 16, uppercase: true)
+    }
+
+    private func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity((input.count + 2) / 3 * 4)
+        symbols.withUnsafeBufferPointer { table in
+            var index = 0
+            while index + 3 <= input.count {
+                let a = input[index], b = input[index + 1], c = input[index + 2]
+                output.append(table[Int(a >> 2)])
+                output.append(table[Int((a & 0x03) << 4 | b >> 4)])
+                output.append(table[Int((b & 0x0F) << 2 | c >> 6)])
+                output.append(table[Int(c & 0x3F)])
+                index += 3
+            }
+            switch input.count - index {
+            case 1:
+                let a = input[index]
+                output.append(table[Int(a >> 2)])
+                output.append(table[Int((a & 0x03) << 4)])
+                if isPadded {
+                    output.append(Self.padding)
+                    output.append(Self.padding)
+                }
+            case 2:
+                let a = input[index], b = input[index + 1]
+                output.append(table[Int(a >> 2)])
+                output.append(table[Int((a & 0x03) << 4 | b >> 4)])
+                output.append(table[Int((b & 0x0F) << 2)])
+                if isPadded {
+                    output.append(Self.padding)
+                }
+            default:
+                break
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -1,0 +1,59 @@
+/// A compact JWS (RFC 7515 §7.1) taken apart strictly, its segments kept as slices of the received bytes.
+///
+/// The signing input is the received text up to the second dot, never a re-encoding: a verifier that re-encodes
+/// can be fooled by a token whose header and payload decode the same but were signed differently.
+public struct CompactJWS: Sendable {
+    /// The whole token as received.
+    public let bytes: ArraySlice<UInt8>
+    /// The three base64url segments as received.
+    public let headerSegment: ArraySlice<UInt8>
+    public let payloadSegment: ArraySlice<UInt8>
+    public let signatureSegment: ArraySlice<UInt8>
+    /// The decoded header bytes (a JSON text, not yet parsed).
+    public let headerBytes: [UInt8]
+    /// The decoded payload bytes; parse them only once the signature holds.
+    public let payloadBytes: [UInt8]
+    /// The decoded signature bytes (any length here: a wrong length is J5, not J1).
+    public let signatureBytes: [UInt8]
+
+    /// Splits and base64url-decodes a compact JWS; throws J1 `malformed-input` on any deviation.
+    ///
+    /// Exactly three non-empty segments, each canonical unpadded base64url (which also excludes whitespace).
+    public init(_ token: ArraySlice<UInt8>) throws(AttributionError) {
+        var dots: [Int] = []
+        dots.reserveCapacity(2)
+        for index in token.indices where token[index] == UInt8(ascii: ".") {
+            dots.append(index)
+            if dots.count > 2 {
+                throw .malformed("a compact JWS has exactly three segments; found more than two dots")
+            }
+        }
+        guard dots.count == 2 else {
+            throw .malformed("a compact JWS has exactly three segments separated by two dots; found \(dots.count + 1)")
+        }
+        self.bytes = token
+        self.headerSegment = token[token.startIndex..<dots[0]]
+        self.payloadSegment = token[(dots[0] + 1)..<dots[1]]
+        self.signatureSegment = token[(dots[1] + 1)..<token.endIndex]
+        for (name, segment) in [("header", headerSegment), ("payload", payloadSegment),
+                                ("signature", signatureSegment)] where segment.isEmpty {
+            throw .malformed("the \(name) segment is empty")
+        }
+        self.headerBytes = try Self.decode(headerSegment, name: "header")
+        self.payloadBytes = try Self.decode(payloadSegment, name: "payload")
+        self.signatureBytes = try Self.decode(signatureSegment, name: "signature")
+    }
+
+    /// The JWS signing input: header segment, dot, payload segment, exactly as received (RFC 7515 §5.2 step 8).
+    public var signingInput: ArraySlice<UInt8> {
+        bytes[bytes.startIndex..<(signatureSegment.startIndex - 1)]
+    }
+
+    private static func decode(_ segment: ArraySlice<UInt8>, name: String) throws(AttributionError) -> [UInt8] {
+        do {
+            return try Base64URL.decode(segment)
+        } catch {
+            throw .malformed("the \(name) segment is not canonical unpadded base64url: \(error.reason)")
+        }
+    }
+}

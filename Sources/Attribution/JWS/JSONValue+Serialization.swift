@@ -1,0 +1,80 @@
+extension JSONValue {
+    /// The value as compact RFC 8259 text: no whitespace, members in stored order, numbers as their literal.
+    ///
+    /// Strings escape only what RFC 8259 section 7 requires (`"`, `\`, controls below U+0020); everything else is
+    /// written as UTF-8, so ``StrictJSONParser`` reads the text back to an equal value.
+    public var jsonText: String {
+        var output: [UInt8] = []
+        write(into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The string as a JSON string literal, quotes included (e.g. for naming a member in a message).
+    public static func quoted(_ string: String) -> String {
+        var output: [UInt8] = []
+        writeQuoted(string, into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private func write(into output: inout [UInt8]) {
+        switch self {
+        case .null:
+            output.append(contentsOf: "null".utf8)
+        case .bool(let bool):
+            output.append(contentsOf: (bool ? "true" : "false").utf8)
+        case .number(let number):
+            output.append(contentsOf: number.literal.utf8)
+        case .string(let string):
+            Self.writeQuoted(string, into: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (position, element) in elements.enumerated() {
+                if position > 0 {
+                    output.append(UInt8(ascii: ","))
+                }
+                element.write(into: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let object):
+            output.append(UInt8(ascii: "{"))
+            for (position, member) in object.members.enumerated() {
+                if position > 0 {
+                    output.append(UInt8(ascii: ","))
+                }
+                Self.writeQuoted(member.name, into: &output)
+                output.append(UInt8(ascii: ":"))
+                member.value.write(into: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func writeQuoted(_ string: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                output.append(UInt8(ascii: "\\"))
+                output.append(byte)
+            case 0x0A:
+                output.append(contentsOf: #"\n"#.utf8)
+            case 0x0D:
+                output.append(contentsOf: #"\r"#.utf8)
+            case 0x09:
+                output.append(contentsOf: #"\t"#.utf8)
+            case 0x08:
+                output.append(contentsOf: #"\b"#.utf8)
+            case 0x0C:
+                output.append(contentsOf: #"\f"#.utf8)
+            case ..<0x20:
+                let hexDigits = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: #"\u00"#.utf8)
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0x0F)])
+            default:
+                output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

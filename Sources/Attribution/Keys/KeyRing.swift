@@ -1,0 +1,52 @@
+/// The keys a verifier trusts, by `kid`. Keys never come from the token itself (`jwk`, `jku`, `x5c`, `x5u` are
+/// ignored), an unknown `kid` is a rejection, and Apple's development keys are trusted only when asked for.
+///
+/// Immutable once built and `Sendable`: one ring is shared by every worker thread.
+public struct KeyRing: Sendable {
+    private var keys: [String: TrustedKey]
+    /// Whether Apple's development kids are trusted (rule J4); they are always *known* (rule J3).
+    public let allowsDevelopmentKeys: Bool
+
+    /// Apple's production key, plus Apple's development keys when `allowingDevelopmentKeys` is true.
+    public init(allowingDevelopmentKeys: Bool = false) {
+        self.allowsDevelopmentKeys = allowingDevelopmentKeys
+        var keys: [String: TrustedKey] = [:]
+        for published in ApplePublishedKey.all {
+            keys[published.keyID] = TrustedKey(
+                keyID: published.keyID, key: published.publicKey, environment: published.environment)
+        }
+        self.keys = keys
+    }
+
+    /// Trusts `key` for `keyID` (environment `custom`): an ad network's impression key, or a new Apple kid.
+    ///
+    /// Refuses to replace one of Apple's published kids: a typo must not silently swap out Apple's key.
+    public mutating func add(_ key: ECPublicKey, keyID: String) throws(AttributionError) {
+        guard !keyID.isEmpty else {
+            throw AttributionError(.invalidKey, rule: "J3", "a key ID must not be empty")
+        }
+        guard key.curve == .p256 else {
+            throw AttributionError(.invalidKey, rule: "J3", "key for \(keyID) is not a P-256 key")
+        }
+        if ApplePublishedKey.all.contains(where: { $0.keyID == keyID }) {
+            throw AttributionError(.invalidKey, rule: "J3", "\(keyID) is one of Apple's built-in keys")
+        }
+        if let existing = keys[keyID], existing.key != key {
+            throw AttributionError(.invalidKey, rule: "J3", "two different keys given for \(keyID)")
+        }
+        keys[keyID] = TrustedKey(keyID: keyID, key: key, environment: .custom)
+    }
+
+    /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
+    public func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
+        guard let trusted = keys[keyID] else {
+            return .failure(.error(.unknownKey, "J3", "no trusted key has kid \(JSONValue.quoted(keyID))"))
+        }
+        if trusted.environment == .development && !allowsDevelopmentKeys {
+            return .failure(.error(
+                .untrustedKey, "J4",
+                "\(keyID) is an Apple development key; pass --allow-development to trust it"))
+        }
+        return .success(trusted)
+    }
+}

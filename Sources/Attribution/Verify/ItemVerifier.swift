@@ -1,0 +1,188 @@
+/// Verifies one input item (a postback body, a bare postback or impression JWS, or an SKAdNetwork body) into one
+/// ``VerificationResult``. This is the library's main entry point; a server calls it once per request body.
+///
+/// It never throws and never traps on input: every way an item can be wrong is a finding in the result.
+/// It is `Sendable` and holds no mutable state, so one verifier serves every thread.
+///
+/// ```swift
+/// let verifier = ItemVerifier(keyRing: KeyRing())
+/// let result = verifier.verify(requestBodyBytes)
+/// if result.verdict == .valid, let postback = result.postback { count(postback) }
+/// ```
+public struct ItemVerifier: Sendable {
+    /// Items larger than this are rejected (J1) without being parsed.
+    public static let maximumItemBytes = 16 * 1024
+
+    public let keyRing: KeyRing
+    public let policy: VerificationPolicy
+
+    public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy()) {
+        self.keyRing = keyRing
+        self.policy = policy
+    }
+
+    /// Verifies one item given as bytes (a whole request body, or one line of input without its terminator).
+    public func verify(_ item: some Collection<UInt8>) -> VerificationResult {
+        if let slice = item as? ArraySlice<UInt8> {
+            return verify(slice)
+        }
+        return verify(ArraySlice(item))
+    }
+
+    /// Verifies one item given as bytes.
+    public func verify(_ item: ArraySlice<UInt8>) -> VerificationResult {
+        var result = VerificationResult()
+        var findings: [Finding] = []
+        if item.count > Self.maximumItemBytes {
+            findings.append(.error(
+                .malformedInput, "J1", "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
+        } else if item.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") {
+            verifyBody(item, into: &result, findings: &findings)
+        } else {
+            verifyBareJWS(item, into: &result, findings: &findings)
+        }
+        finish(&result, findings: findings)
+        return result
+    }
+
+    /// Recorded for an item that was too large to be read at all (the CLI skips it without buffering).
+    public func oversizedItem(byteCount: Int) -> VerificationResult {
+        var result = VerificationResult()
+        finish(&result, findings: [.error(
+            .malformedInput, "J1", "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)")])
+        return result
+    }
+
+    // MARK: - Item forms
+
+    private func verifyBody(_ item: ArraySlice<UInt8>, into result: inout VerificationResult,
+                            findings: inout [Finding]) {
+        let body: JSONObject
+        do {
+            guard let object = try StrictJSONParser.parse(item).objectValue else {
+                findings.append(.error(.malformedInput, "J1", "the item is JSON but not an object"))
+                return
+            }
+            body = object
+        } catch {
+            findings.append(Finding(AttributionError.malformed("the item is not valid JSON: \(error.reason)")))
+            return
+        }
+        if let jws = body["jws-string"] {
+            result.kind = .postback
+            result.unsigned = body.removing(["jws-string"])
+            guard case .string(let token) = jws else {
+                findings.append(.error(.malformedInput, "J1", "jws-string is \(jws.typeName), not a string"))
+                return
+            }
+            guard let payload = verifyJWS(ArraySlice(token.utf8), into: &result, findings: &findings) else { return }
+            checkPostback(payload, body: body, into: &result, findings: &findings)
+        } else if body.contains("attribution-signature") {
+            result.kind = .skadnetwork
+            verifySKAdNetwork(body, into: &result, findings: &findings)
+        } else {
+            findings.append(.error(
+                .malformedInput, "J1", "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+        }
+    }
+
+    private func verifyBareJWS(_ item: ArraySlice<UInt8>, into result: inout VerificationResult,
+                               findings: inout [Finding]) {
+        guard let payload = verifyJWS(item, into: &result, findings: &findings) else { return }
+        if Self.looksLikeImpression(payload) {
+            result.kind = .impression
+            checkImpression(payload, keyID: result.keyID ?? "", into: &result, findings: &findings)
+        } else {
+            result.kind = .postback
+            checkPostback(payload, body: nil, into: &result, findings: &findings)
+        }
+    }
+
+    // MARK: - The JWS steps, in the spec's order (J1, J2, J3-J4, J5, then payload J1)
+
+    /// Checks envelope, header, key and signature; returns the payload object once its signature holds.
+    private func verifyJWS(_ token: ArraySlice<UInt8>, into result: inout VerificationResult,
+                           findings: inout [Finding]) -> JSONObject? {
+        let outcome = JWSVerification.verify(token, keyFor: keyRing.trustedKey(for:))
+        result.keyID = outcome.keyID
+        result.environment = outcome.key?.environment
+        result.signature = outcome.signature
+        if let failure = outcome.failure {
+            findings.append(failure)
+            if result.kind == .unknown, let payloadBytes = outcome.token?.payloadBytes {
+                // Only to name the kind in the record; rules never see unauthenticated bytes.
+                result.kind = Self.kindOfUnverifiedPayload(payloadBytes)
+            }
+            return nil
+        }
+        guard let payloadBytes = outcome.verifiedPayload else { return nil }
+        do {
+            guard let payload = try StrictJSONParser.parse(payloadBytes).objectValue else {
+                findings.append(.error(.malformedInput, "J1", "the JWS payload is not a JSON object"))
+                return nil
+            }
+            result.fields = payload
+            return payload
+        } catch {
+            findings.append(Finding(AttributionError.malformed("the JWS payload is not valid JSON: \(error.reason)")))
+            return nil
+        }
+    }
+
+    // MARK: - Payload rules
+
+    private func checkPostback(_ payloadObject: JSONObject, body bodyObject: JSONObject?,
+                               into result: inout VerificationResult, findings: inout [Finding]) {
+        let payload = PostbackPayload.decode(payloadObject, findings: &findings)
+        let body = bodyObject.map { PostbackBody.decode($0, findings: &findings) }
+        result.body = body
+        guard let payload else { return }
+        result.postback = payload
+        findings += PostbackRules.check(payload, keyID: result.keyID ?? "")
+        if let body {
+            findings += BodyRules.check(body, payload: payload)
+        }
+        findings += TierRules.check(payload, body: body)
+        result.tier = CrowdAnonymityTier.lowest(payload, body: body)
+        result.deduplicationKey = payload.postbackIdentifier
+    }
+
+    private func checkImpression(_ payloadObject: JSONObject, keyID: String,
+                                 into result: inout VerificationResult, findings: inout [Finding]) {
+        guard let impression = ImpressionPayload.decode(payloadObject, findings: &findings) else { return }
+        result.impression = impression
+        findings += ImpressionRules.check(impression, keyID: keyID, policy: policy)
+    }
+
+    // MARK: - Helpers
+
+    /// Orders findings by the catalogue, splits errors from warnings, and applies strict mode.
+    private func finish(_ result: inout VerificationResult, findings: [Finding]) {
+        let ordered = findings.enumerated().sorted {
+            let left = RuleCatalogue.position(of: $0.element.rule), right = RuleCatalogue.position(of: $1.element.rule)
+            return left != right ? left < right : $0.offset < $1.offset
+        }.map(\.element)
+        result.errors = ordered.filter { !$0.isWarning }
+        result.warnings = ordered.filter(\.isWarning)
+        if policy.isStrict && !result.warnings.isEmpty {
+            result.errors += result.warnings.map(\.promotedToError)
+            result.warnings = []
+        }
+    }
+
+    /// Spec §5.2: `impression-identifier` and no `postback-identifier` makes an impression; anything else is a
+    /// postback.
+    static func looksLikeImpression(_ payload: JSONObject) -> Bool {
+        payload.contains("impression-identifier") && !payload.contains("postback-identifier")
+    }
+
+    /// A payload that is not a JSON object is neither an impression nor a postback: its kind stays unknown.
+    private static func kindOfUnverifiedPayload(_ payloadBytes: [UInt8]) -> ItemKind {
+        guard let object = try? StrictJSONParser.parse(payloadBytes).objectValue else { return .unknown }
+        return looksLikeImpression(object) ? .impression : .postback
+    }
+
+    private static func isJSONWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+}

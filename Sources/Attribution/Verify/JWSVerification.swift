@@ -1,0 +1,66 @@
+/// The JWS checks in the spec's order, whatever the keys come from: envelope (J1), header (J1, J2), key (J3, J4),
+/// signature (J5). The payload is not parsed here: it is handed back only once its signature holds.
+public struct JWSVerification: Sendable {
+    /// The token taken apart, once its envelope was well formed.
+    public private(set) var token: CompactJWS?
+    /// The header `kid`, once the header was read.
+    public private(set) var keyID: String?
+    /// The trusted key that `kid` named.
+    public private(set) var key: TrustedKey?
+    public private(set) var signature: SignatureStatus = .notChecked
+    /// The finding that stopped verification; nil when the signature verified.
+    public private(set) var failure: Finding?
+
+    /// The decoded payload bytes, only when the signature verified.
+    public var verifiedPayload: [UInt8]? {
+        signature == .verified ? token?.payloadBytes : nil
+    }
+
+    /// Verifies `token` (RFC 7515 §5.2 with RFC 7518 §3.4), looking its `kid` up through `keyFor`.
+    ///
+    /// The signed message is the token's own bytes up to the second dot; a signature that is canonical
+    /// base64url but not 64 bytes is `bad-signature` (J5), not a format error.
+    public static func verify(
+        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>
+    ) -> JWSVerification {
+        var outcome = JWSVerification()
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(token)
+        } catch {
+            outcome.failure = Finding(error)
+            return outcome
+        }
+        outcome.token = jws
+        let header: JWSHeader
+        switch JWSHeader.read(jws.headerBytes) {
+        case .success(let read): header = read
+        case .failure(let finding):
+            outcome.failure = finding
+            return outcome
+        }
+        outcome.keyID = header.keyID
+        let trusted: TrustedKey
+        switch keyFor(header.keyID) {
+        case .success(let key): trusted = key
+        case .failure(let finding):
+            outcome.failure = finding
+            return outcome
+        }
+        outcome.key = trusted
+        guard jws.signatureBytes.count == 64 else {
+            outcome.signature = .failed
+            outcome.failure = .error(
+                .badSignature, "J5", "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
+            return outcome
+        }
+        guard trusted.key.isValidES256Signature(jws.signatureBytes, for: jws.signingInput) else {
+            outcome.signature = .failed
+            outcome.failure = .error(
+                .badSignature, "J5", "the signature does not verify with the key for \(header.keyID)")
+            return outcome
+        }
+        outcome.signature = .verified
+        return outcome
+    }
+}

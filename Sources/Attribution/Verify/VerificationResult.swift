@@ -1,0 +1,39 @@
+/// Everything known about one verified item: a value, safe to hand across threads and to log.
+///
+/// The verdict is derived from `errors`: valid exactly when there are none. Signed and unsigned data are kept
+/// apart (`fields` versus `unsigned`): only `fields` is vouched for by the signature.
+public struct VerificationResult: Sendable {
+    public var kind: ItemKind = .unknown
+    public var signature: SignatureStatus = .notChecked
+    /// The kid that named the key (SKAdNetwork: `skadnetwork-p256` or `skadnetwork-p192`).
+    public var keyID: String?
+    /// The trusted key's environment, once a key was found.
+    public var environment: KeyEnvironment?
+    /// Errors in catalogue order; the first decided the verdict.
+    public var errors: [Finding] = []
+    public var warnings: [Finding] = []
+    /// The signed payload as decoded, only once its signature verified.
+    public var fields: JSONObject?
+    /// The body's unsigned members (`jws-string` left out); nil for a bare JWS.
+    public var unsigned: JSONObject?
+    /// The lowest crowd-anonymity tier consistent with a postback's fields.
+    public var tier: Int?
+    /// The decoded postback payload, when it verified and passed P1-P2.
+    public var postback: PostbackPayload?
+    /// The decoded unsigned body members, when the item is a postback body that got that far.
+    public var body: PostbackBody?
+    /// The decoded impression payload, when it verified and passed I1.
+    public var impression: ImpressionPayload?
+    /// The key under which repeats of this item are duplicates; set only on verified postbacks.
+    public var deduplicationKey: String?
+    /// Set by a ``Deduplicator`` when an earlier valid item had the same key.
+    public var duplicateOf: DuplicateReference?
+
+    public init() {}
+
+    /// Valid exactly when there are no errors.
+    public var verdict: Verdict { errors.isEmpty ? .valid : .invalid }
+
+    /// The error that decided an invalid verdict.
+    public var firstError: Finding? { errors.first }
+}

@@ -1,0 +1,119 @@
+import Attribution
+
+/// The command line, parsed and validated before any input is read.
+struct CommandLineOptions {
+    enum Format: String {
+        case text
+        case jsonl
+    }
+
+    var format: Format = .text
+    var keys: [(keyID: String, path: String)] = []
+    var allowsDevelopmentKeys = false
+    var isStrict = false
+    var deduplicates = true
+    var expectation: Verdict?
+    var jobs: Int?
+    var isQuiet = false
+    var maximumImpressionAge: UInt64?
+    var colour: Bool?
+    var paths: [String] = []
+    var showsHelp = false
+    var showsVersion = false
+
+    /// Parses `arguments` (without the program name); throws ``UsageError`` on anything it does not understand.
+    static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
+        var options = CommandLineOptions()
+        var remaining = arguments[...]
+        var onlyPaths = false
+        while let argument = remaining.popFirst() {
+            if onlyPaths || argument == "-" || !argument.hasPrefix("-") {
+                options.paths.append(argument)
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(UsageError) -> String {
+                if let inlineValue { return inlineValue }
+                guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
+                return next
+            }
+            switch name {
+            case "--":
+                onlyPaths = true
+            case "-h", "--help":
+                options.showsHelp = true
+            case "--version":
+                options.showsVersion = true
+            case "--format":
+                let text = try value()
+                guard let format = Format(rawValue: text) else {
+                    throw UsageError("--format must be text or jsonl, not \(text)")
+                }
+                options.format = format
+            case "--key":
+                let text = try value()
+                guard let equals = text.firstIndex(of: "="), equals != text.startIndex,
+                      text.index(after: equals) != text.endIndex else {
+                    throw UsageError("--key takes KID=PATH, got \(text)")
+                }
+                options.keys.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+            case "--allow-development":
+                options.allowsDevelopmentKeys = true
+            case "--strict":
+                options.isStrict = true
+            case "--no-dedupe":
+                options.deduplicates = false
+            case "--expect":
+                let text = try value()
+                guard let verdict = Verdict(rawValue: text) else {
+                    throw UsageError("--expect must be valid or invalid, not \(text)")
+                }
+                options.expectation = verdict
+            case "--jobs", "-j":
+                let text = try value()
+                guard let jobs = Int(text), (1...1024).contains(jobs) else {
+                    throw UsageError("--jobs must be a whole number from 1 to 1024, not \(text)")
+                }
+                options.jobs = jobs
+            case "--quiet", "-q":
+                options.isQuiet = true
+            case "--max-impression-age":
+                let text = try value()
+                guard let milliseconds = Self.duration(text) else {
+                    throw UsageError("--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(text)")
+                }
+                options.maximumImpressionAge = milliseconds
+            case "--color", "--colour":
+                switch try value() {
+                case "always": options.colour = true
+                case "never": options.colour = false
+                case "auto": options.colour = nil
+                case let other: throw UsageError("\(name) must be auto, always or never, not \(other)")
+                }
+            default:
+                throw UsageError("unknown option \(argument)")
+            }
+        }
+        return options
+    }
+
+    /// A duration such as `30d`, `12h`, `90m`, `3600s` or `3600` (seconds), in milliseconds.
+    static func duration(_ text: String) -> UInt64? {
+        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var digits = Substring(text)
+        var unit: UInt64 = 1
+        if let last = text.last, let scale = units[last] {
+            unit = scale
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = UInt64(digits) else { return nil }
+        let (seconds, overflow1) = count.multipliedReportingOverflow(by: unit)
+        let (milliseconds, overflow2) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow1 || overflow2 ? nil : milliseconds
+    }
+}

@@ -1,0 +1,43 @@
+/// What `--help` and `--version` print.
+enum HelpText {
+    static let version = "postback-verify 1.0.0 (CLI contract version 1)"
+
+    static let usage = """
+        OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) strictly, one record per item.
+
+        USAGE: postback-verify [OPTIONS] [PATH ...]
+
+        ARGUMENTS:
+          PATH                    A file or directory; none, or -, reads standard input.
+                                  *.json files hold one item; other files one item per line; directories are
+                                  searched for *.json, *.jsonl, *.jws and *.txt in byte order of path.
+                                  Blank lines and lines starting with # are skipped.
+
+        OPTIONS:
+          --format text|jsonl     Output form (default: text). jsonl writes one JSON record per line.
+          --key KID=PATH          Trust the PEM (or DER) P-256 public key at PATH for kid KID. Repeatable.
+                                  Use it for your own impression-signing key and for new Apple kids.
+          --allow-development     Also trust Apple's development kids (results say environment development).
+                                  Any device in developer mode can mint such postbacks: never in production.
+          --strict                Warnings become rejections (code rule-warning).
+          --no-dedupe             Do not mark repeated postbacks as duplicates.
+          --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
+          --jobs N                Worker threads (default: all cores).
+          --max-impression-age D  Warn (I3) on impressions older than D (e.g. 30d, 12h, 90m, 3600s).
+          --color auto|always|never
+                                  Colour in text output (default: auto, only on a terminal; NO_COLOR is honoured).
+          -q, --quiet             No summary on standard error.
+          -h, --help              Show this help.
+          --version               Show the version.
+
+        EXIT STATUS:
+          0  every item valid (or, with --expect, every item had the expected verdict); also when no items were read
+          1  at least one item was not
+          2  usage error, unreadable path or unusable key file (named on standard error)
+
+        EXAMPLES:
+          postback-verify postbacks.jsonl
+          postback-verify --format jsonl --key my.adnetwork=keys/impressions.pem impressions.txt
+          cat bodies.jsonl | postback-verify --format jsonl --quiet > records.jsonl
+        """
+}

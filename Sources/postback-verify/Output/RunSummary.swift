@@ -1,0 +1,49 @@
+import Attribution
+
+/// The counts behind the summary on standard error; they always add up to the records written.
+struct RunSummary {
+    private(set) var items = 0
+    private(set) var valid = 0
+    private(set) var invalidByCode: [String: Int] = [:]
+    private(set) var warnings = 0
+    private(set) var duplicates = 0
+    private(set) var unexpected = 0
+
+    var invalid: Int { items - valid }
+
+    mutating func count(_ result: VerificationResult, expectation: Verdict?) {
+        items += 1
+        if let first = result.firstError {
+            invalidByCode[first.code?.rawValue ?? "", default: 0] += 1
+        } else {
+            valid += 1
+        }
+        warnings += result.warnings.count
+        if result.duplicateOf != nil { duplicates += 1 }
+        if result.verdict != (expectation ?? .valid) { unexpected += 1 }
+    }
+
+    func render(seconds: Double, failures: Int) -> String {
+        guard items > 0 else {
+            return "postback-verify: no items read"
+                + (failures > 0 ? "; \(failures) path(s) could not be read" : "")
+                + " (\(format(seconds)) s)"
+        }
+        var text = "postback-verify: \(items) item\(items == 1 ? "" : "s"): \(valid) valid, \(invalid) invalid"
+        if !invalidByCode.isEmpty {
+            text += " (" + invalidByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                .joined(separator: ", ") + ")"
+        }
+        text += "; \(warnings) warning\(warnings == 1 ? "" : "s"); \(duplicates) duplicate\(duplicates == 1 ? "" : "s")"
+        if failures > 0 { text += "; \(failures) path(s) could not be read" }
+        let rate = seconds > 0 ? Double(items) / seconds : 0
+        text += "; \(format(seconds)) s, \(Int(rate.rounded())) items/s"
+        return text
+    }
+
+    private func format(_ seconds: Double) -> String {
+        let hundredths = Int((seconds * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}

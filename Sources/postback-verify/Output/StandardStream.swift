@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A buffered writer on a file descriptor that reports write failures instead of ignoring them.
+final class StandardStream {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private let capacity = 64 * 1024
+    /// The first write error, once one happened; later writes are dropped.
+    private(set) var failure: String?
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        buffer.reserveCapacity(capacity)
+    }
+
+    /// True when the descriptor is a terminal (colour, progress).
+    var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    func write(line: String) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(UInt8(ascii: "\n"))
+        if buffer.count >= capacity { flush() }
+    }
+
+    func flush() {
+        guard failure == nil else {
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { bytes in
+                Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = String(cString: strerror(errno))
+                break
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

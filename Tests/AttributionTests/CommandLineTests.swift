@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+/// Runs the built `postback-verify` binary, as a user would, and checks records and exit status.
+@Suite("postback-verify command", .serialized)
+struct CommandLineTests {
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+
+        /// The JSON Lines records on standard output.
+        var records: [[String: Any]] {
+            stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+    }
+
+    static func binary() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            TestPaths.packageRoot.appendingPathComponent(".build/debug"),
+        ].map { $0.appendingPathComponent("postback-verify") }
+        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+                            "build the postback-verify binary first (swift build)")
+    }
+
+    static func run(_ arguments: [String], stdin: String = "") throws -> Run {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = TestPaths.packageRoot
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                   stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Apple's development example body on one line.
+    static func appleBodyLine() throws -> String {
+        let data = try Data(contentsOf: TestPaths.sharedFile("vectors/apple/postback-development-valid.json"))
+        let object = try JSONSerialization.jsonObject(with: data)
+        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    @Test("stdin: one record per item in order, blank and comment lines skipped, duplicates marked")
+    func standardInput() throws {
+        let body = try Self.appleBodyLine()
+        let input = "# a comment\n\(body)\n\n   \nnot a token\r\n\(body)\n{\"x\":1}"
+        let run = try Self.run(["--format", "jsonl", "--allow-development"], stdin: input)
+        #expect(run.status == 1)
+        let records = run.records
+        try #require(records.count == 4, "\(run.stdout)\n\(run.stderr)")
+        #expect(records.map { $0["line"] as? Int } == [2, 5, 6, 7])
+        #expect(records.map { $0["source"] as? String } == ["-", "-", "-", "-"])
+        #expect(records.map { $0["verdict"] as? String } == ["valid", "invalid", "invalid", "invalid"])
+        let codes = records.map { (($0["errors"] as? [[String: Any]])?.first?["code"]) as? String }
+        #expect(codes == [nil, "malformed-input", "duplicate", "malformed-input"])
+        #expect(records[2]["duplicate-of"] as? Int == 2)
+        #expect(records[0]["environment"] as? String == "development")
+        #expect(records[0]["signature"] as? String == "verified")
+        #expect((records[0]["unsigned"] as? [String: Any])?["conversion-value"] as? Int == 24)
+        #expect((records[0]["fields"] as? [String: Any])?["source-identifier"] as? String == "1234")
+        #expect(records[1]["kind"] as? String == "unknown")
+        #expect(run.stderr.contains("4 items"))
+    }
+
+    @Test("--no-dedupe leaves repeats valid")
+    func noDedupe() throws {
+        let body = try Self.appleBodyLine()
+        let run = try Self.run(["--format", "jsonl", "--allow-development", "--no-dedupe", "--quiet"],
+                               stdin: "\(body)\n\(body)\n")
+        #expect(run.status == 0)
+        #expect(run.records.map { $0["verdict"] as? String } == ["valid", "valid"])
+        #expect(run.stderr.isEmpty)
+    }
+
+    @Test("files and directories: Apple's examples get their documented results")
+    func appleFiles() throws {
+        let apple = TestPaths.sharedFile("vectors/apple").path
+        let run = try Self.run(["--format", "jsonl", apple])
+        let byFile = Dictionary(uniqueKeysWithValues: run.records.map {
+            (URL(fileURLWithPath: $0["source"] as? String ?? "").lastPathComponent,
+             (($0["errors"] as? [[String: Any]])?.first?["code"] as? String) ?? "valid")
+        })
+        #expect(byFile == [
+            "impression-example.jws": "unknown-key",
+            "postback-development-valid.json": "untrusted-key",
+            "postback-production-bad-signature.json": "bad-signature",
+        ])
+        #expect(run.status == 1)
+        let expectInvalid = try Self.run(["--expect", "invalid", "--quiet", apple])
+        #expect(expectInvalid.status == 0)
+    }
+
+    @Test("an unreadable path is reported, the others still processed, exit 2")
+    func unreadablePath() throws {
+        let good = TestPaths.sharedFile("vectors/apple/impression-example.jws").path
+        let run = try Self.run(["--format", "jsonl", "/nonexistent/input.jsonl", good])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("/nonexistent/input.jsonl"))
+        #expect(run.records.count == 1)
+    }
+
+    @Test("usage errors exit 2 with a message on stderr", arguments: [
+        ["--format", "xml"], ["--bogus"], ["--key", "nokey"], ["--jobs", "0"], ["--expect", "maybe"],
+        ["--key", "k=/nonexistent.pem"],
+        ["--key", "apple-cas-identifier/0=../shared/vectors/apple/keys/apple-cas-identifier-0.pem"],
+        ["--key", "old=../shared/vectors/apple/keys/skadnetwork-p192.pem"],
+    ])
+    func usageErrors(_ arguments: [String]) throws {
+        let run = try Self.run(arguments)
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("error"))
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test("--help and --version print to stdout and exit 0")
+    func helpAndVersion() throws {
+        let help = try Self.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE:"))
+        #expect(help.stdout.contains("--allow-development"))
+        let version = try Self.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("postback-verify "))
+    }
+
+    @Test("no items is exit 0 with a summary saying so")
+    func noItems() throws {
+        let run = try Self.run([], stdin: "\n# nothing\n")
+        #expect(run.status == 0)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.contains("no items"))
+    }
+
+    @Test("text format: one line per item with a clear mark")
+    func textFormat() throws {
+        let body = try Self.appleBodyLine()
+        let run = try Self.run(["--allow-development", "--quiet"], stdin: "\(body)\ngarbage\n")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("-:1  VALID") == true)
+        #expect(lines.last?.contains("INVALID") == true)
+        #expect(lines.last?.contains("malformed-input") == true)
+        #expect(!run.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
+    }
+}

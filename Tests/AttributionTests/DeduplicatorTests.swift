@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import Attribution
+
+/// Rule D1: repeats of a valid postback are duplicates; invalid items never count as seen.
+@Suite("Deduplication (D1)")
+struct DeduplicatorTests {
+    let verifier = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
+
+    func genuine() throws -> [UInt8] {
+        try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/postback-development-valid.json"))
+    }
+
+    /// The genuine body with one signature character changed: same postback-identifier, signature fails.
+    func forged() throws -> [UInt8] {
+        var text = String(decoding: try genuine(), as: UTF8.self)
+        let range = try #require(text.range(of: "_1U4oQ\""))
+        text.replaceSubrange(range, with: "_1U4oA\"")
+        return Array(text.utf8)
+    }
+
+    @Test("A second identical valid postback is a duplicate of the first line")
+    func repeatIsDuplicate() throws {
+        var deduplicator = Deduplicator()
+        var first = verifier.verify(try genuine())
+        var second = verifier.verify(try genuine())
+        deduplicator.apply(to: &first, source: "a.jsonl", line: 3)
+        deduplicator.apply(to: &second, source: "a.jsonl", line: 7)
+        #expect(first.verdict == .valid)
+        #expect(second.verdict == .invalid)
+        #expect(second.firstError?.code == .duplicate)
+        #expect(second.firstError?.rule == "D1")
+        #expect(second.duplicateOf == DuplicateReference(source: "a.jsonl", line: 3))
+    }
+
+    @Test("A forgery carrying a genuine postback's identifier cannot shadow it")
+    func forgeryDoesNotShadow() throws {
+        var deduplicator = Deduplicator()
+        var forgery = verifier.verify(try forged())
+        var real = verifier.verify(try genuine())
+        deduplicator.apply(to: &forgery, source: "-", line: 1)
+        deduplicator.apply(to: &real, source: "-", line: 2)
+        #expect(forgery.firstError?.code == .badSignature)
+        #expect(real.verdict == .valid)
+        #expect(real.duplicateOf == nil)
+        #expect(deduplicator.count == 1)
+    }
+
+    @Test("Strict mode: a postback made invalid by a warning is not counted as seen")
+    func strictInvalidNotSeen() throws {
+        var body = String(decoding: try genuine(), as: UTF8.self)
+        // Dropping the unsigned ad-interaction-type gives a U4 warning and breaks U3 (re-engagement needs click).
+        body = body.replacingOccurrences(of: "\"ad-interaction-type\": \"click\",", with: "")
+        let strict = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true),
+                                  policy: VerificationPolicy(isStrict: true))
+        var deduplicator = Deduplicator()
+        var first = strict.verify(Array(body.utf8))
+        deduplicator.apply(to: &first, source: "-", line: 1)
+        #expect(first.verdict == .invalid)
+        #expect(deduplicator.count == 0)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+@testable import Attribution
+
+/// Project Wycheproof's ECDSA P-256 / SHA-256 vectors in IEEE P1363 form (raw r‖s, as JWS carries it), run
+/// through the same primitive the JWS path uses: ``ECPublicKey/isValidES256Signature(_:for:)``.
+@Suite("Wycheproof ECDSA P-256 SHA-256 (P1363)")
+struct WycheproofECDSATests {
+    /// The vector file, read in place from the shared folder beside the package.
+    static let vectorFile = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("../shared/wycheproof/testvectors_v1/ecdsa_secp256r1_sha256_p1363_test.json")
+        .standardizedFileURL
+
+    /// The order n of the P-256 base point (SEC 2 §2.4.2), big-endian.
+    static let p256Order = hexBytes("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+
+    static func loadCases() throws -> [VectorCase] {
+        let file = try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: vectorFile))
+        return file.testGroups.flatMap { group in
+            group.tests.map { test in
+                VectorCase(
+                    tcId: test.tcId, comment: test.comment, publicKeyDER: hexBytes(group.publicKeyDer),
+                    message: hexBytes(test.msg), signature: hexBytes(test.sig), isValid: test.result == "valid"
+                )
+            }
+        }
+    }
+
+    @Test("Each vector verifies exactly when Wycheproof labels it valid", arguments: try loadCases())
+    func vector(_ vector: VectorCase) throws {
+        let key = try ECPublicKey(derRepresentation: vector.publicKeyDER)
+        #expect(key.isValidES256Signature(vector.signature, for: vector.message) == vector.isValid)
+    }
+
+    @Test("The file has 262 vectors: 173 valid, 89 invalid, and 70 valid ones with high S")
+    func summary() throws {
+        let cases = try Self.loadCases()
+        let valid = cases.filter(\.isValid)
+        let halfOrder = Self.halved(Self.p256Order)
+        let highS = valid.filter { vector in
+            vector.signature.count == 64 && Self.isGreater(Array(vector.signature[32...]), than: halfOrder)
+        }
+        #expect(cases.count == 262)
+        #expect(valid.count == 173)
+        #expect(cases.count - valid.count == 89)
+        // A verifier that enforced low S (as Bitcoin does) would fail these; ECDSA and ES256 do not.
+        #expect(highS.count == 70)
+    }
+
+    /// ⌊value / 2⌋ of a big-endian unsigned integer: with n odd, s > n/2 exactly when s > ⌊n/2⌋.
+    static func halved(_ value: [UInt8]) -> [UInt8] {
+        var carry: UInt8 = 0
+        return value.map { byte in
+            defer { carry = byte & 1 }
+            return (byte >> 1) | (carry << 7)
+        }
+    }
+
+    /// Compares two big-endian unsigned integers of the same byte count.
+    static func isGreater(_ lhs: [UInt8], than rhs: [UInt8]) -> Bool {
+        lhs.lexicographicallyPrecedes(rhs) == false && lhs != rhs
+    }
+
+    static func hexBytes(_ hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
+    }
+}
+
+extension WycheproofECDSATests {
+    /// One test vector with the key of its group, named by its `tcId` and comment in the test report.
+    struct VectorCase: Sendable, CustomTestStringConvertible {
+        let tcId: Int
+        let comment: String
+        let publicKeyDER: [UInt8]
+        let message: [UInt8]
+        let signature: [UInt8]
+        let isValid: Bool
+
+        var testDescription: String { "tcId \(tcId): \(comment)" }
+    }
+
+    struct VectorFile: Decodable {
+        let numberOfTests: Int
+        let testGroups: [Group]
+    }
+
+    struct Group: Decodable {
+        let publicKeyDer: String
+        let tests: [Test]
+    }
+
+    struct Test: Decodable {
+        let tcId: Int
+        let comment: String
+        let msg: String
+        let sig: String
+        let result: String
+    }
+}
