@@ -56,7 +56,9 @@ struct AppleVectorTests {
 
     @Test("The impression example is unknown-key yet decodes and passes the field rules")
     func impressionExample() throws {
-        let result = try verify("impression-example.jws", allowingDevelopment: true)
+        let line = try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/impression-example.jws"))
+            .prefix { $0 != UInt8(ascii: "\n") }
+        let result = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true)).verify(line)
         #expect(result.verdict == .invalid)
         #expect(result.firstError?.code == .unknownKey)
         #expect(result.kind == .impression)
@@ -70,7 +72,7 @@ struct AppleVectorTests {
         #expect(findings.isEmpty)
         #expect(impression.sourceIdentifier == 5239)
         #expect(impression.eligibleForReEngagement == true)
-        #expect(ImpressionRules.check(impression, keyID: "example.adattributionkit",
+        #expect(ImpressionRules.check(payload, keyID: "example.adattributionkit",
                                       policy: VerificationPolicy(clock: Self.clock)).isEmpty)
     }
 

@@ -34,7 +34,7 @@ struct PostbackRuleTests {
         let payload = try Self.decode(Self.payload())
         let other = PostbackRules.check(payload, keyID: "apple-development-identifier/1")
         #expect(other.map(\.rule) == ["P5"])
-        #expect(other.allSatisfy(\.isWarning))
+        #expect(other.allSatisfy { $0.isWarning })
         #expect(PostbackRules.check(payload, keyID: "apple-cas-identifier/0").isEmpty)
         let development = try Self.decode(Self.payload().replacingOccurrences(
             of: "x.example", with: "development.adattributionkit"))
@@ -84,7 +84,7 @@ struct PostbackRuleTests {
                  body: "{\"ad-interaction-type\":\"view\",\"coarse-conversion-value\":\"low\"}", tier: 2,
                  warnings: ["T5"]),
         TierCase(name: "T6: no marketplace but a conversion value", payload: payload(marketplace: false),
-                 body: "{\"ad-interaction-type\":\"view\",\"coarse-conversion-value\":\"low\"}", tier: 1,
+                 body: "{\"ad-interaction-type\":\"view\",\"coarse-conversion-value\":\"low\"}", tier: 0,
                  warnings: ["T6"]),
         TierCase(name: "bare JWS: no unsigned members", payload: payload(source: "99"), body: nil, tier: 1,
                  warnings: []),
@@ -97,6 +97,6 @@ struct PostbackRuleTests {
         #expect(CrowdAnonymityTier.lowest(payload, body: body) == tierCase.tier)
         let findings = TierRules.check(payload, body: body)
         #expect(findings.map(\.rule) == tierCase.warnings)
-        #expect(findings.allSatisfy(\.isWarning))
+        #expect(findings.allSatisfy { $0.isWarning })
     }
 }

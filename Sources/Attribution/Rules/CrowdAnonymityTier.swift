@@ -1,25 +1,24 @@
 /// The lowest crowd-anonymity ("postback data") tier consistent with a postback's fields (spec §6-7).
 ///
-/// Each field that only a higher tier sends raises the floor; the result is the highest floor. Analysts want it;
-/// it proves nothing, since the device decides the tier.
+/// The fields that define a tier are read in the spec's order, the way rules T6, T4 and T5 frame them: no
+/// `marketplace-identifier` is tier 0 (whatever else the postback carries; T6 warns about the rest); at index 0 a
+/// `publisher-item-identifier` or `country-code` is tier 3; a fine value or a 3- or 4-digit source identifier is
+/// tier 2; anything else is tier 1 (a coarse value at index 0, or any second or third postback). Analysts want
+/// it; it proves nothing, since the device decides the tier.
 public enum CrowdAnonymityTier {
     /// - Parameter body: the unsigned members, or nil for a bare postback JWS.
     public static func lowest(_ payload: PostbackPayload, body: PostbackBody?) -> Int {
-        let index = payload.postbackSequenceIndex
         let members = body?.members
-        var tier = 0
-        if payload.marketplaceIdentifier != nil || index >= 1 {
-            tier = 1
+        if payload.marketplaceIdentifier == nil {
+            return 0
         }
-        if index == 0 && members?.contains("coarse-conversion-value") == true {
-            tier = max(tier, 1)
+        if payload.postbackSequenceIndex == 0
+            && (payload.publisherItemIdentifier != nil || members?.contains("country-code") == true) {
+            return 3
         }
         if members?.contains("conversion-value") == true || SourceIdentifier.digitCount(payload.sourceIdentifier) >= 3 {
-            tier = max(tier, 2)
+            return 2
         }
-        if index == 0 && (payload.publisherItemIdentifier != nil || members?.contains("country-code") == true) {
-            tier = 3
-        }
-        return tier
+        return 1
     }
 }

@@ -1,20 +1,21 @@
 /// Warnings on an impression: I2 (network ID matches the signing kid) and I3 (timestamp plausible).
 /// I1 (fields, types, ranges) is applied while decoding ``ImpressionPayload``.
+///
+/// These read the raw signed members rather than a decoded ``ImpressionPayload``, so they still apply when I1
+/// rejects another field, and simply skip a member that is missing or mistyped (I1 reports that).
 enum ImpressionRules {
-    static func check(_ impression: ImpressionPayload, keyID: String, policy: VerificationPolicy) -> [Finding] {
+    static func check(_ payload: JSONObject, keyID: String, policy: VerificationPolicy) -> [Finding] {
         var findings: [Finding] = []
-        if impression.adNetworkIdentifier != keyID {
+        if case .string(let network)? = payload["ad-network-identifier"], network != keyID {
             findings.append(.warning(
-                "I2", "ad-network-identifier \(JSONValue.quoted(impression.adNetworkIdentifier)) is not the "
-                    + "signing kid \(JSONValue.quoted(keyID))"))
+                "I2", "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid \(JSONValue.quoted(keyID))"))
         }
+        guard let timestamp = payload["timestamp"]?.numberValue?.uint64Value else { return findings }
         let now = policy.clock()
-        if impression.timestamp > now {
-            findings.append(.warning(
-                "I3", "timestamp \(impression.timestamp) is in the future (now is \(now) ms since 1970)"))
-        } else if let maximumAge = policy.maximumImpressionAge, now - impression.timestamp > maximumAge {
-            findings.append(.warning(
-                "I3", "timestamp \(impression.timestamp) is older than the limit of \(maximumAge) ms"))
+        if timestamp > now {
+            findings.append(.warning("I3", "timestamp \(timestamp) is in the future (now is \(now) ms since 1970)"))
+        } else if let maximumAge = policy.maximumImpressionAge, now - timestamp > maximumAge {
+            findings.append(.warning("I3", "timestamp \(timestamp) is older than the limit of \(maximumAge) ms"))
         }
         return findings
     }

@@ -109,8 +109,10 @@ public struct ItemVerifier: Sendable {
         result.signature = outcome.signature
         if let failure = outcome.failure {
             findings.append(failure)
-            if result.kind == .unknown, let payloadBytes = outcome.token?.payloadBytes {
-                // Only to name the kind in the record; rules never see unauthenticated bytes.
+            if result.kind == .unknown, outcome.keyID != nil || failure.rule != "J1",
+               let payloadBytes = outcome.token?.payloadBytes {
+                // Only to name the kind in the record (once the header was readable); rules never see
+                // unauthenticated bytes.
                 result.kind = Self.kindOfUnverifiedPayload(payloadBytes)
             }
             return nil
@@ -149,9 +151,9 @@ public struct ItemVerifier: Sendable {
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,
                                  into result: inout VerificationResult, findings: inout [Finding]) {
-        guard let impression = ImpressionPayload.decode(payloadObject, findings: &findings) else { return }
-        result.impression = impression
-        findings += ImpressionRules.check(impression, keyID: keyID, policy: policy)
+        result.impression = ImpressionPayload.decode(payloadObject, findings: &findings)
+        // I2 and I3 read the raw members, so a warning still shows beside an I1 error in another field.
+        findings += ImpressionRules.check(payloadObject, keyID: keyID, policy: policy)
     }
 
     // MARK: - Helpers
