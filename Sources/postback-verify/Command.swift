@@ -3,7 +3,9 @@ import Foundation
 
 /// The `postback-verify` command: options → key ring → read, verify, deduplicate, write → summary, status.
 enum Command {
-    static let batchSize = 512
+    /// Items per batch: large enough to amortise hand-offs between threads, small enough to keep memory low
+    /// (a batch holds at most 256 × 16 KiB).
+    static let batchSize = 256
 
     static func main(_ arguments: [String]) -> Int32 {
         let errors = StandardStream(descriptor: 2)
@@ -31,65 +33,82 @@ enum Command {
     }
 
     private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
-        let started = DispatchTime.now()
+        let started = DispatchTime.now().uptimeNanoseconds
         let output = StandardStream(descriptor: 1)
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
-        let batches = BatchVerifier(verifier: verifier, jobs: jobs)
         let useColour = options.colour ?? (output.isTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
-        let text = TextRecord(colour: useColour)
-        let reader = InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes)
+        let render = RecordRenderer(format: options.format, text: TextRecord(colour: useColour))
+        let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
         var deduplicator = Deduplicator()
         var summary = RunSummary()
-        var failuresReported = 0
+        var progress = Progress(stream: errors, enabled: errors.isTerminal && !options.isQuiet, started: started)
+        var failures: [InputFailure] = []
+        var writeFailure: String?
 
-        while let items = reader.nextBatch(maximumCount: batchSize) {
-            let results = batches.verify(items)
-            for (item, var result) in zip(items, results) {
-                if options.deduplicates {
-                    deduplicator.apply(to: &result, source: item.source, line: item.line)
+        let pipeline = OrderedPipeline<([InputItem], [InputFailure]), VerifiedBatch>(capacity: 4 * jobs + 4)
+        pipeline.run(
+            workers: jobs,
+            produce: { input.next(maximumCount: batchSize) },
+            transform: { items, failures in
+                let results = items.map(verifier.verify)
+                let records = zip(items, results).map { render($1, source: $0.source, line: $0.line) }
+                return VerifiedBatch(items: items, results: results, records: records, failures: failures)
+            },
+            consume: { batch, moreReady in
+                for index in batch.items.indices {
+                    let item = batch.items[index]
+                    var result = batch.results[index]
+                    var record = batch.records[index]
+                    if options.deduplicates {
+                        deduplicator.apply(to: &result, source: item.source, line: item.line)
+                        if result.duplicateOf != nil { record = render(result, source: item.source, line: item.line) }
+                    }
+                    summary.count(result, expectation: options.expectation)
+                    output.write(line: record)
+                    if let expectation = options.expectation, result.verdict != expectation {
+                        errors.write(line: mismatch(result, item: item, expected: expectation))
+                    }
                 }
-                summary.count(result, expectation: options.expectation)
-                switch options.format {
-                case .jsonl: output.write(line: JSONLinesRecord.render(result, source: item.source, line: item.line))
-                case .text: output.write(line: text.render(result, source: item.source, line: item.line))
-                }
-                if let expectation = options.expectation, result.verdict != expectation {
-                    errors.write(line: "postback-verify: \(item.source):\(item.line): expected \(expectation.rawValue), "
-                                 + "got \(result.verdict.rawValue)"
-                                 + (result.firstError.map { " (\($0.code?.rawValue ?? "")): \($0.message)" } ?? ""))
-                }
-            }
-            // Flush per batch: on a live stream every line read so far gets its record now.
-            output.flush()
-            failuresReported = report(reader.failures, after: failuresReported, to: errors)
-            errors.flush()
-            if let failure = output.failure {
-                errors.write(line: "postback-verify: error: cannot write standard output: \(failure)")
+                failures += batch.failures
+                report(batch.failures, to: errors)
+                // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
+                if !moreReady { output.flush() }
+                progress.update(items: summary.items)
                 errors.flush()
-                return 2
-            }
-        }
-        failuresReported = report(reader.failures, after: failuresReported, to: errors)
+                writeFailure = output.failure
+                return writeFailure == nil
+            })
         output.flush()
-        if let failure = output.failure {
-            errors.write(line: "postback-verify: error: cannot write standard output: \(failure)")
+        writeFailure = writeFailure ?? output.failure
+        if let writeFailure {
+            progress.clear()
+            errors.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
             errors.flush()
             return 2
         }
+        let lateFailures = input.takeFailures()
+        failures += lateFailures
+        report(lateFailures, to: errors)
+        progress.clear()
         if !options.isQuiet {
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            errors.write(line: summary.render(seconds: seconds, failures: reader.failures.count))
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            errors.write(line: summary.render(seconds: seconds, failures: failures.count))
         }
         errors.flush()
-        if !reader.failures.isEmpty { return 2 }
+        if !failures.isEmpty { return 2 }
         return summary.unexpected == 0 ? 0 : 1
     }
 
-    private static func report(_ failures: [InputFailure], after count: Int, to stream: StandardStream) -> Int {
-        for failure in failures.dropFirst(count) {
+    private static func mismatch(_ result: VerificationResult, item: InputItem, expected: Verdict) -> String {
+        let reason = result.firstError.map { " (\($0.code?.rawValue ?? "")): \($0.message)" } ?? ""
+        return "postback-verify: \(item.source):\(item.line): expected \(expected.rawValue), "
+            + "got \(result.verdict.rawValue)\(reason)"
+    }
+
+    private static func report(_ failures: [InputFailure], to stream: StandardStream) {
+        for failure in failures {
             stream.write(line: "postback-verify: error: cannot read \(failure.path): \(failure.message)")
         }
-        return failures.count
     }
 
     /// Apple's keys plus every `--key`, each refused at load time unless it is an EC P-256 public key.

@@ -8,7 +8,8 @@ enum ImpressionRules {
         var findings: [Finding] = []
         if case .string(let network)? = payload["ad-network-identifier"], network != keyID {
             findings.append(.warning(
-                "I2", "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid \(JSONValue.quoted(keyID))"))
+                "I2", "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid "
+                    + JSONValue.quoted(keyID)))
         }
         guard let timestamp = payload["timestamp"]?.numberValue?.uint64Value else { return findings }
         let now = policy.clock()

@@ -13,7 +13,8 @@ public enum RuleCatalogue {
     public static let rules: [Rule] = [
         Rule(id: "J1", code: .malformedInput, appliesTo: "JWS", summary: "envelope, base64url, JSON, size, nesting"),
         Rule(id: "J2", code: .unsupportedAlgorithm, appliesTo: "JWS", summary: "alg is ES256; no crit"),
-        Rule(id: "J3", code: .unknownKey, appliesTo: "JWS", summary: "kid names a loaded key or an Apple development kid"),
+        Rule(id: "J3", code: .unknownKey, appliesTo: "JWS",
+             summary: "kid names a loaded key or an Apple development kid"),
         Rule(id: "J4", code: .untrustedKey, appliesTo: "JWS", summary: "development kid only with --allow-development"),
         Rule(id: "J5", code: .badSignature, appliesTo: "JWS", summary: "signature verifies"),
         Rule(id: "P1", code: .invalidField, appliesTo: "postback payload", summary: "required fields, JSON types"),

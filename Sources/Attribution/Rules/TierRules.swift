@@ -13,7 +13,8 @@ enum TierRules {
 
         if index >= 1 {
             if digits != 2 {
-                findings.append(.warning("T1", "postback \(index) should carry a 2-digit source-identifier, not \(digits)"))
+                findings.append(.warning(
+                    "T1", "postback \(index) should carry a 2-digit source-identifier, not \(digits)"))
             }
             if fine {
                 findings.append(.warning("T2", "postback \(index) should carry no fine conversion-value"))

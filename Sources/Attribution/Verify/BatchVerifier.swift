@@ -18,23 +18,16 @@ public struct BatchVerifier: Sendable {
     /// One result per item, in the items' order.
     public func verify(_ items: [InputItem]) -> [VerificationResult] {
         let workers = min(jobs, items.count)
-        guard workers > 1 else { return items.map(verify) }
+        guard workers > 1 else { return items.map(verifier.verify) }
         let chunkSize = (items.count + workers - 1) / workers
         let chunks = Mutex([[VerificationResult]](repeating: [], count: workers))
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let start = worker * chunkSize
             let end = min(items.count, start + chunkSize)
             guard start < end else { return }
-            let results = items[start..<end].map(verify)
+            let results = items[start..<end].map(verifier.verify)
             chunks.withLock { $0[worker] = results }
         }
         return chunks.withLock { $0.flatMap { $0 } }
-    }
-
-    private func verify(_ item: InputItem) -> VerificationResult {
-        switch item.content {
-        case .bytes(let bytes): verifier.verify(bytes)
-        case .oversized(let byteCount): verifier.oversizedItem(byteCount: byteCount)
-        }
     }
 }

@@ -82,7 +82,8 @@ public struct ItemVerifier: Sendable {
             verifySKAdNetwork(body, into: &result, findings: &findings)
         } else {
             findings.append(.error(
-                .malformedInput, "J1", "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+                .malformedInput, "J1",
+                "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
         }
     }
 

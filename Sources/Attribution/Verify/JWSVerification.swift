@@ -51,7 +51,8 @@ public struct JWSVerification: Sendable {
         guard jws.signatureBytes.count == 64 else {
             outcome.signature = .failed
             outcome.failure = .error(
-                .badSignature, "J5", "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
+                .badSignature, "J5",
+                "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
             return outcome
         }
         guard trusted.key.isValidES256Signature(jws.signatureBytes, for: jws.signingInput) else {

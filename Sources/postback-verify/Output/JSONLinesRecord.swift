@@ -25,7 +25,8 @@ enum JSONLinesRecord {
     }
 
     private static func error(_ finding: Finding) -> String {
-        "{\"code\":\(JSONValue.quoted(finding.code?.rawValue ?? "")),\"rule\":\(JSONValue.quoted(finding.rule.rawValue)),"
+        "{\"code\":\(JSONValue.quoted(finding.code?.rawValue ?? "")),"
+            + "\"rule\":\(JSONValue.quoted(finding.rule.rawValue)),"
             + "\"message\":\(JSONValue.quoted(finding.message))}"
     }
 

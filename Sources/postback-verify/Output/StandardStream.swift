@@ -20,6 +20,11 @@ final class StandardStream {
     /// True when the descriptor is a terminal (colour, progress).
     var isTerminal: Bool { isatty(descriptor) == 1 }
 
+    /// Writes `text` without a line terminator (progress display).
+    func write(raw text: String) {
+        buffer.append(contentsOf: text.utf8)
+    }
+
     func write(line: String) {
         buffer.append(contentsOf: line.utf8)
         buffer.append(UInt8(ascii: "\n"))

@@ -1,0 +1,14 @@
+import Attribution
+
+/// Renders one result in the chosen output format; `Sendable`, so workers render in parallel.
+struct RecordRenderer: Sendable {
+    let format: CommandLineOptions.Format
+    let text: TextRecord
+
+    func callAsFunction(_ result: VerificationResult, source: String, line: Int) -> String {
+        switch format {
+        case .jsonl: JSONLinesRecord.render(result, source: source, line: line)
+        case .text: text.render(result, source: source, line: line)
+        }
+    }
+}
