@@ -76,7 +76,7 @@ def make_body(i: int) -> str:
     rnd = random.Random(i)
     # distinct by construction: 64 random bits fixed for the run, then a bijection of the index on the low 62
     # bits (so the UUIDs look random); version 4 and the variant only touch bits outside those 62
-    low = (i * 0x9E3779B97F4A7C15) & ((1 << 62) - 1)
+    low = ((i + 1) * 0x9E3779B97F4A7C15) & ((1 << 62) - 1)
     pid = str(uuid.UUID(int=(_UUID_HI << 64) | low, version=4)).upper()
     payload = {
         "postback-identifier": pid,
@@ -104,6 +104,10 @@ def make_body(i: int) -> str:
 def _chunk(bounds: tuple[int, int]) -> list[str]:
     lo, hi = bounds
     return [make_body(i) for i in range(lo, hi)]
+
+
+def _ranges(n: int, step: int) -> list[tuple[int, int]]:
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
 def main() -> int:
@@ -140,31 +144,39 @@ def main() -> int:
     (out / "kid").write_text(KID + "\n")
 
     uuid_hi = random.SystemRandom().getrandbits(64)
-    n = args.distinct
+    n, k = args.distinct, args.repeat
     t0 = time.perf_counter()
-    if args.procs == 1 or n < 2000:
-        _init(pem, uuid_hi)
-        bodies = _chunk((0, n))
-    else:
-        step = max(1000, n // (args.procs * 8))
-        ranges = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
-        with mp.get_context("fork").Pool(args.procs, initializer=_init, initargs=(pem, uuid_hi)) as pool:
-            bodies = [b for part in pool.map(_chunk, ranges) for b in part]
-    t_sign = time.perf_counter() - t0
-
+    first = ""
     with open(out / args.name, "w", encoding="utf-8", newline="\n") as f:
-        if args.order == "cycle":
-            block = "\n".join(bodies) + "\n"
-            for _ in range(args.repeat):
-                f.write(block)
+        if args.procs == 1 or n < 2000:
+            _init(pem, uuid_hi)
+            pool = None
+            parts = (_chunk(r) for r in _ranges(n, 5000))
         else:
-            for b in bodies:
-                f.write((b + "\n") * args.repeat)
-    (out / "single.jsonl").write_text(bodies[0] + "\n", encoding="utf-8")
+            pool = mp.get_context("fork").Pool(args.procs, initializer=_init, initargs=(pem, uuid_hi))
+            parts = pool.imap(_chunk, _ranges(n, 2000))  # in order, streamed: memory stays small for big N
+        kept: list[str] = []
+        try:
+            for part in parts:
+                first = first or part[0]
+                if args.order == "blocks" or k == 1:
+                    f.write("".join((b + "\n") * k for b in part))
+                else:
+                    kept.extend(part)  # cycle with repeats: needs all N before the second round
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
+        t_sign = time.perf_counter() - t0
+        if kept:
+            block = "\n".join(kept) + "\n"
+            for _ in range(k):
+                f.write(block)
+    (out / "single.jsonl").write_text(first + "\n", encoding="utf-8")
     t_all = time.perf_counter() - t0
     size = (out / args.name).stat().st_size
-    print(f"make-corpus: {n} distinct x {args.repeat} ({args.order}) = {n * args.repeat} items, "
-          f"{size / n / args.repeat:.0f} B/item, {size / 2**20:.1f} MiB -> {out / args.name}; "
+    print(f"make-corpus: {n} distinct x {args.repeat} ({args.order}) = {n * k} items, "
+          f"{size / n / k:.0f} B/item, {size / 2**20:.1f} MiB -> {out / args.name}; "
           f"signed in {t_sign:.1f} s ({n / t_sign:,.0f}/s, {args.procs} procs), total {t_all:.1f} s",
           file=sys.stderr)
     return 0
