@@ -21,8 +21,11 @@ enum Command {
                 print(HelpText.version)
                 return 0
             }
-            verifier = ItemVerifier(keyRing: try keyRing(options), policy: VerificationPolicy(
-                isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge))
+            verifier = ItemVerifier(
+                keyRing: try keyRing(options),
+                policy: VerificationPolicy(
+                    isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge),
+                cache: VerifiedTokenCache())
         } catch {
             errors.write(line: "postback-verify: error: \(error.message)")
             errors.write(line: "Run 'postback-verify --help' for usage.")

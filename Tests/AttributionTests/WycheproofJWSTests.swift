@@ -126,6 +126,52 @@ struct WycheproofJWSTests {
             #expect(throws: AttributionError(.invalidKey, rule: "J3", "")) { try ECPublicKey(jwk: jwk) }
         }
     }
+
+    @Test("Regression: a JWK whose key_ops lacks verify (tcId 356, key_ops [encrypt]) was loaded as a signing key",
+          arguments: KeyOperationsCase.all)
+    func keyOperations(_ operations: KeyOperationsCase) {
+        // Wycheproof's kid-ec-sign point; only key_ops varies.
+        let jwk = JSONObject(members: [
+            .init(name: "kty", value: .string("EC")), .init(name: "crv", value: .string("P-256")),
+            .init(name: "x", value: .string("04N0xi21hshyvBp7I167sbE_bXqyqkAPfefdklMO7wY")),
+            .init(name: "y", value: .string("UI8exy-C06a7DUnjIdENkxeFtHM4-l_41LqEw9nVgmw")),
+            .init(name: "key_ops", value: operations.value),
+        ])
+        if operations.isAccepted {
+            #expect(throws: Never.self) { try ECPublicKey(jwk: jwk) }
+        } else {
+            #expect(throws: AttributionError(.invalidKey, rule: "J3", "")) { try ECPublicKey(jwk: jwk) }
+        }
+    }
+}
+
+extension WycheproofJWSTests {
+    /// One `key_ops` value (RFC 7517 §4.3) and whether a verifying public key may carry it.
+    struct KeyOperationsCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let value: JSONValue
+        let isAccepted: Bool
+
+        var testDescription: String { "key_ops \(name): \(isAccepted ? "loads" : "refused")" }
+
+        static func strings(_ operations: String...) -> JSONValue {
+            .array(operations.map { .string($0) })
+        }
+
+        static let all: [KeyOperationsCase] = [
+            KeyOperationsCase(name: "[encrypt]", value: strings("encrypt"), isAccepted: false),
+            KeyOperationsCase(name: "[sign]", value: strings("sign"), isAccepted: false),
+            KeyOperationsCase(name: "[]", value: strings(), isAccepted: false),
+            KeyOperationsCase(name: "[verify, verify]", value: strings("verify", "verify"), isAccepted: false),
+            KeyOperationsCase(name: "[Verify]", value: strings("Verify"), isAccepted: false),
+            KeyOperationsCase(name: "\"verify\" (not a list)", value: .string("verify"), isAccepted: false),
+            KeyOperationsCase(name: "[verify, 1]", value: .array([.string("verify"), .number(JSONNumber(
+                validatedLiteral: "1"))]), isAccepted: false),
+            KeyOperationsCase(name: "null", value: .null, isAccepted: false),
+            KeyOperationsCase(name: "[verify]", value: strings("verify"), isAccepted: true),
+            KeyOperationsCase(name: "[sign, verify]", value: strings("sign", "verify"), isAccepted: true),
+        ]
+    }
 }
 
 // MARK: - Test types

@@ -2,9 +2,10 @@ extension ECPublicKey {
     /// Loads a P-256 public key from a JSON Web Key (RFC 7518 §6.2): `kty` `EC`, `crv` `P-256`, and `x`, `y`
     /// as base64url of exactly 32 bytes each.
     ///
-    /// Refuses a private key (a `d` member), a key meant for anything but signatures (`use` other than `sig`) and
-    /// one bound to another algorithm (`alg` other than `ES256`), so a key published for encryption or for ES384
-    /// cannot be used to accept ES256 postbacks (RFC 7517 §4.2, §4.4). The point must be on the curve.
+    /// Refuses a private key (a `d` member), a key meant for anything but signatures (`use` other than `sig`, or
+    /// `key_ops` without `verify`) and one bound to another algorithm (`alg` other than `ES256`), so a key published
+    /// for encryption or for ES384 cannot be used to accept ES256 postbacks (RFC 7517 §4.2-§4.4). The point must be
+    /// on the curve.
     public init(jwk: JSONObject) throws(AttributionError) {
         guard Self.member("kty", of: jwk, is: "EC") else {
             throw AttributionError(.invalidKey, rule: "J3", "JWK kty is not \"EC\"")
@@ -17,6 +18,10 @@ extension ECPublicKey {
         }
         if jwk.contains("use") && !Self.member("use", of: jwk, is: "sig") {
             throw AttributionError(.invalidKey, rule: "J3", "JWK use is not \"sig\"")
+        }
+        if jwk.contains("key_ops") && !Self.keyOperationsAllowVerify(jwk["key_ops"]) {
+            throw AttributionError(
+                .invalidKey, rule: "J3", "JWK key_ops is not a list of distinct strings that includes \"verify\"")
         }
         if jwk.contains("alg") && !Self.member("alg", of: jwk, is: "ES256") {
             throw AttributionError(.invalidKey, rule: "J3", "JWK alg is not \"ES256\"")
@@ -36,6 +41,15 @@ extension ECPublicKey {
     /// equivalent text, and JSON names and values compare byte for byte (RFC 8259 §8.3).
     private static func member(_ name: String, of jwk: JSONObject, is expected: String) -> Bool {
         jwk[name]?.stringValue?.utf8.elementsEqual(expected.utf8) ?? false
+    }
+
+    /// True when `key_ops` is an array of distinct strings one of which is exactly `verify` (RFC 7517 §4.3:
+    /// duplicates MUST NOT occur; `verify` is the operation a public key checks signatures with).
+    private static func keyOperationsAllowVerify(_ value: JSONValue?) -> Bool {
+        guard case .array(let elements)? = value else { return false }
+        let operations = elements.compactMap(\.stringValue).map { Array($0.utf8) }
+        return operations.count == elements.count && Set(operations).count == operations.count
+            && operations.contains(Array("verify".utf8))
     }
 
     /// The big-endian bytes of one JWK coordinate, which RFC 7518 §6.2.1.2 fixes at the field size.

@@ -15,10 +15,14 @@ public struct ItemVerifier: Sendable {
 
     public let keyRing: KeyRing
     public let policy: VerificationPolicy
+    /// Tokens already verified by this verifier, so exact repeats (Apple's retries) skip the ECDSA; nil: no cache.
+    public let cache: VerifiedTokenCache?
 
-    public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy()) {
+    public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(),
+                cache: VerifiedTokenCache? = nil) {
         self.keyRing = keyRing
         self.policy = policy
+        self.cache = cache
     }
 
     /// Verifies one item given as bytes (a whole request body, or one line of input without its terminator).
@@ -104,7 +108,7 @@ public struct ItemVerifier: Sendable {
     /// Checks envelope, header, key and signature; returns the payload object once its signature holds.
     private func verifyJWS(_ token: ArraySlice<UInt8>, into result: inout VerificationResult,
                            findings: inout [Finding]) -> JSONObject? {
-        let outcome = JWSVerification.verify(token, keyFor: keyRing.trustedKey(for:))
+        let outcome = JWSVerification.verify(token, keyFor: keyRing.trustedKey(for:), cache: cache)
         result.keyID = outcome.keyID
         result.environment = outcome.key?.environment
         result.signature = outcome.signature

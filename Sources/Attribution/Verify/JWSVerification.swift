@@ -20,8 +20,10 @@ public struct JWSVerification: Sendable {
     ///
     /// The signed message is the token's own bytes up to the second dot; a signature that is canonical
     /// base64url but not 64 bytes is `bad-signature` (J5), not a format error.
+    /// - Parameter cache: tokens already verified under the same key ring; a hit skips the ECDSA.
     public static func verify(
-        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>
+        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
+        cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
         var outcome = JWSVerification()
         let jws: CompactJWS
@@ -55,11 +57,19 @@ public struct JWSVerification: Sendable {
                 "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
             return outcome
         }
+        let digest = cache.map { _ in SHA256Digest(of: jws.bytes) }
+        if let cache, let digest, cache.contains(digest, verifiedBy: trusted.key) {
+            outcome.signature = .verified
+            return outcome
+        }
         guard trusted.key.isValidES256Signature(jws.signatureBytes, for: jws.signingInput) else {
             outcome.signature = .failed
             outcome.failure = .error(
                 .badSignature, "J5", "the signature does not verify with the key for \(header.keyID)")
             return outcome
+        }
+        if let cache, let digest {
+            cache.insert(digest, verifiedBy: trusted.key)
         }
         outcome.signature = .verified
         return outcome
