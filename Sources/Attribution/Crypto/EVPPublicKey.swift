@@ -78,28 +78,24 @@ final class EVPPublicKey: @unchecked Sendable {
 
     /// True only when libcrypto reports exactly 1 for an ECDSA signature (DER `ECDSA-Sig-Value`) over SHA-256
     /// of `message`; any other answer, including errors, is false and leaves the error queue empty.
+    ///
+    /// Hashes with SHA-256 and verifies the digest with `EVP_PKEY_verify`, using this thread's reusable contexts
+    /// (``ThreadVerificationContexts``): the same result as `EVP_DigestVerify`, without its per-call setup.
     func isValidSHA256Signature(der signature: UnsafeRawBufferPointer, over message: UnsafeRawBufferPointer) -> Bool {
         guard let signatureBytes = signature.baseAddress?.assumingMemoryBound(to: UInt8.self), !signature.isEmpty,
-              let context = EVP_MD_CTX_new() else {
+              let contexts = ThreadVerificationContexts.current,
+              let verifyContext = contexts.verifyContext(for: key) else {
             return false
         }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, SHA256MessageDigest.shared.digest, nil, key) == 1 else {
-            OpenSSLErrorQueue.clear()
-            return false
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
+            guard let digestBytes = digest.baseAddress, contexts.sha256(message, into: digestBytes) else {
+                return false
+            }
+            guard EVP_PKEY_verify(verifyContext, signatureBytes, signature.count, digestBytes, 32) == 1 else {
+                OpenSSLErrorQueue.clear()
+                return false
+            }
+            return true
         }
-        // An empty message has no base address; libcrypto wants a pointer even for zero bytes.
-        let emptyMessage: UInt8 = 0
-        let verdict = withUnsafePointer(to: emptyMessage) { fallback in
-            EVP_DigestVerify(
-                context, signatureBytes, signature.count,
-                message.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? fallback, message.count
-            )
-        }
-        guard verdict == 1 else {
-            OpenSSLErrorQueue.clear()
-            return false
-        }
-        return true
     }
 }
