@@ -6,13 +6,19 @@ Run from anywhere (Python 3.11, needs only the `cryptography` package):
     python3 Fixtures/make-fixtures.py [--vectors DIR]
 
 What it does
-  * Fixtures/keys/: creates two P-256 TEST-ONLY key pairs, but only if the files are missing, so
-    re-running keeps the same keys (delete the files to rotate them).
-  * Fixtures/valid/, Fixtures/invalid/, Fixtures/dedupe/: deleted and written again. ECDSA signatures
-    are randomised, so the tokens change on every run; names, payloads, manifest and README do not.
-  * Fixtures/{valid,invalid}/apple/: byte-exact copies of Apple's documentation examples from
-    DIR/apple (default: ../shared/vectors next to the repository, or $POSTBACK_VERIFY_VECTORS). If DIR
-    is not there, the copies already in Fixtures/ are kept; either way their SHA-256 is checked.
+  * Fixtures/keys/: creates three P-256 and one P-192 TEST-ONLY key pairs, but only if the files are
+    missing, so re-running keeps the same keys (delete the files to rotate them).
+  * Fixtures/valid/, Fixtures/invalid/, Fixtures/dedupe/, Fixtures/skadnetwork/: deleted and written
+    again. ECDSA signatures are randomised, so the tokens change on every run; names, payloads, manifest
+    and README do not.
+  * Fixtures/{valid,invalid}/apple/ and Fixtures/{valid,invalid}/skadnetwork-apple/: byte-exact copies of
+    Apple's documentation examples from DIR/apple and DIR/skadnetwork (default: ../shared/vectors next to
+    the repository, or $POSTBACK_VERIFY_VECTORS). If DIR is not there, the copies already in Fixtures/ are
+    kept; either way their SHA-256 is checked.
+  * Fixtures/skadnetwork/: SKAdNetwork 1.0 to 4.0 postbacks signed with the test-only SKAdNetwork keys,
+    which the verifier loads with --skadnetwork-key-p256 / --skadnetwork-key-p192 (Apple's private keys
+    are not available). The signed strings are built here from the spec's section 9 table, not by the
+    verifier.
   * Fixtures/manifest.json and Fixtures/README.md: the expected result of every item, from one table.
 
 The expected results are written down by hand below, from the specification
@@ -32,13 +38,15 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 HERE = Path(__file__).resolve().parent
 KEYS = HERE / "keys"
 
 # P-256 group order
 N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+# P-192 group order
+N192 = 0xFFFFFFFFFFFFFFFFFFFFFFFF99DEF836146BC9B1B4D22831
 
 NET = "fixture.adattributionkit"            # ad network ID = impression kid
 APPLE_KID = "fixture-apple-identifier/0"    # stands in for Apple's postback kid
@@ -59,33 +67,68 @@ APPLE_COPIES = {
         "5c46322b04265127722bbd4bb2610921b15b98125416b7ee0917c1daf18b660a"),
 }
 
+SKAN_COPIES = {
+    # source file in vectors/skadnetwork -> (destination, sha256)
+    "4.0-fine-value-valid.json": (
+        "valid/skadnetwork-apple/4.0-fine-value-valid.json",
+        "a667e2374206eafb083f9df41e0494557570c0e0ca6fc4005ba06dfe7e06f475"),
+    "4.0-coarse-value-valid.json": (
+        "valid/skadnetwork-apple/4.0-coarse-value-valid.json",
+        "e16b79fa2a6b4730ecebc56a62c914fa34b6705fe83bf1bc97c918b86b89afb4"),
+    "3.0-winning-valid.json": (
+        "valid/skadnetwork-apple/3.0-winning-valid.json",
+        "ca5818f55ba7d35c69df74a1b1f5c729915d2e48c81c1409808a5bfc8b67bb7f"),
+    "3.0-nonwinning-valid.json": (
+        "valid/skadnetwork-apple/3.0-nonwinning-valid.json",
+        "a44d53824265c35859ff99184016f2f3f49263f771fa1ed72764cecd995622a4"),
+    "2.2-valid.json": (
+        "valid/skadnetwork-apple/2.2-valid.json",
+        "2f022382071d0717fb39054da403e41832ed57fd62b370145ec12c630daac6fd"),
+    "2.1-valid.json": (
+        "valid/skadnetwork-apple/2.1-valid.json",
+        "d972cc8399a70ff35fb76a5e3403efd0b69ec61af98591d84a1df55c38ab420f"),
+    "2.0-placeholder-signature-invalid.json": (
+        "invalid/skadnetwork-apple/2.0-placeholder-signature-invalid.json",
+        "1bac82c031e5fc9b4338989c1051c20d6d835cc4020e61b1bf3af04afb5d6e66"),
+    "1.0-placeholder-signature-invalid.json": (
+        "invalid/skadnetwork-apple/1.0-placeholder-signature-invalid.json",
+        "4fb710c459d8934e9bf9a560c302b38657ae42e75e4d78f34ce027306d3a5bda"),
+}
+
 CODES = {
     "J1": "malformed-input", "J2": "unsupported-algorithm", "J3": "unknown-key",
     "J4": "untrusted-key", "J5": "bad-signature",
     "P1": "invalid-field", "P2": "invalid-field", "P3": "invalid-field", "P4": "invalid-field",
     "U1": "invalid-unsigned-field", "U2": "invalid-unsigned-field", "U3": "invalid-unsigned-field",
     "I1": "invalid-field", "D1": "duplicate",
+    "S1": "unsupported-version", "S2": "invalid-field", "S3": "bad-signature", "S4": "invalid-field",
+    "S5": "invalid-unsigned-field",
 }
-WARN_RULES = {"P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3"}
+WARN_RULES = {"P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3", "S6"}
 
 KEY_FLAGS = (f"--key {NET}=Fixtures/keys/{NET}.pem "
              f"--key {APPLE_KID}=Fixtures/keys/fixture-apple-identifier-0.pem")
-CMD_VALID = f"postback-verify --allow-development {KEY_FLAGS} --expect valid Fixtures/valid"
+CMD_VALID = f"postback-verify --allow-development --no-dedupe {KEY_FLAGS} --expect valid Fixtures/valid"
 CMD_INVALID = f"postback-verify {KEY_FLAGS} --expect invalid Fixtures/invalid"
 CMD_DEDUPE = f"postback-verify --format jsonl {KEY_FLAGS} Fixtures/dedupe"
+SKAN_KEY_FLAGS = ("--skadnetwork-key-p256 Fixtures/keys/fixture-skadnetwork-p256.pem "
+                  "--skadnetwork-key-p192 Fixtures/keys/fixture-skadnetwork-p192.pem")
+CMD_SKAN_VALID = f"postback-verify {SKAN_KEY_FLAGS} --expect valid Fixtures/skadnetwork/valid"
+CMD_SKAN_INVALID = f"postback-verify {SKAN_KEY_FLAGS} --expect invalid Fixtures/skadnetwork/invalid"
+CMD_SKAN_DEDUPE = f"postback-verify --format jsonl {SKAN_KEY_FLAGS} Fixtures/skadnetwork/dedupe"
 
 
 # ----------------------------------------------------------------------------------------- keys
 
-def load_or_create(stem: str) -> ec.EllipticCurvePrivateKey:
+def load_or_create(stem: str, curve: ec.EllipticCurve = ec.SECP256R1()) -> ec.EllipticCurvePrivateKey:
     priv_path = KEYS / f"{stem}.private.pem"
     pub_path = KEYS / f"{stem}.pem"
     KEYS.mkdir(parents=True, exist_ok=True)
     if priv_path.exists():
         key = serialization.load_pem_private_key(priv_path.read_bytes(), password=None)
-        assert isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == "secp256r1", priv_path
+        assert isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == curve.name, priv_path
     else:
-        key = ec.generate_private_key(ec.SECP256R1())
+        key = ec.generate_private_key(curve)
         priv_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                                 serialization.PrivateFormat.PKCS8,
                                                 serialization.NoEncryption()))
@@ -232,24 +275,27 @@ FILES: dict[str, bytes] = {}
 
 
 def add(path: str, content, *, rule=None, warnings=(), kind="postback", what: str, tier=None,
-        signature=None, kind_certain=True, line=1, environment=None, duplicate_of=None, verdict=None):
+        signature=None, kind_certain=True, line=1, environment=None, duplicate_of=None, verdict=None,
+        key_id=None, signed_string=None):
     if isinstance(content, str):
         content = content.encode("utf-8")
     if content is not None:
         assert path not in FILES, f"duplicate fixture path {path}"
         FILES[path] = content
     top = path.split("/")[0]
+    skan_test_keys = top == "skadnetwork"
+    folder = path.split("/")[1] if skan_test_keys else top  # skadnetwork/valid/... is checked like valid/
     if verdict is None:
         verdict = "valid" if rule is None else "invalid"
-    if top == "valid":
+    if folder == "valid":
         assert verdict == "valid", path
-    if top == "invalid":
+    if folder == "invalid":
         assert verdict == "invalid", path
     assert all(w in WARN_RULES for w in warnings), path
     if signature is None:
-        if rule is None or rule[0] in "PUID":
+        if rule is None or rule[0] in "PUID" or rule in ("S4", "S5"):
             signature = "verified"
-        elif rule == "J5":
+        elif rule in ("J5", "S3"):
             signature = "failed"
         else:
             signature = "not-checked"  # J1 before the signature (pass signature= for payload J1), J2-J4
@@ -276,6 +322,12 @@ def add(path: str, content, *, rule=None, warnings=(), kind="postback", what: st
         entry["environment"] = environment
     if duplicate_of is not None:
         entry["duplicateOf"] = duplicate_of
+    if skan_test_keys:
+        entry["skadnetworkTestKeys"] = True
+    if key_id is not None:
+        entry["keyID"] = key_id
+    if signed_string is not None:
+        entry["signedString"] = signed_string
     ENTRIES.append(entry)
 
 
@@ -1044,6 +1096,486 @@ def dedupe():
     add(path, None, line=9, kind="impression", verdict="valid", what="the same impression again: still valid")
 
 
+# ===================================================================================== SKAdNetwork
+
+SKAN_NET = "fixture.skadnetwork"
+SEP = "\u2063"  # U+2063 INVISIBLE SEPARATOR
+# Spec section 9: the signed members of each version, in signing order. source-app-id and source-domain are
+# optional (left out of the string when absent); every other member listed is required.
+SKAN_ORDERS = {
+    "1.0": ["ad-network-id", "campaign-id", "app-id", "transaction-id"],
+    "2.0": ["version", "ad-network-id", "campaign-id", "app-id", "transaction-id", "redownload", "source-app-id"],
+    "2.1": ["version", "ad-network-id", "campaign-id", "app-id", "transaction-id", "redownload", "source-app-id"],
+    "2.2": ["version", "ad-network-id", "campaign-id", "app-id", "transaction-id", "redownload", "source-app-id",
+            "fidelity-type"],
+    "3.0": ["version", "ad-network-id", "campaign-id", "app-id", "transaction-id", "redownload", "source-app-id",
+            "fidelity-type", "did-win"],
+    "4.0": ["version", "ad-network-id", "source-identifier", "app-id", "transaction-id", "redownload",
+            "source-app-id", "source-domain", "fidelity-type", "did-win", "postback-sequence-index"],
+}
+P192_VERSIONS = {"1.0", "2.0"}  # spec section 3: 1.0 and 2.0 use the P-192 key, 2.1 and later P-256
+
+
+def tid(name: str) -> str:
+    """A transaction-id: a lowercase UUID derived from the fixture's name, as Apple's examples write them."""
+    return uid("skadnetwork:" + name, upper=False)
+
+
+def skan(version: str | None, name: str, **over) -> dict:
+    """An unsigned SKAdNetwork body of `version` (None: no version member, i.e. 1.0) with typical values;
+    keyword names use _ for -, DROP removes a member."""
+    out = {} if version is None else {"version": version}
+    out["ad-network-id"] = SKAN_NET
+    if version == "4.0":
+        out["source-identifier"] = "5239"
+    else:
+        out["campaign-id"] = 42
+    out["app-id"] = 1108187390
+    out["transaction-id"] = tid(name)
+    if version not in (None, "1.0"):
+        out["redownload"] = False
+        out["source-app-id"] = 1234567891
+    if version in ("2.2", "3.0", "4.0"):
+        out["fidelity-type"] = 1
+    if version in ("3.0", "4.0"):
+        out["did-win"] = True
+    if version == "4.0":
+        out["postback-sequence-index"] = 0
+    return merge(out, {k.replace("_", "-"): v for k, v in over.items()})
+
+
+def skan_value(v):
+    """A member's decoded JSON value (Raw texts are parsed, as a verifier reads them)."""
+    return json.loads(str(v)) if isinstance(v, Raw) else v
+
+
+def skan_string(b: dict, order: list[str]) -> str:
+    """Spec section 9: the present members of `order`, joined by U+2063; Booleans true/false, integers in
+    decimal, strings as received (after JSON unescaping)."""
+    parts = []
+    for name in order:
+        if name not in b:
+            continue
+        v = skan_value(b[name])
+        parts.append("true" if v is True else "false" if v is False else str(v))
+    return SEP.join(parts)
+
+
+def skan_version(b: dict) -> str:
+    return skan_value(b["version"]) if "version" in b else "1.0"
+
+
+def skan_key(version: str):
+    return SKAN_P192 if version in P192_VERSIONS else SKAN_P256
+
+
+def der_sig(key, message: bytes, *, high_s=None) -> bytes:
+    r, s = sign_rs(key, message)
+    n = N192 if key.curve.name == "secp192r1" else N
+    if high_s is True and s <= n // 2:
+        s = n - s
+    if high_s is False and s > n // 2:
+        s = n - s
+    return encode_dss_signature(r, s)
+
+
+def skan_signature(b: dict, *, order=None, key=None, message=None, high_s=None) -> str:
+    """Standard padded base64 of a DER ECDSA-SHA256 signature over the body's signed string (by default the
+    version's own order and the version's test key)."""
+    version = skan_version(b) if order is None or key is None else None
+    if message is None:
+        message = skan_string(b, order or SKAN_ORDERS[version]).encode("utf-8")
+    return base64.b64encode(der_sig(key or skan_key(version), message, high_s=high_s)).decode("ascii")
+
+
+def skan_signed(b: dict, **kw) -> dict:
+    """The body with attribution-signature appended."""
+    return merge(b, {"attribution-signature": skan_signature(b, **kw)})
+
+
+def skan_add(path: str, b, *, rule=None, warnings=(), what: str, text=None, fallback=False, line=1,
+             environment=None, duplicate_of=None, verdict=None):
+    """Registers an SKAdNetwork fixture; the key ID and the signed string the verifier must report follow from
+    the body and the rule that stops it (S1: no version, so no key; S1/S2/J1: no signature check)."""
+    stops_early = rule in ("J1", "S1", "S2")
+    version = None if rule in ("J1", "S1") else skan_version(b)
+    key_id = None if version is None else ("skadnetwork-p192" if version in P192_VERSIONS else "skadnetwork-p256")
+    signed_string = None
+    if not stops_early:
+        signed_string = skan_string(b, SKAN_ORDERS["2.1"] if fallback else SKAN_ORDERS[version])
+    add(path, (pj(b) if text is None else text) if line == 1 or text is not None else None, rule=rule,
+        warnings=warnings, what=what, kind="unknown" if rule == "J1" else "skadnetwork",
+        kind_certain=rule != "J1", line=line, environment=environment, duplicate_of=duplicate_of,
+        verdict=verdict, key_id=key_id, signed_string=signed_string)
+
+
+def skadnetwork_apple_copies(vectors: Path | None):
+    for src, (dst, digest) in SKAN_COPIES.items():
+        data = None
+        if vectors is not None and (vectors / "skadnetwork" / src).exists():
+            data = (vectors / "skadnetwork" / src).read_bytes()
+        elif (HERE / dst).exists():
+            data = (HERE / dst).read_bytes()
+        if data is None:
+            sys.exit(f"error: Apple example {src} not found (pass --vectors DIR with DIR/skadnetwork/{src})")
+        if hashlib.sha256(data).hexdigest() != digest:
+            sys.exit(f"error: {src} does not have the expected SHA-256 {digest}")
+        b = json.loads(data)
+        version = skan_version(b)
+        if dst.startswith("valid/"):
+            rule, what = None, f"Apple's SKAdNetwork {version} example, valid with Apple's P-256 key"
+        else:
+            rule, what = "S3", f"S3: Apple's SKAdNetwork {version} example, whose signature is a placeholder"
+        skan_add(dst, b, rule=rule, environment="production", text=data.decode("utf-8"), what=what)
+        FILES[dst] = data  # the original bytes exactly
+
+
+def skadnetwork_valid():
+    d = "skadnetwork/valid/"
+
+    def v(name, b, what, **kw):
+        skan_add(d + name, b, what=what, **kw)
+
+    n = "1.0-p192.json"
+    v(n, skan_signed(skan(None, d + n)), "1.0 (no version member), P-192 key")
+    n = "1.0-version-member-p192.json"
+    v(n, skan_signed(skan("1.0", d + n)),
+      "version \"1.0\" written out: 1.0's order has no version member, so it is unsigned")
+    n = "1.0-high-s-signature-p192.json"
+    v(n, skan_signed(skan(None, d + n), high_s=True), "1.0 with a high-S P-192 signature (s > n/2 is valid)")
+    n = "2.0-p192.json"
+    v(n, skan_signed(skan("2.0", d + n, redownload=True, conversion_value=20)),
+      "2.0 with source-app-id and conversion-value, P-192 key")
+    n = "2.0-without-source-app-id-p192.json"
+    v(n, skan_signed(skan("2.0", d + n, source_app_id=DROP)), "2.0 without source-app-id (left out of the string)")
+    n = "2.1.json"
+    v(n, skan_signed(skan("2.1", d + n, redownload=True, conversion_value=20)),
+      "2.1 with source-app-id, P-256 key")
+    n = "2.1-without-source-app-id.json"
+    v(n, skan_signed(skan("2.1", d + n, source_app_id=DROP, conversion_value=0)), "2.1 without source-app-id")
+    n = "2.1-high-s-signature.json"
+    v(n, skan_signed(skan("2.1", d + n), high_s=True), "2.1 with a high-S P-256 signature (s > n/2 is valid)")
+    n = "2.1-escaped-slash-in-signature.json"
+    while True:
+        b = skan_signed(skan("2.1", d + n))
+        if "/" in b["attribution-signature"]:
+            break
+    b["attribution-signature"] = Raw(json.dumps(b["attribution-signature"]).replace("/", "\\/"))
+    v(n, b, "attribution-signature written with \\/ escapes, as Apple's examples are: compared after JSON decoding")
+    n = "2.2-fidelity-type-0.json"
+    v(n, skan_signed(skan("2.2", d + n, fidelity_type=0)), "2.2, fidelity-type 0 (view-through)")
+    n = "2.2-fidelity-type-1.json"
+    v(n, skan_signed(skan("2.2", d + n, conversion_value=20)), "2.2, fidelity-type 1 (StoreKit-rendered)")
+    n = "2.2-fallback-signed-without-fidelity-type.json"
+    b = skan("2.2", d + n, conversion_value=20)
+    v(n, skan_signed(b, order=SKAN_ORDERS["2.1"], key=SKAN_P256), fallback=True, warnings=["S6"],
+      what="S6: 2.2 signed over the 2.0/2.1 order (no fidelity-type): valid with a warning")
+    n = "3.0-winning.json"
+    v(n, skan_signed(skan("3.0", d + n, conversion_value=20)), "3.0 winning, source-app-id, fine value")
+    n = "3.0-nonwinning.json"
+    v(n, skan_signed(skan("3.0", d + n, did_win=False, source_app_id=DROP)),
+      "3.0 nonwinning (did-win false), no source-app-id")
+    n = "3.0-signature-first-compact.json"
+    b = skan("3.0", d + n)
+    b = merge({"attribution-signature": skan_signature(b)}, b)
+    v(n, b, "3.0 as one compact line with attribution-signature first", text=cj(b) + "\n")
+    n = "4.0-fine-source-app-id.json"
+    v(n, skan_signed(skan("4.0", d + n, conversion_value=63)), "4.0 fine value 63, source-app-id, 4-digit source")
+    n = "4.0-coarse-source-domain.json"
+    v(n, skan_signed(skan("4.0", d + n, source_identifier="39", source_app_id=DROP, source_domain="example.com",
+                          coarse_conversion_value="medium")),
+      "4.0 coarse medium, source-domain (web ad), 2-digit source")
+    n = "4.0-no-source-app-or-domain.json"
+    v(n, skan_signed(skan("4.0", d + n, source_identifier="123", source_app_id=DROP)),
+      "4.0 with neither source-app-id nor source-domain, 3-digit source, no value")
+    n = "4.0-index-1-coarse-low.json"
+    v(n, skan_signed(skan("4.0", d + n, source_identifier="12", postback_sequence_index=1,
+                          coarse_conversion_value="low")), "4.0 second postback (index 1), coarse low")
+    n = "4.0-index-2-coarse-high.json"
+    v(n, skan_signed(skan("4.0", d + n, source_identifier="12", postback_sequence_index=2, redownload=True,
+                          coarse_conversion_value="high")), "4.0 third postback (index 2), redownload, coarse high")
+    n = "4.0-nonwinning-source-domain.json"
+    v(n, skan_signed(skan("4.0", d + n, did_win=False, source_app_id=DROP, source_domain="example.com")),
+      "4.0 nonwinning with source-domain: only source-app-id is ruled out for nonwinning postbacks")
+    n = "4.0-country-code.json"
+    v(n, skan_signed(skan("4.0", d + n, conversion_value=7, country_code="US")),
+      "4.0 with an unsigned country-code US and fine value 7")
+    n = "4.0-source-identifier-leading-zero.json"
+    v(n, skan_signed(skan("4.0", d + n, source_identifier="07")), "4.0 source-identifier \"07\" (2 digits)")
+    n = "4.0-escaped-strings.json"
+    b = skan("4.0", d + n, ad_network_id=Raw('"fixture.sk\\u0061dnetwork"'), source_app_id=DROP,
+             source_domain=Raw('"shop.example\\u002ecom"'))
+    v(n, skan_signed(b), "strings written with JSON escapes (\\u0061, \\u002e): signed as decoded")
+    n = "4.0-non-ascii-source-domain.json"
+    v(n, skan_signed(skan("4.0", d + n, source_app_id=DROP, source_domain="b\u00fccher.example")),
+      "source-domain with a non-ASCII letter: the signed string is UTF-8")
+    n = "4.0-app-id-max.json"
+    v(n, skan_signed(skan("4.0", d + n, app_id=U64_MAX, source_app_id=0)),
+      "app-id 2^64-1 and source-app-id 0 (integer bounds)")
+    n = "4.0-unknown-extra-members.json"
+    v(n, skan_signed(skan("4.0", d + n, campaign_id=42, fixture_extra={"note": "unsigned", "n": [1, True]})),
+      "unknown extras and a campaign-id (not signed in 4.0): kept as unsigned members")
+    # several items in one file, one per line
+    n = "versions.jsonl"
+    items = [skan_signed(skan(None, d + n + "#1")), skan_signed(skan("2.1", d + n + "#3")),
+             skan_signed(skan("4.0", d + n + "#4", conversion_value=1))]
+    text = "# one SKAdNetwork postback per line\n" + "\n".join(cj(b) for b in items) + "\n"
+    FILES[d + n] = text.encode("utf-8")
+    for line, b, what in [(2, items[0], "1.0 on one line"), (3, items[1], "2.1 on one line"),
+                          (4, items[2], "4.0 on one line")]:
+        skan_add(d + n, b, line=line, what=what, text=None)
+
+
+def skadnetwork_invalid():
+    d = "skadnetwork/invalid/"
+
+    def i(name, rule, b, what, **kw):
+        skan_add(d + name, b, rule=rule, what=f"{rule}: {what}", **kw)
+
+    # S1: version
+    for n, version, what in [
+        ("s1-version-5.0.json", "5.0", "version \"5.0\" (unknown)"),
+        ("s1-version-2.3.json", "2.3", "version \"2.3\" (unknown)"),
+        ("s1-version-4.json", "4", "version \"4\" (not \"4.0\")"),
+        ("s1-version-padded.json", " 4.0", "version \" 4.0\" (leading space)"),
+        ("s1-version-empty.json", "", "version \"\""),
+        ("s1-version-number.json", Raw("4.0"), "version is the number 4.0, not a string"),
+        ("s1-version-null.json", None, "version is null"),
+    ]:
+        b = merge(skan("4.0", d + n), {"version": version})
+        i(n, "S1", merge(b, {"attribution-signature": skan_signature(b, order=SKAN_ORDERS["4.0"],
+                                                                      key=SKAN_P256)}), what)
+    # S2: the version's members and their JSON types (a signature is present but never checked)
+    for n, version, over, what in [
+        ("s2-1.0-missing-transaction-id.json", None, {"transaction-id": DROP}, "1.0 without transaction-id"),
+        ("s2-1.0-missing-campaign-id.json", None, {"campaign-id": DROP}, "1.0 without campaign-id"),
+        ("s2-2.1-missing-redownload.json", "2.1", {"redownload": DROP}, "2.1 without redownload"),
+        ("s2-2.2-missing-fidelity-type.json", "2.2", {"fidelity-type": DROP}, "2.2 without fidelity-type"),
+        ("s2-3.0-missing-did-win.json", "3.0", {"did-win": DROP}, "3.0 without did-win"),
+        ("s2-4.0-missing-postback-sequence-index.json", "4.0", {"postback-sequence-index": DROP},
+         "4.0 without postback-sequence-index"),
+        ("s2-4.0-campaign-id-not-source-identifier.json", "4.0", {"source-identifier": DROP, "campaign-id": 42},
+         "4.0 with campaign-id instead of source-identifier"),
+        ("s2-campaign-id-string.json", "2.1", {"campaign-id": "42"}, "campaign-id is the string \"42\""),
+        ("s2-app-id-fraction.json", None, {"app-id": Raw("1108187390.0")}, "app-id 1108187390.0 (a fraction)"),
+        ("s2-app-id-exponent.json", "3.0", {"app-id": Raw("1.10818739e9")}, "app-id with an exponent"),
+        ("s2-app-id-negative.json", "2.1", {"app-id": -1}, "app-id -1"),
+        ("s2-app-id-2-64.json", "4.0", {"app-id": 2**64}, "app-id 2^64 (beyond 64 bits)"),
+        ("s2-redownload-string.json", "2.1", {"redownload": "true"}, "redownload is the string \"true\""),
+        ("s2-redownload-number.json", "3.0", {"redownload": 1}, "redownload is 1"),
+        ("s2-source-app-id-string.json", "2.2", {"source-app-id": "1234567891"},
+         "source-app-id (optional, present) is a string"),
+        ("s2-source-identifier-integer.json", "4.0", {"source-identifier": 5239},
+         "source-identifier is the integer 5239 (a string in postbacks)"),
+        ("s2-source-domain-number.json", "4.0", {"source-app-id": DROP, "source-domain": 1},
+         "source-domain is a number"),
+        ("s2-did-win-null.json", "3.0", {"did-win": None}, "did-win is null"),
+        ("s2-transaction-id-number.json", "4.0", {"transaction-id": 12345}, "transaction-id is a number"),
+        ("s2-ad-network-id-array.json", "2.0", {"ad-network-id": [SKAN_NET]}, "ad-network-id is an array"),
+        ("s2-fidelity-type-negative.json", "2.2", {"fidelity-type": -1},
+         "fidelity-type -1 (integers are 0 ... 2^64-1 before any value rule)"),
+        ("s2-postback-sequence-index-fraction.json", "4.0", {"postback-sequence-index": Raw("0.0")},
+         "postback-sequence-index 0.0"),
+    ]:
+        b = merge(skan(version, d + n), over)
+        order = SKAN_ORDERS["1.0" if version is None else version]
+        sig = skan_signature(b, order=order, key=skan_key("1.0" if version is None else version))
+        i(n, "S2", merge(b, {"attribution-signature": sig}), what)
+
+    # S3: the signature
+    def tampered(name, version, change, what, **kw):
+        b = skan_signed(skan(version, d + name, **kw))
+        i(name, "S3", merge(b, change), what)
+
+    tampered("s3-tampered-app-id.json", "4.0", {"app-id": 1108187391}, "app-id changed after signing")
+    tampered("s3-tampered-did-win.json", "3.0", {"did-win": False, "source-app-id": DROP},
+             "did-win and source-app-id changed after signing")
+    tampered("s3-tampered-campaign-id-p192.json", "2.0", {"campaign-id": 43}, "2.0: campaign-id changed after signing")
+    tampered("s3-tampered-1.0-transaction-id-p192.json", None, {"transaction-id": tid("another")},
+             "1.0: transaction-id changed after signing")
+    tampered("s3-source-app-id-added.json", "2.1", {"source-app-id": 1234567891},
+             "source-app-id added after signing (the signature covers only the members present)",
+             source_app_id=DROP)
+    n = "s3-4.0-signed-by-p192-key.json"
+    b = skan("4.0", d + n)
+    i(n, "S3", merge(b, {"attribution-signature": skan_signature(b, order=SKAN_ORDERS["4.0"], key=SKAN_P192)}),
+      "4.0 signed with the P-192 test key (4.0 uses the P-256 key)")
+    n = "s3-2.0-signed-by-p256-key.json"
+    b = skan("2.0", d + n)
+    i(n, "S3", merge(b, {"attribution-signature": skan_signature(b, order=SKAN_ORDERS["2.0"], key=SKAN_P256)}),
+      "2.0 signed with the P-256 test key (2.0 uses the P-192 key)")
+    n = "s3-1.0-signed-by-p256-key.json"
+    b = skan(None, d + n)
+    i(n, "S3", merge(b, {"attribution-signature": skan_signature(b, order=SKAN_ORDERS["1.0"], key=SKAN_P256)}),
+      "1.0 signed with the P-256 test key")
+    n = "s3-2.1-signed-by-another-p256-key.json"
+    b = skan("2.1", d + n)
+    i(n, "S3", merge(b, {"attribution-signature": skan_signature(b, order=SKAN_ORDERS["2.1"], key=APPLE)}),
+      "2.1 signed with the fixture-apple-identifier-0 key, not the SKAdNetwork test key")
+    for n, version, order, what in [
+        ("s3-2.1-signed-with-2.2-order.json", "2.1", "2.2",
+         "2.1 carrying fidelity-type, signed over the 2.2 order (the fallback goes only from 2.2 to 2.1)"),
+        ("s3-3.0-signed-with-2.1-order.json", "3.0", "2.1", "3.0 signed over the 2.0/2.1 order (no fallback for 3.0)"),
+        ("s3-4.0-signed-with-3.0-order.json", "4.0", "3.0", "4.0 signed over the 3.0 order"),
+    ]:
+        b = skan(version, d + n, fidelity_type=1)
+        if version == "4.0":
+            b = merge(b, {"campaign-id": 42})
+        i(n, "S3", merge(b, {"attribution-signature": skan_signature(b, order=SKAN_ORDERS[order],
+                                                                      key=skan_key(version))}), what)
+    n = "s3-2.2-neither-order.json"
+    b = skan_signed(skan("2.2", d + n), order=SKAN_ORDERS["2.1"], key=SKAN_P256)
+    i(n, "S3", merge(b, {"redownload": True}), "2.2 signed over the 2.1 order, then redownload changed")
+    for n, message, what in [
+        ("s3-separator-pipe.json", lambda b: skan_string(b, SKAN_ORDERS["4.0"]).replace(SEP, "|"),
+         "signed over the values joined by | instead of U+2063"),
+        ("s3-booleans-as-digits.json",
+         lambda b: skan_string(merge(b, {"redownload": 0, "did-win": 1}), SKAN_ORDERS["4.0"]),
+         "signed with Booleans written 1 and 0 instead of true and false"),
+        ("s3-absent-source-app-id-signed-empty.json",
+         lambda b: skan_string(b, SKAN_ORDERS["4.0"]).replace(f"{SEP}false{SEP}", f"{SEP}false{SEP}{SEP}", 1),
+         "the absent source-app-id signed as an empty value (absent members are left out)"),
+        ("s3-signed-over-escaped-text.json",
+         lambda b: skan_string(b, SKAN_ORDERS["4.0"]).replace("fixture.skadnetwork", "fixture.sk\\u0061dnetwork"),
+         "ad-network-id written with a \\u0061 escape and signed over the escaped text (values are signed decoded)"),
+    ]:
+        b = skan("4.0", d + n, source_app_id=DROP, ad_network_id=Raw('"fixture.sk\\u0061dnetwork"'))
+        sig = skan_signature(b, key=SKAN_P256, message=message(b).encode("utf-8"))
+        i(n, "S3", merge(b, {"attribution-signature": sig}), what)
+    # the signature's own encoding
+    n = "s3-signature-base64url.json"
+    while True:
+        b = skan_signed(skan("4.0", d + n))
+        if "+" in b["attribution-signature"] or "/" in b["attribution-signature"]:
+            break
+    b["attribution-signature"] = b["attribution-signature"].replace("+", "-").replace("/", "_")
+    i(n, "S3", b, "attribution-signature in the base64url alphabet (- and _)")
+    n = "s3-signature-unpadded.json"
+    while True:
+        b = skan_signed(skan("4.0", d + n))
+        if b["attribution-signature"].endswith("="):
+            break
+    b["attribution-signature"] = b["attribution-signature"].rstrip("=")
+    i(n, "S3", b, "attribution-signature without its = padding")
+    n = "s3-signature-line-break.json"
+    b = skan_signed(skan("4.0", d + n))
+    sig = b["attribution-signature"]
+    b["attribution-signature"] = sig[:40] + "\n" + sig[40:]
+    i(n, "S3", b, "attribution-signature with a line break inside (\\n)")
+    n = "s3-signature-empty.json"
+    i(n, "S3", merge(skan("4.0", d + n), {"attribution-signature": ""}), "attribution-signature is empty")
+    n = "s3-signature-number.json"
+    i(n, "S3", merge(skan("2.1", d + n), {"attribution-signature": 12345}), "attribution-signature is a number")
+    n = "s3-signature-null.json"
+    i(n, "S3", merge(skan(None, d + n), {"attribution-signature": None}), "attribution-signature is null")
+    n = "s3-signature-raw-r-s.json"
+    b = skan("4.0", d + n)
+    r, s_ = sign_rs(SKAN_P256, skan_string(b, SKAN_ORDERS["4.0"]).encode("utf-8"))
+    raw = r.to_bytes(32, "big") + s_.to_bytes(32, "big")
+    i(n, "S3", merge(b, {"attribution-signature": base64.b64encode(raw).decode()}),
+      "a correct signature as raw 64-byte r||s (JWS form) instead of DER")
+    n = "s3-signature-der-trailing-byte.json"
+    b = skan("2.1", d + n)
+    der = base64.b64decode(skan_signature(b)) + b"\x00"
+    i(n, "S3", merge(b, {"attribution-signature": base64.b64encode(der).decode()}),
+      "a correct DER signature followed by one zero byte")
+    n = "s3-signature-der-long-form-length-p192.json"
+    b = skan("2.0", d + n)
+    der = base64.b64decode(skan_signature(b))
+    assert der[0] == 0x30 and der[1] < 0x80
+    ber = bytes([0x30, 0x81]) + der[1:]
+    i(n, "S3", merge(b, {"attribution-signature": base64.b64encode(ber).decode()}),
+      "a correct P-192 signature with its SEQUENCE length in long form (BER, not DER)")
+
+    # S4: values of signed members (signature valid)
+    def s4(name, version, what, **over):
+        i(name, "S4", skan_signed(skan(version, d + name, **over)), what)
+
+    s4("s4-fidelity-type-2.json", "2.2", "fidelity-type 2", fidelity_type=2)
+    s4("s4-fidelity-type-2-4.0.json", "4.0", "fidelity-type 2 in 4.0", fidelity_type=2)
+    s4("s4-source-identifier-1-digit.json", "4.0", "source-identifier \"7\"", source_identifier="7")
+    s4("s4-source-identifier-5-digits.json", "4.0", "source-identifier \"12345\"", source_identifier="12345")
+    s4("s4-source-identifier-non-digit.json", "4.0", "source-identifier \"12a\"", source_identifier="12a")
+    s4("s4-source-identifier-empty.json", "4.0", "source-identifier \"\"", source_identifier="")
+    s4("s4-postback-sequence-index-3.json", "4.0", "postback-sequence-index 3", postback_sequence_index=3)
+    s4("s4-source-app-id-and-source-domain.json", "4.0", "both source-app-id and source-domain (both signed)",
+       source_domain="example.com")
+    s4("s4-nonwinning-source-app-id-3.0.json", "3.0", "3.0 nonwinning with source-app-id", did_win=False)
+    s4("s4-nonwinning-source-app-id-4.0.json", "4.0", "4.0 nonwinning with source-app-id", did_win=False)
+    s4("s4-transaction-id-empty.json", "2.1", "transaction-id \"\"", transaction_id="")
+    s4("s4-ad-network-id-empty.json", None, "1.0 with ad-network-id \"\"", ad_network_id="")
+    s4("s4-and-s5.json", "2.2", "fidelity-type 2 and conversion-value 64: the signed-field error comes first",
+       fidelity_type=2, conversion_value=64)
+
+    # S5: unsigned members (signature valid)
+    def s5(name, version, what, **over):
+        i(name, "S5", skan_signed(skan(version, d + name, **over)), what)
+
+    s5("s5-conversion-value-64.json", "3.0", "conversion-value 64", conversion_value=64)
+    s5("s5-conversion-value-negative.json", "4.0", "conversion-value -1", conversion_value=-1)
+    s5("s5-conversion-value-string.json", "2.1", "conversion-value \"20\"", conversion_value="20")
+    s5("s5-conversion-value-fraction.json", "2.2", "conversion-value 20.0", conversion_value=Raw("20.0"))
+    s5("s5-conversion-value-64-1.0.json", None, "1.0 with conversion-value 64 (S5 applies to every version)",
+       conversion_value=64)
+    s5("s5-coarse-extreme.json", "4.0", "coarse-conversion-value \"extreme\"", coarse_conversion_value="extreme")
+    s5("s5-coarse-capitalised.json", "4.0", "coarse-conversion-value \"High\"", coarse_conversion_value="High")
+    s5("s5-coarse-number.json", "4.0", "coarse-conversion-value 2", coarse_conversion_value=2)
+    s5("s5-fine-and-coarse.json", "4.0", "both conversion-value and coarse-conversion-value",
+       conversion_value=5, coarse_conversion_value="low")
+    s5("s5-country-code-lowercase.json", "4.0", "country-code \"us\"", country_code="us")
+    s5("s5-country-code-3-letters.json", "4.0", "country-code \"USA\"", country_code="USA")
+
+    # J1: the body's JSON (before anything SKAdNetwork)
+    n = "j1-duplicate-transaction-id.json"
+    b = skan_signed(skan("4.0", d + n))
+    pairs = Pairs(b.items())
+    pairs.append(("transaction-id", tid("someone else's transaction")))
+    i(n, "J1", b, "transaction-id twice with different values (a last-wins parser would see another install)",
+      text=pj(pairs))
+    n = "j1-leading-zero-campaign-id.json"
+    b = skan_signed(skan("2.1", d + n))
+    i(n, "J1", b, "campaign-id written 042 (a leading zero is not JSON)",
+      text=pj(merge(b, {"campaign-id": Raw("042")})))
+
+
+def skadnetwork_dedupe():
+    """D1 on transaction-id plus postback-sequence-index (its own folder: mixed verdicts)."""
+    d = "skadnetwork/dedupe/"
+    path = d + "transaction-replays.jsonl"
+    t = skan("4.0", path + "#T", coarse_conversion_value="low")
+    t0 = skan_signed(t)
+    t1 = skan_signed(merge(t, {"postback-sequence-index": 1, "source-identifier": "52"}))
+    u = skan("4.0", path + "#U")
+    forged_u = merge(skan_signed(merge(u, {"app-id": 1})), {"app-id": u["app-id"]})
+    genuine_u = skan_signed(u)
+    v = skan_signed(skan("3.0", path + "#V"))
+    lines = [
+        "# SKAdNetwork D1 fixture: run without --expect, with the SKAdNetwork test keys; see Fixtures/README.md",
+        cj(t0),                                                      # 2 valid
+        cj(t1),                                                      # 3 valid: same transaction, index 1
+        cj(merge(t0, {"coarse-conversion-value": "high"})),          # 4 duplicate of 2 (unsigned value changed)
+        cj(forged_u),                                                # 5 bad signature, claims U
+        cj(genuine_u),                                               # 6 valid: the forgery does not shadow it
+        cj(v),                                                       # 7 valid: 3.0, no index (counts as 0)
+        cj(merge(v, {"postback-sequence-index": 1})),                # 8 duplicate of 7: an unsigned index is ignored
+    ]
+    FILES[path] = ("\n".join(lines) + "\n").encode()
+    skan_add(path, t0, line=2, verdict="valid", environment="custom", text=None,
+             what="first postback of transaction T (4.0, index 0)")
+    skan_add(path, t1, line=3, verdict="valid", environment="custom", text=None,
+             what="transaction T again at index 1: another conversion window, not a duplicate")
+    skan_add(path, t0, line=4, rule="D1", duplicate_of=2, text=None,
+             what="D1: transaction T index 0 replayed with a changed unsigned coarse value (duplicate of line 2)")
+    skan_add(path, forged_u, line=5, rule="S3", text=None,
+             what="S3: forged postback claiming transaction U (app-id changed back after signing)")
+    skan_add(path, genuine_u, line=6, verdict="valid", environment="custom", text=None,
+             what="genuine transaction U: valid, because the forgery on line 5 does not count as seen")
+    skan_add(path, v, line=7, verdict="valid", environment="custom", text=None,
+             what="3.0 postback of transaction V (no postback-sequence-index: deduplicated as index 0)")
+    skan_add(path, v, line=8, rule="D1", duplicate_of=7, text=None,
+             what="D1: V again with an unsigned postback-sequence-index 1 added: not signed in 3.0, so ignored")
+
+
 # ============================================================================================ Apple
 
 def apple_copies(vectors: Path | None):
@@ -1079,9 +1611,10 @@ Signed test fixtures for `postback-verify`: one item per file, named after what 
 below (both produced from the same data). The expectations were written from the specification, not from the
 output of any verifier.
 
-> **TEST-ONLY KEYS.** `keys/*.private.pem` are throw-away P-256 private keys committed on purpose so that
-> anyone can regenerate the fixtures. They protect nothing and must never be trusted outside these tests.
-> `fixture-apple-identifier-0` is **not** Apple's key; it only stands in for it.
+> **TEST-ONLY KEYS.** `keys/*.private.pem` are throw-away P-256 (and one P-192) private keys committed on
+> purpose so that anyone can regenerate the fixtures. They protect nothing and must never be trusted outside
+> these tests. `fixture-apple-identifier-0` and `fixture-skadnetwork-*` are **not** Apple's keys; they only
+> stand in for them.
 
 ## Keys
 
@@ -1089,6 +1622,8 @@ output of any verifier.
 |---|---|---|---|
 | `fixture.adattributionkit` | `keys/fixture.adattributionkit.pem` | `keys/fixture.adattributionkit.private.pem` | impressions (an ad network's key) |
 | `fixture-apple-identifier/0` | `keys/fixture-apple-identifier-0.pem` | `keys/fixture-apple-identifier-0.private.pem` | postbacks (stands in for Apple's key) |
+| `skadnetwork-p256` (`--skadnetwork-key-p256`) | `keys/fixture-skadnetwork-p256.pem` | `keys/fixture-skadnetwork-p256.private.pem` | SKAdNetwork 2.1 to 4.0 in `skadnetwork/` (stands in for Apple's P-256 key) |
+| `skadnetwork-p192` (`--skadnetwork-key-p192`) | `keys/fixture-skadnetwork-p192.pem` | `keys/fixture-skadnetwork-p192.private.pem` | SKAdNetwork 1.0 and 2.0 in `skadnetwork/` (P-192; stands in for Apple's P-192 key) |
 
 Postback payloads name kid `fixture-apple-identifier/0` and `ad-network-identifier`
 `fixture.adattributionkit`; impressions name kid `fixture.adattributionkit`. Headers are
@@ -1103,12 +1638,25 @@ From the repository root:
 {CMD_VALID}
 {CMD_INVALID}
 {CMD_DEDUPE}   # mixed verdicts: exit status 1 is expected
+{CMD_SKAN_VALID}
+{CMD_SKAN_INVALID}
+{CMD_SKAN_DEDUPE}   # mixed verdicts: exit status 1 is expected
 ```
 
 `valid/` is checked **with** `--allow-development` (Apple's development example lives there) and `invalid/`
 **without** it (so `apple-development-identifier/*` kids are `untrusted-key`, decided before any signature check).
 `dedupe/` holds the only multi-item file: D1 needs a valid first occurrence in the same run, which cannot
 sit in `invalid/` under `--expect invalid`.
+
+`valid/` is checked with `--no-dedupe`: Apple's SKAdNetwork 2.1, 2.2 and 3.0 winning examples
+(`valid/skadnetwork-apple/`) share one `transaction-id` and no `postback-sequence-index`, so in one run two of
+them would be D1 duplicates. (Every other fixture has its own identifier, so the option changes nothing else.)
+
+`skadnetwork/` holds our own SKAdNetwork postbacks, signed with the test-only SKAdNetwork keys, so it is checked
+with `--skadnetwork-key-p256` and `--skadnetwork-key-p192` (results then say environment `custom`); Apple's
+SKAdNetwork examples are in `valid/skadnetwork-apple/` and `invalid/skadnetwork-apple/`, checked with Apple's
+built-in keys by the first two commands. `skadnetwork/dedupe/` is D1 on `transaction-id` plus
+`postback-sequence-index`, with mixed verdicts like `dedupe/`.
 
 ## Regenerating
 
@@ -1133,9 +1681,18 @@ data, not generated here, and they are the only fixtures signed by real keys:
 |---|---|
 {APPLE_ROWS}
 
+Apple's SKAdNetwork examples ("Verifying an install-validation postback" and the pages on earlier postback
+versions) are copied byte-exact from `../shared/vectors/skadnetwork/` the same way. The 2.0 one is Apple's text
+with two missing commas repaired (see that folder's README); the 1.0 and 2.0 ones carry a placeholder signature.
+
+| file | SHA-256 |
+|---|---|
+{SKAN_ROWS}
+
 ## manifest.json
 
-A JSON array, one entry per item (one per file, except `dedupe/`, which has one per non-skipped line):
+A JSON array, one entry per item (one per file, except `dedupe/`, `skadnetwork/dedupe/` and
+`skadnetwork/valid/versions.jsonl`, which have one per non-skipped line):
 
 | member | meaning |
 |---|---|
@@ -1145,13 +1702,16 @@ A JSON array, one entry per item (one per file, except `dedupe/`, which has one 
 | `code`, `rule` | the **first** error (error code and rule ID), `null` when valid |
 | `warnings` | rule IDs of all warnings the spec implies (sorted; `[]` for items rejected by J rules) |
 | `allowDevelopment` | whether the expectation assumes `--allow-development` (true for `valid/`) |
-| `kind` | `postback`, `impression` or `unknown` |
-| `kindCertain` | `false` when the kind can only be read from a payload that was never authenticated (J2-J5 failures of a bare token: the kind shown is the fixture's intent) or from a body rejected by the JSON rules (shown `unknown`; a verifier that still recognises the body may say `postback`) |
+| `kind` | `postback`, `impression`, `skadnetwork` or `unknown` |
+| `kindCertain` | `false` when the kind can only be read from a payload that was never authenticated (J2-J5 failures of a bare token: the kind shown is the fixture's intent) or from a body rejected by the JSON rules (shown `unknown`; a verifier that still recognises the body may say `postback` or `skadnetwork`) |
 | `signature` | expected `signature` member: `verified`, `failed` or `not-checked` |
 | `tier` | lowest crowd-anonymity tier for valid postbacks, else `null` |
-| `environment` | valid items only: `custom` (a `--key` key) or `development` |
+| `environment` | valid items only: `custom` (a `--key` or `--skadnetwork-key-*` key), `development` or `production` |
 | `duplicateOf` | D1 items only: the line of the first occurrence |
 | `what` | short description |
+| `skadnetworkTestKeys` | only under `skadnetwork/`, always `true`: verify with the test-only SKAdNetwork keys in place of Apple's |
+| `keyID` | SKAdNetwork items whose version was read: `skadnetwork-p256` or `skadnetwork-p192` |
+| `signedString` | SKAdNetwork items that reached the signature check: the exact U+2063-joined string the verifier must report (the one that verified, or the version's own order when none did) |
 
 Rules of thumb used for the oracle: tier = 0 without `marketplace-identifier`; else 3 at index 0 with
 `publisher-item-identifier` or `country-code`; else 2 with a fine value or a 3-4 digit source id; else 1.
@@ -1160,12 +1720,17 @@ postback JWS have no unsigned members, so U rules never apply to them. Impressio
 2024-06-28 (no I3 without a user-set age limit) except the year-2100 fixture.
 The payload nesting depth counts the outermost object as 1 (`payload-nesting-16` is allowed,
 `nesting-17` is not).
+SKAdNetwork signed strings are built by the script from the spec's section 9 table: the version's members in
+order, optional `source-app-id` and `source-domain` left out when absent, joined by U+2063, Booleans
+`true`/`false`, integers in decimal, strings as decoded from JSON. No version member means 1.0; 1.0 and 2.0 are
+signed with the P-192 key, 2.1 and later with the P-256 key. S rules stop at the first failing stage: S1
+(version) and S2 (members and types) come before the signature, S4 and S5 after it.
 
 ## Rules without a fixture
 
 - **P5** (`apple-development-identifier/1` with another `ad-network-identifier`, a warning): only Apple can sign
   with that kid. Apple's development example (`valid/apple/`) has `development.adattributionkit`, so it does not warn.
-- **D1** is covered by `dedupe/` only, not by `valid/` or `invalid/` (see Running).
+- **D1** is covered by `dedupe/` and `skadnetwork/dedupe/` only, not by `valid/` or `invalid/` (see Running).
 
 ## Fixtures
 
@@ -1178,7 +1743,7 @@ def md_escape(s: str) -> str:
 
 
 def write_outputs():
-    for top in ("valid", "invalid", "dedupe"):
+    for top in ("valid", "invalid", "dedupe", "skadnetwork"):
         shutil.rmtree(HERE / top, ignore_errors=True)
     for path, data in FILES.items():
         target = HERE / path
@@ -1203,8 +1768,11 @@ def write_outputs():
     count_rows = ["| folder | files |", "|---|---|"] + [f"| `{k}/` | {v} |" for k, v in sorted(counts.items())]
     table = ("\n".join(count_rows) + "\n\n" + "`*` = kind not certain (see `kindCertain`).\n\n" + "\n".join(rows))
     apple_rows = "\n".join(f"| `{dst}` | `{digest}` |" for dst, digest in APPLE_COPIES.values())
+    skan_rows = "\n".join(f"| `{dst}` | `{digest}` |" for dst, digest in SKAN_COPIES.values())
     readme = (README_HEAD.replace("{CMD_VALID}", CMD_VALID).replace("{CMD_INVALID}", CMD_INVALID)
-              .replace("{CMD_DEDUPE}", CMD_DEDUPE).replace("{APPLE_ROWS}", apple_rows).replace("{TABLE}", table))
+              .replace("{CMD_DEDUPE}", CMD_DEDUPE).replace("{APPLE_ROWS}", apple_rows).replace("{TABLE}", table)
+              .replace("{CMD_SKAN_VALID}", CMD_SKAN_VALID).replace("{CMD_SKAN_INVALID}", CMD_SKAN_INVALID)
+              .replace("{CMD_SKAN_DEDUPE}", CMD_SKAN_DEDUPE).replace("{SKAN_ROWS}", skan_rows))
     (HERE / "README.md").write_text(readme)
     total = sum(counts.values())
     print(f"wrote {total} fixture files, {len(entries)} manifest entries")
@@ -1215,12 +1783,15 @@ def write_outputs():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default = os.environ.get("POSTBACK_VERIFY_VECTORS") or str(HERE.parent.parent / "shared" / "vectors")
-    ap.add_argument("--vectors", default=default, help="directory holding apple/ (default: %(default)s)")
+    ap.add_argument("--vectors", default=default,
+                    help="directory holding apple/ and skadnetwork/ (default: %(default)s)")
     args = ap.parse_args()
     vectors = Path(args.vectors)
-    global APPLE, IMPR
+    global APPLE, IMPR, SKAN_P256, SKAN_P192
     IMPR = load_or_create(NET)
     APPLE = load_or_create("fixture-apple-identifier-0")
+    SKAN_P256 = load_or_create("fixture-skadnetwork-p256")
+    SKAN_P192 = load_or_create("fixture-skadnetwork-p192", ec.SECP192R1())
     apple_copies(vectors if vectors.is_dir() else None)
     valid_postback_bodies()
     valid_postback_jws()
@@ -1229,10 +1800,14 @@ def main():
     invalid_postback_bodies()
     invalid_impressions()
     dedupe()
+    skadnetwork_apple_copies(vectors if vectors.is_dir() else None)
+    skadnetwork_valid()
+    skadnetwork_invalid()
+    skadnetwork_dedupe()
     write_outputs()
 
 
-APPLE = IMPR = None
+APPLE = IMPR = SKAN_P256 = SKAN_P192 = None
 
 if __name__ == "__main__":
     main()

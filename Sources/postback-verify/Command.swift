@@ -40,7 +40,9 @@ enum Command {
         let output = StandardStream(descriptor: 1)
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         let useColour = options.colour ?? (output.isTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
-        let render = RecordRenderer(format: options.format, text: TextRecord(colour: useColour))
+        let render = RecordRenderer(
+            format: options.format, text: TextRecord(colour: useColour, explain: options.explains),
+            explain: options.explains)
         let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
         var deduplicator = Deduplicator()
         var summary = RunSummary()
@@ -134,6 +136,7 @@ enum Command {
                 throw UsageError("key file \(path) (for kid \(keyID)) cannot be used: \(error.reason)")
             }
         }
+        try SKAdNetworkKeyFiles.load(options, into: &ring)
         return ring
     }
 }

@@ -17,6 +17,12 @@ struct CommandLineOptions {
     var isQuiet = false
     var maximumImpressionAge: UInt64?
     var colour: Bool?
+    /// `--explain`: records also show the exact string an SKAdNetwork signature was checked over.
+    var explains = false
+    /// `--skadnetwork-key-p256 PATH`: replaces Apple's SKAdNetwork 2.1+ key (testing your own signing).
+    var skAdNetworkP256KeyPath: String?
+    /// `--skadnetwork-key-p192 PATH`: replaces Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).
+    var skAdNetworkP192KeyPath: String?
     var paths: [String] = []
     var showsHelp = false
     var showsVersion = false
@@ -88,6 +94,14 @@ struct CommandLineOptions {
                     throw UsageError("--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(text)")
                 }
                 options.maximumImpressionAge = milliseconds
+            case "--explain":
+                options.explains = true
+            case "--skadnetwork-key-p256":
+                guard options.skAdNetworkP256KeyPath == nil else { throw UsageError("\(name) given twice") }
+                options.skAdNetworkP256KeyPath = try value()
+            case "--skadnetwork-key-p192":
+                guard options.skAdNetworkP192KeyPath == nil else { throw UsageError("\(name) given twice") }
+                options.skAdNetworkP192KeyPath = try value()
             case "--color", "--colour":
                 switch try value() {
                 case "always": options.colour = true

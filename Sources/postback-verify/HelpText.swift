@@ -3,7 +3,8 @@ enum HelpText {
     static let version = "postback-verify 1.0.0 (CLI contract version 1)"
 
     static let usage = """
-        OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) strictly, one record per item.
+        OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) and SKAdNetwork postbacks
+                  (1.0 to 4.0) strictly, one record per item.
 
         USAGE: postback-verify [OPTIONS] [PATH ...]
 
@@ -24,6 +25,15 @@ enum HelpText {
           --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
           --jobs N                Worker threads (default: all cores).
           --max-impression-age D  Warn (I3) on impressions older than D (e.g. 30d, 12h, 90m, 3600s).
+          --explain               Also show the exact string each SKAdNetwork signature was checked over:
+                                  jsonl adds "signed-string" (U+2063 separators kept as they are); text appends
+                                  signed="..." with each U+2063 shown as | (text only; a | in a value looks alike).
+          --skadnetwork-key-p256 PATH
+                                  Verify SKAdNetwork 2.1 and later with the PEM (or DER) P-256 public key at PATH
+                                  instead of Apple's. Only for testing your own signing: results say environment
+                                  custom, and genuine postbacks no longer verify.
+          --skadnetwork-key-p192 PATH
+                                  The same for SKAdNetwork 1.0 and 2.0, with a P-192 key.
           --color auto|always|never
                                   Colour in text output (default: auto, only on a terminal; NO_COLOR is honoured).
           -q, --quiet             No summary on standard error.

@@ -21,6 +21,12 @@ struct FixtureManifestTests {
         let environment: String?
         let duplicateOf: Int?
         let what: String
+        /// Under `Fixtures/skadnetwork/`: verify with the test-only SKAdNetwork keys in place of Apple's.
+        let skadnetworkTestKeys: Bool?
+        /// SKAdNetwork: `skadnetwork-p256` or `skadnetwork-p192`, once the version was read.
+        let keyID: String?
+        /// SKAdNetwork: the exact signed string the result must report, once the signature check was reached.
+        let signedString: String?
 
         var testDescription: String { "\(path):\(line ?? 1) \(what)" }
     }
@@ -35,7 +41,7 @@ struct FixtureManifestTests {
     /// Fixed at 2026-11-21 so I3 (future timestamps) does not depend on when the tests run.
     static let clock: @Sendable () -> UInt64 = { 1_795_305_600_000 }
 
-    static func verifier(allowingDevelopment: Bool) throws -> ItemVerifier {
+    static func verifier(allowingDevelopment: Bool, skAdNetworkTestKeys: Bool = false) throws -> ItemVerifier {
         var ring = KeyRing(allowingDevelopmentKeys: allowingDevelopment)
         for keyID in ["fixture.adattributionkit", "fixture-apple-identifier/0"] {
             let file = keyID.replacingOccurrences(of: "/", with: "-") + ".pem"
@@ -43,12 +49,22 @@ struct FixtureManifestTests {
                 TestPaths.fixtures.appendingPathComponent("keys/\(file)")), as: UTF8.self)
             try ring.add(try ECPublicKey(pemRepresentation: pem), keyID: keyID)
         }
+        if skAdNetworkTestKeys {
+            for curve in [ECPublicKey.Curve.p256, .p192] {
+                let file = curve == .p256 ? "fixture-skadnetwork-p256.pem" : "fixture-skadnetwork-p192.pem"
+                let pem = String(decoding: try TestPaths.bytes(
+                    TestPaths.fixtures.appendingPathComponent("keys/\(file)")), as: UTF8.self)
+                ring.replaceSKAdNetworkKey(with: try ECPublicKey(pemRepresentation: pem, curve: curve))
+            }
+        }
         return ItemVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
     }
 
     /// The results for every item of one fixture file, read and deduplicated as the CLI does, by line.
-    static func results(of path: String, allowingDevelopment: Bool) throws -> [Int: VerificationResult] {
-        let verifier = try verifier(allowingDevelopment: allowingDevelopment)
+    static func results(
+        of path: String, allowingDevelopment: Bool, skAdNetworkTestKeys: Bool = false
+    ) throws -> [Int: VerificationResult] {
+        let verifier = try verifier(allowingDevelopment: allowingDevelopment, skAdNetworkTestKeys: skAdNetworkTestKeys)
         let reader = InputReader(paths: [TestPaths.fixtures.appendingPathComponent(path).path],
                                  maximumItemBytes: ItemVerifier.maximumItemBytes)
         var deduplicator = Deduplicator()
@@ -72,14 +88,15 @@ struct FixtureManifestTests {
         #expect(missing == ["P5"], "P5 needs Apple's development key; PostbackRuleTests covers it")
         let listed = Set(Self.entries.map(\.path))
         let files = try FileManager.default.subpathsOfDirectory(atPath: TestPaths.fixtures.path)
-            .filter { ["valid/", "invalid/", "dedupe/"].contains(where: $0.hasPrefix) }
+            .filter { ["valid/", "invalid/", "dedupe/", "skadnetwork/"].contains(where: $0.hasPrefix) }
             .filter { [".json", ".jsonl", ".jws", ".txt"].contains(where: $0.hasSuffix) }
         #expect(Set(files) == listed)
     }
 
     @Test("Each fixture gets its manifest result", arguments: entries)
     func fixture(_ entry: Entry) throws {
-        let results = try Self.results(of: entry.path, allowingDevelopment: entry.allowDevelopment)
+        let results = try Self.results(of: entry.path, allowingDevelopment: entry.allowDevelopment,
+                                       skAdNetworkTestKeys: entry.skadnetworkTestKeys ?? false)
         let result = try #require(results[entry.line ?? 1], "no item at line \(entry.line ?? 1)")
         #expect(result.verdict.rawValue == entry.verdict)
         #expect(result.firstError?.code?.rawValue == entry.code, "\(result.errors)")
@@ -98,5 +115,9 @@ struct FixtureManifestTests {
             #expect(result.environment?.rawValue == environment)
         }
         #expect(result.duplicateOf?.line == entry.duplicateOf)
+        if let keyID = entry.keyID {
+            #expect(result.keyID == keyID)
+        }
+        #expect(result.signedString == entry.signedString)
     }
 }

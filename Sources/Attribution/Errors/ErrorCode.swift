@@ -18,17 +18,18 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unknownKey = ErrorCode(rawValue: "unknown-key")
     /// An Apple development kid while development keys are not allowed (rule J4).
     public static let untrustedKey = ErrorCode(rawValue: "untrusted-key")
-    /// The signature does not verify, or is not a well-formed 64-byte r‖s (rule J5).
+    /// The signature does not verify, or is not a well-formed 64-byte r‖s (rule J5); for SKAdNetwork, the
+    /// `attribution-signature` is not strict base64 DER or does not verify (rule S3).
     public static let badSignature = ErrorCode(rawValue: "bad-signature")
-    /// A signed payload field is missing, mistyped or out of range (rules P1-P4, I1).
+    /// A signed payload field is missing, mistyped or out of range (rules P1-P4, I1; SKAdNetwork S2, S4).
     public static let invalidField = ErrorCode(rawValue: "invalid-field")
-    /// An unsigned body member is mistyped or out of range (rules U1-U3).
+    /// An unsigned body member is mistyped or out of range (rules U1-U3; SKAdNetwork S5).
     public static let invalidUnsignedField = ErrorCode(rawValue: "invalid-unsigned-field")
-    /// A postback identifier already seen valid in this run (rule D1).
+    /// A postback identifier (SKAdNetwork: transaction and index) already seen valid in this run (rule D1).
     public static let duplicate = ErrorCode(rawValue: "duplicate")
     /// A warning promoted to a rejection by strict mode.
     public static let ruleWarning = ErrorCode(rawValue: "rule-warning")
-    /// An SKAdNetwork `version` this tool does not know.
+    /// An SKAdNetwork `version` this tool does not know (rule S1).
     public static let unsupportedVersion = ErrorCode(rawValue: "unsupported-version")
 }
 

@@ -6,6 +6,9 @@ public struct KeyRing: Sendable {
     private var keys: [String: TrustedKey]
     /// Whether Apple's development kids are trusted (rule J4); they are always *known* (rule J3).
     public let allowsDevelopmentKeys: Bool
+    /// The keys SKAdNetwork postbacks are verified with (not looked up by kid): Apple's unless replaced with
+    /// ``replaceSKAdNetworkKey(with:)`` for testing.
+    public internal(set) var skAdNetworkKeys: SKAdNetworkKeys = .apple
 
     /// Apple's production key, plus Apple's development keys when `allowingDevelopmentKeys` is true.
     public init(allowingDevelopmentKeys: Bool = false) {

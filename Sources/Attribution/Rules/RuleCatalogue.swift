@@ -9,7 +9,8 @@ public enum RuleCatalogue {
         public let summary: String
     }
 
-    /// All rules, in catalogue order.
+    /// All rules, in catalogue order: the order of the checks (J, then the payload's P, U, T or I rules, then
+    /// SKAdNetwork's S1-S6 in the order they are applied), D1 last because it looks across items.
     public static let rules: [Rule] = [
         Rule(id: "J1", code: .malformedInput, appliesTo: "JWS", summary: "envelope, base64url, JSON, size, nesting"),
         Rule(id: "J2", code: .unsupportedAlgorithm, appliesTo: "JWS", summary: "alg is ES256; no crit"),
@@ -40,7 +41,21 @@ public enum RuleCatalogue {
         Rule(id: "I1", code: .invalidField, appliesTo: "impression", summary: "fields, types and ranges"),
         Rule(id: "I2", code: nil, appliesTo: "impression", summary: "ad-network-identifier equals the kid"),
         Rule(id: "I3", code: nil, appliesTo: "impression", summary: "timestamp not in the future nor too old"),
-        Rule(id: "D1", code: .duplicate, appliesTo: "postback", summary: "postback-identifier not already seen valid"),
+        Rule(id: "S1", code: .unsupportedVersion, appliesTo: "SKAdNetwork postback",
+             summary: "version absent (1.0) or exactly one of \"1.0\", \"2.0\", \"2.1\", \"2.2\", \"3.0\", \"4.0\""),
+        Rule(id: "S2", code: .invalidField, appliesTo: "SKAdNetwork postback",
+             summary: "the version's signed members present (but optional ones), JSON types, integers 0 ... 2^64-1"),
+        Rule(id: "S3", code: .badSignature, appliesTo: "SKAdNetwork postback",
+             summary: "attribution-signature (base64 DER) verifies over the U+2063-joined signed values"),
+        Rule(id: "S4", code: .invalidField, appliesTo: "SKAdNetwork postback",
+             summary: "signed values: ids non-empty, fidelity-type 0-1, source-identifier 2-4 digits, index 0-2, "
+                 + "not both source-app-id and source-domain, nonwinning has no source-app-id"),
+        Rule(id: "S5", code: .invalidUnsignedField, appliesTo: "SKAdNetwork postback",
+             summary: "conversion-value 0-63, coarse low/medium/high, not both, country-code two capitals"),
+        Rule(id: "S6", code: nil, appliesTo: "SKAdNetwork postback",
+             summary: "a 2.2 postback verified only with the 2.0/2.1 order (without fidelity-type)"),
+        Rule(id: "D1", code: .duplicate, appliesTo: "postback, SKAdNetwork postback",
+             summary: "postback-identifier (SKAdNetwork: transaction-id and index) not already seen valid"),
     ]
 
     private static let positions: [RuleID: Int] = Dictionary(

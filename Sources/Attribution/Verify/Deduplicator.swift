@@ -16,10 +16,11 @@ public struct Deduplicator: Sendable {
         guard result.verdict == .valid, let key = result.deduplicationKey else { return }
         if let first = seen[key] {
             result.duplicateOf = first
+            let what = result.skAdNetwork.map {
+                "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
+            } ?? "postback-identifier \(key)"
             result.errors.append(.error(
-                .duplicate, "D1",
-                "\(result.kind == .skadnetwork ? "transaction" : "postback-identifier") \(key) was already seen "
-                    + "valid at \(first.source):\(first.line)"))
+                .duplicate, "D1", "\(what) was already seen valid at \(first.source):\(first.line)"))
         } else {
             seen[key] = DuplicateReference(source: source, line: line)
         }

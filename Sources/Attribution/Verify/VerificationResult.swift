@@ -24,7 +24,15 @@ public struct VerificationResult: Sendable {
     public var body: PostbackBody?
     /// The decoded impression payload, when it verified and passed I1.
     public var impression: ImpressionPayload?
-    /// The key under which repeats of this item are duplicates; set only on verified postbacks.
+    /// The SKAdNetwork postback's signed members as decoded, once its signature verified (for the 2.2 fallback,
+    /// without `fidelity-type`, which then was not signed).
+    public var skAdNetwork: SKAdNetworkPostback?
+    /// The exact string an SKAdNetwork signature was checked over (values joined by U+2063, spec §9): the one
+    /// that verified (for the 2.2 fallback, the 2.0/2.1 order), or the version's own order when none did.
+    /// Nil when S1 (version) or S2 (signed members) stopped verification first.
+    public var signedString: String?
+    /// The key under which repeats of this item are duplicates; set only on verified postbacks
+    /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`).
     public var deduplicationKey: String?
     /// Set by a ``Deduplicator`` when an earlier valid item had the same key.
     public var duplicateOf: DuplicateReference?

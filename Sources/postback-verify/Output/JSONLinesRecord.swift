@@ -2,7 +2,9 @@ import Attribution
 
 /// One result as the contract's JSON Lines record: one JSON object on one line.
 enum JSONLinesRecord {
-    static func render(_ result: VerificationResult, source: String, line: Int) -> String {
+    /// - Parameter explain: add `"signed-string"` (the exact SKAdNetwork signed string, U+2063 kept as UTF-8)
+    ///   when the result has one.
+    static func render(_ result: VerificationResult, source: String, line: Int, explain: Bool = false) -> String {
         var members: [(String, String)] = [
             ("source", JSONValue.quoted(source)),
             ("line", String(line)),
@@ -20,6 +22,9 @@ enum JSONLinesRecord {
         if let first = result.duplicateOf {
             members.append(("duplicate-of", String(first.line)))
             members.append(("duplicate-of-source", JSONValue.quoted(first.source)))
+        }
+        if explain, let signedString = result.signedString {
+            members.append(("signed-string", JSONValue.quoted(signedString)))
         }
         return "{" + members.map { "\(JSONValue.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }

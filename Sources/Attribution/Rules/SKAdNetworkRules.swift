@@ -1,0 +1,55 @@
+/// The SKAdNetwork value rules applied once the signature holds (spec §9): S4 on the signed members and S5 on the
+/// unsigned ones. S1 (version) is ``SKAdNetworkVersion/read(_:)``, S2 (members and types) is
+/// ``SKAdNetworkPostback/decode(_:version:signedFields:findings:)``; S3 and S6 are the signature check.
+enum SKAdNetworkRules {
+    /// Rule S4: values of the signed members.
+    static func checkSignedValues(_ postback: SKAdNetworkPostback) -> [Finding] {
+        var findings: [Finding] = []
+        func reject(_ message: String) {
+            findings.append(.error(.invalidField, "S4", message))
+        }
+        if postback.adNetworkID.isEmpty {
+            reject("ad-network-id must not be empty")
+        }
+        if postback.transactionID.isEmpty {
+            reject("transaction-id must not be empty")
+        }
+        if let fidelity = postback.fidelityType, fidelity > 1 {
+            reject("fidelity-type is \(fidelity), not 0 (view-through) or 1 (StoreKit-rendered)")
+        }
+        if let source = postback.sourceIdentifier, !SourceIdentifier.isPostbackForm(source) {
+            reject("source-identifier is \(JSONValue.quoted(source)), not 2, 3 or 4 ASCII digits")
+        }
+        if let index = postback.postbackSequenceIndex, index > 2 {
+            reject("postback-sequence-index is \(index), not 0, 1 or 2")
+        }
+        if postback.sourceAppID != nil && postback.sourceDomain != nil {
+            reject("a postback names the app (source-app-id) or the web page (source-domain) that showed the ad, "
+                   + "not both")
+        }
+        if postback.didWin == false && postback.sourceAppID != nil {
+            reject("a nonwinning postback (did-win false) carries no source-app-id")
+        }
+        return findings
+    }
+
+    /// Rule S5: types and values of the unsigned members Apple defines, and not both conversion values.
+    static func checkUnsignedMembers(_ members: JSONObject) -> [Finding] {
+        var reader = FieldReader(
+            members, owner: "the body", typeRule: "S5", rangeRule: "S5", code: .invalidUnsignedField)
+        _ = reader.integer("conversion-value", required: false, in: 0...63)
+        if let coarse = reader.string("coarse-conversion-value", required: false) {
+            reader.require(CoarseConversionValue(rawValue: coarse) != nil, "coarse-conversion-value",
+                           "is \(JSONValue.quoted(coarse)), not \"low\", \"medium\" or \"high\"")
+        }
+        if let country = reader.string("country-code", required: false) {
+            let isTwoCapitals = country.utf8.count == 2
+                && country.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            reader.require(isTwoCapitals, "country-code", "is \(JSONValue.quoted(country)), not two capital letters")
+        }
+        if members.contains("conversion-value") && members.contains("coarse-conversion-value") {
+            reader.require(false, "the body", "carries conversion-value or coarse-conversion-value, not both")
+        }
+        return reader.findings
+    }
+}
