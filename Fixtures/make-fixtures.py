@@ -108,7 +108,7 @@ WARN_RULES = {"P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3", 
 
 KEY_FLAGS = (f"--key {NET}=Fixtures/keys/{NET}.pem "
              f"--key {APPLE_KID}=Fixtures/keys/fixture-apple-identifier-0.pem")
-CMD_VALID = f"postback-verify --allow-development --no-dedupe {KEY_FLAGS} --expect valid Fixtures/valid"
+CMD_VALID = f"postback-verify --allow-development {KEY_FLAGS} --expect valid Fixtures/valid"
 CMD_INVALID = f"postback-verify {KEY_FLAGS} --expect invalid Fixtures/invalid"
 CMD_DEDUPE = f"postback-verify --format jsonl {KEY_FLAGS} Fixtures/dedupe"
 SKAN_KEY_FLAGS = ("--skadnetwork-key-p256 Fixtures/keys/fixture-skadnetwork-p256.pem "
@@ -1648,9 +1648,9 @@ From the repository root:
 `dedupe/` holds the only multi-item file: D1 needs a valid first occurrence in the same run, which cannot
 sit in `invalid/` under `--expect invalid`.
 
-`valid/` is checked with `--no-dedupe`: Apple's SKAdNetwork 2.1, 2.2 and 3.0 winning examples
-(`valid/skadnetwork-apple/`) share one `transaction-id` and no `postback-sequence-index`, so in one run two of
-them would be D1 duplicates. (Every other fixture has its own identifier, so the option changes nothing else.)
+Apple's SKAdNetwork 2.1, 2.2 and 3.0 winning examples (`valid/skadnetwork-apple/`) share one `transaction-id`
+and no `postback-sequence-index`; they are still all valid in one run because the verifier's SKAdNetwork
+deduplication key also holds the signed `version` and `ad-network-id` (a genuine retry repeats both).
 
 `skadnetwork/` holds our own SKAdNetwork postbacks, signed with the test-only SKAdNetwork keys, so it is checked
 with `--skadnetwork-key-p256` and `--skadnetwork-key-p192` (results then say environment `custom`); Apple's

@@ -104,6 +104,20 @@ struct CommandLineTests {
         #expect(expectInvalid.status == 0)
     }
 
+    @Test("Apple's SKAdNetwork examples, all in one run, get their documented results")
+    func appleSKAdNetworkDirectory() throws {
+        let run = try Self.run(["--format", "jsonl", TestPaths.sharedFile("vectors/skadnetwork").path])
+        let byFile = Dictionary(uniqueKeysWithValues: run.records.map {
+            (URL(fileURLWithPath: $0["source"] as? String ?? "").lastPathComponent,
+             (($0["errors"] as? [[String: Any]])?.first?["code"] as? String) ?? "valid")
+        })
+        #expect(byFile.count == 8)
+        for (file, outcome) in byFile {
+            #expect(outcome == (file.contains("-invalid") ? "bad-signature" : "valid"), "\(file)")
+        }
+        #expect(run.records.allSatisfy { $0["kind"] as? String == "skadnetwork" })
+    }
+
     @Test("an unreadable path is reported, the others still processed, exit 2")
     func unreadablePath() throws {
         let good = TestPaths.sharedFile("vectors/apple/impression-example.jws").path

@@ -193,7 +193,7 @@ struct SKAdNetworkTests {
             == Self.invisible("4.0|example.com|0012|18446744073709551615|café|true|0|false|2"))
         #expect(Array(postback.signedString.utf8).filter { $0 == 0xE2 }.count == 8, "U+2063 is E2 81 A3")
         #expect(postback.unsignedMembers.members.map(\.name) == ["conversion-value"])
-        #expect(postback.deduplicationKey == "café\u{1F}2")
+        #expect(postback.deduplicationKey == "café\u{1F}2\u{1F}4.0\u{1F}example.com")
     }
 
     @Test("A version member in 1.0 is not signed: it is reported as unsigned")
@@ -335,22 +335,25 @@ struct SKAdNetworkTests {
 
     // MARK: - Deduplication
 
-    @Test("Deduplication is on transaction-id and postback-sequence-index (absent: 0)")
+    @Test("Deduplication is on transaction-id and postback-sequence-index (absent: 0), per version and network")
     func deduplication() throws {
-        // Apple's 2.1, 2.2 and 3.0 winning examples share one transaction-id and carry no index.
+        // Apple's 2.1, 2.2 and 3.0 winning examples share one transaction-id and carry no index, but they are
+        // distinct signed postbacks (different versions): none is a duplicate of another. A repeat of one is.
         var deduplicator = Deduplicator()
-        var results = try ["2.1-valid.json", "2.2-valid.json", "3.0-winning-valid.json", "4.0-fine-value-valid.json"]
+        var results = try ["2.1-valid.json", "2.2-valid.json", "3.0-winning-valid.json", "4.0-fine-value-valid.json",
+                           "2.2-valid.json"]
             .map { Self.appleVerifier.verify(try Self.appleExample($0)) }
         for index in results.indices {
             deduplicator.apply(to: &results[index], source: "apple", line: index + 1)
         }
-        #expect(results[0].deduplicationKey == "6aafb7a5-0170-41b5-bbe4-fe71dedf1e28\u{1F}0")
-        #expect(results.map(\.verdict) == [.valid, .invalid, .invalid, .valid])
-        #expect(results[1].firstError?.rule == "D1")
-        #expect(results[1].duplicateOf == DuplicateReference(source: "apple", line: 1))
-        #expect(results[1].firstError?.message.contains("transaction-id 6aafb7a5-0170-41b5-bbe4-fe71dedf1e28 "
+        #expect(results[0].deduplicationKey == "6aafb7a5-0170-41b5-bbe4-fe71dedf1e28\u{1F}0\u{1F}2.1\u{1F}"
+            + (results[0].skAdNetwork?.adNetworkID ?? "?"))
+        #expect(results.map(\.verdict) == [.valid, .valid, .valid, .valid, .invalid])
+        #expect(results[4].firstError?.rule == "D1")
+        #expect(results[4].duplicateOf == DuplicateReference(source: "apple", line: 2))
+        #expect(results[4].firstError?.message.contains("transaction-id 6aafb7a5-0170-41b5-bbe4-fe71dedf1e28 "
             + "at postback-sequence-index 0") == true)
-        #expect(results[1].firstError?.message.contains("\u{1F}") == false)
+        #expect(results[4].firstError?.message.contains("\u{1F}") == false)
 
         // The same 4.0 postback at another index (re-signed by the test key) is another conversion window.
         let verifier = try Self.testKeyVerifier()

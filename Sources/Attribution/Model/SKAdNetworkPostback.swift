@@ -38,11 +38,16 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     /// The separator Apple joins the signed values with: U+2063 INVISIBLE SEPARATOR (UTF-8 `E2 81 A3`).
     public static let separator: Character = "\u{2063}"
 
-    /// The key under which a repeat is a duplicate (rule D1): `transaction-id`, U+001F, then the signed
-    /// `postback-sequence-index` (`0` when the version signs none). An unsigned index is never used: anyone could
-    /// change it to slip a replay past deduplication.
+    /// The key under which a repeat is a duplicate (rule D1): `transaction-id` and the signed
+    /// `postback-sequence-index` (`0` when the version signs none), as spec §9 says, narrowed by the signed
+    /// `version` and `ad-network-id`.
+    ///
+    /// An unsigned index is never used: anyone could change it to slip a replay past deduplication. The version and
+    /// network are signed, so a retry always repeats them, while distinct signed postbacks that share a transaction
+    /// are kept apart: Apple's own 2.1, 2.2 and 3.0 examples share one `transaction-id`, and an install's winning
+    /// and nonwinning postbacks go to different networks.
     public var deduplicationKey: String {
-        transactionID + "\u{1F}" + String(postbackSequenceIndex ?? 0)
+        [transactionID, String(postbackSequenceIndex ?? 0), version.rawValue, adNetworkID].joined(separator: "\u{1F}")
     }
 
     /// Reads the members `signedFields` names under rule S2 (present unless optional, with their JSON types;
