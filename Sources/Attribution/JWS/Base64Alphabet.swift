@@ -127,18 +127,8 @@ extension Base64Alphabet {
         guard let index = input.firstIndex(where: { values[Int($0)] == Self.invalid }) else {
             return .malformed("invalid \(name) text")
         }
-        let byte = input[index]
-        let shown: String
-        switch byte {
-        case UInt8(ascii: "'"): shown = "\"'\""
-        case 0x21...0x7E: shown = "'\(Character(Unicode.Scalar(byte)))'"
-        default: shown = hex(byte)
-        }
+        let shown = ByteDescription.describe(input[index])
         return .malformed("invalid \(name) character \(shown) at byte \(index)")
-    }
-
-    private func hex(_ byte: UInt8) -> String {
-        (byte < 0x10 ? "0x0" : "0x") + String(byte, radix: 16, uppercase: true)
     }
 
     private func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {

@@ -286,15 +286,24 @@ extension StrictJSONParser {
                 return text
             } else if byte == Self.backslash {
                 return try parseEscapedString(from: start, opening: opening)
-            } else if byte < 0x20 {
-                throw .malformed("unescaped control character \(hex(byte)) in string at byte \(index)")
-            } else if byte < 0x80 {
-                index += 1
             } else {
-                try skipUTF8Sequence()
+                try skipContent(byte)
             }
         }
         throw .malformed("unterminated string starting at byte \(opening)")
+    }
+
+    /// Steps over one unescaped byte of string content (a whole UTF-8 sequence when it starts one), refusing the
+    /// control characters RFC 8259 section 7 requires to be escaped.
+    @inline(__always)
+    private mutating func skipContent(_ byte: UInt8) throws(AttributionError) {
+        if byte < 0x20 {
+            throw .malformed("unescaped control character \(ByteDescription.describe(byte)) in string at byte \(index)")
+        } else if byte < 0x80 {
+            index += 1
+        } else {
+            try skipUTF8Sequence()
+        }
     }
 
     /// Continues a string at its first backslash, unescaping into a reused buffer.
@@ -311,12 +320,8 @@ extension StrictJSONParser {
                 unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 try unescape()
                 runStart = index
-            } else if byte < 0x20 {
-                throw .malformed("unescaped control character \(hex(byte)) in string at byte \(index)")
-            } else if byte < 0x80 {
-                index += 1
             } else {
-                try skipUTF8Sequence()
+                try skipContent(byte)
             }
         }
         throw .malformed("unterminated string starting at byte \(opening)")
@@ -432,7 +437,7 @@ extension StrictJSONParser {
             continuationCount = 3
             secondRange = 0x80...0x8F
         default:
-            throw .malformed("invalid UTF-8 lead byte \(hex(lead)) at byte \(start)")
+            throw .malformed("invalid UTF-8 lead byte \(ByteDescription.describe(lead)) at byte \(start)")
         }
         guard start + continuationCount < bytes.count else {
             throw .malformed("truncated UTF-8 sequence at byte \(start)")
@@ -454,17 +459,7 @@ extension StrictJSONParser {
         guard index < bytes.count else {
             return .malformed("JSON text ends at byte \(index) where \(expected) was expected")
         }
-        let byte = bytes[index]
-        let shown: String
-        switch byte {
-        case UInt8(ascii: "'"): shown = "\"'\""
-        case 0x21...0x7E: shown = "'\(Character(Unicode.Scalar(byte)))'"
-        default: shown = hex(byte)
-        }
+        let shown = ByteDescription.describe(bytes[index])
         return .malformed("unexpected \(shown) at byte \(index), expected \(expected)")
-    }
-
-    private func hex(_ byte: UInt8) -> String {
-        (byte < 0x10 ? "0x0" : "0x") + String(byte, radix: 16, uppercase: true)
     }
 }
