@@ -48,12 +48,16 @@ struct VerifiedTokenCacheTests {
     func bounded() throws {
         let cache = VerifiedTokenCache(capacity: 3)
         let key = ApplePublishedKey.production.publicKey
+        let signature = [UInt8](repeating: 7, count: 64)
         for index in 0..<10 {
-            cache.insert(SHA256Digest(of: Array("token \(index)".utf8)), verifiedBy: key)
+            cache.insert(signingInput: SHA256Digest(of: Array("token \(index)".utf8)), signature: signature,
+                         verifiedBy: key)
             #expect(cache.count <= 3)
         }
-        #expect(cache.contains(SHA256Digest(of: Array("token 9".utf8)), verifiedBy: key))
-        #expect(!cache.contains(SHA256Digest(of: Array("token 9".utf8)),
+        let last = SHA256Digest(of: Array("token 9".utf8))
+        #expect(cache.contains(signingInput: last, signature: signature, verifiedBy: key))
+        #expect(!cache.contains(signingInput: last, signature: [UInt8](repeating: 8, count: 64), verifiedBy: key))
+        #expect(!cache.contains(signingInput: last, signature: signature,
                                 verifiedBy: ApplePublishedKey.development0.publicKey))
     }
 }

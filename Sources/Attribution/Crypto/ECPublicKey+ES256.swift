@@ -12,11 +12,17 @@ extension ECPublicKey {
         _ rawSignature: some Collection<UInt8>, for message: some Collection<UInt8>
     ) -> Bool {
         guard curve == .p256, rawSignature.count == Self.es256SignatureByteCount else { return false }
+        return isValidES256Signature(rawSignature, digest: SHA256Digest(of: message))
+    }
+
+    /// True when `rawSignature` (64 bytes r‖s) is a valid ES256 signature of the message whose SHA-256 is
+    /// `digest`: the same check as ``isValidES256Signature(_:for:)`` when the caller has hashed the message
+    /// already (the JWS path hashes the signing input once, for this check and for its token cache).
+    public func isValidES256Signature(_ rawSignature: some Collection<UInt8>, digest: SHA256Digest) -> Bool {
+        guard curve == .p256, rawSignature.count == Self.es256SignatureByteCount else { return false }
         return rawSignature.withContiguousBytesForLibcrypto { raw in
             P1363Signature.withDEREncoding(of: raw) { der in
-                message.withContiguousBytesForLibcrypto { message in
-                    evpKey.isValidSHA256Signature(der: der, over: message)
-                }
+                digest.withUnsafeBytes { evpKey.isValidSignature(der: der, overSHA256Digest: $0) }
             }
         }
     }

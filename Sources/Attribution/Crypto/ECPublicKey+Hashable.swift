@@ -6,6 +6,6 @@ extension ECPublicKey: Hashable {
 
     /// Hashes the DER SubjectPublicKeyInfo bytes, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(derRepresentation)
+        derRepresentation.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }

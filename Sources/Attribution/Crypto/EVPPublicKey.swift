@@ -82,20 +82,21 @@ final class EVPPublicKey: @unchecked Sendable {
     /// Hashes with SHA-256 and verifies the digest with `EVP_PKEY_verify`, using this thread's reusable contexts
     /// (``ThreadVerificationContexts``): the same result as `EVP_DigestVerify`, without its per-call setup.
     func isValidSHA256Signature(der signature: UnsafeRawBufferPointer, over message: UnsafeRawBufferPointer) -> Bool {
+        SHA256Digest(of: message).withUnsafeBytes { isValidSignature(der: signature, overSHA256Digest: $0) }
+    }
+
+    /// True only when libcrypto reports exactly 1 for an ECDSA signature (DER) over a 32-byte SHA-256 digest.
+    func isValidSignature(der signature: UnsafeRawBufferPointer, overSHA256Digest digest: UnsafeRawBufferPointer)
+        -> Bool {
         guard let signatureBytes = signature.baseAddress?.assumingMemoryBound(to: UInt8.self), !signature.isEmpty,
-              let contexts = ThreadVerificationContexts.current,
-              let verifyContext = contexts.verifyContext(for: key) else {
+              let digestBytes = digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count == 32,
+              let verifyContext = ThreadVerificationContexts.current?.verifyContext(for: key) else {
             return false
         }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest in
-            guard let digestBytes = digest.baseAddress, contexts.sha256(message, into: digestBytes) else {
-                return false
-            }
-            guard EVP_PKEY_verify(verifyContext, signatureBytes, signature.count, digestBytes, 32) == 1 else {
-                OpenSSLErrorQueue.clear()
-                return false
-            }
-            return true
+        guard EVP_PKEY_verify(verifyContext, signatureBytes, signature.count, digestBytes, 32) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return false
         }
+        return true
     }
 }

@@ -1,23 +1,28 @@
 import CAttributionOpenSSL
 
-/// A SHA-256 digest of some bytes, as a small hashable value (for remembering tokens already verified).
+/// A SHA-256 digest: the message an ECDSA signature signs, and a small hashable value for remembering tokens.
 public struct SHA256Digest: Hashable, Sendable {
+    /// The 32 digest bytes as four big-endian words.
     private let words: (UInt64, UInt64, UInt64, UInt64)
 
-    /// Hashes `bytes` with libcrypto's one-shot `EVP_Digest`.
+    /// Hashes `bytes` with libcrypto's SHA-256, reusing this thread's digest context.
     public init(of bytes: some Collection<UInt8>) {
-        var output = [UInt8](repeating: 0, count: 32)
+        var output = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let ok = bytes.withContiguousBytesForLibcrypto { input in
-            output.withUnsafeMutableBufferPointer { out in
-                EVP_Digest(input.baseAddress, input.count, out.baseAddress, nil,
-                           SHA256MessageDigest.shared.digest, nil) == 1
+            withUnsafeMutableBytes(of: &output) { out in
+                ThreadVerificationContexts.current?.sha256(
+                    input, into: out.baseAddress!.assumingMemoryBound(to: UInt8.self)) ?? false
             }
         }
         precondition(ok, "SHA-256 failed: \(OpenSSLErrorQueue.drainedReason())")
-        func word(_ index: Int) -> UInt64 {
-            output[(index * 8)..<(index * 8 + 8)].reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        words = (word(0), word(1), word(2), word(3))
+        words = (UInt64(bigEndian: output.0), UInt64(bigEndian: output.1), UInt64(bigEndian: output.2),
+                 UInt64(bigEndian: output.3))
+    }
+
+    /// Calls `body` with the 32 digest bytes.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        var bytes = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return Swift.withUnsafeBytes(of: &bytes, body)
     }
 
     public static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {

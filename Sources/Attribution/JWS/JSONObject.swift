@@ -23,16 +23,16 @@ public struct JSONObject: Sendable, Hashable {
     /// Names compare by their exact UTF-8 bytes, as the parser's duplicate check does, not by Swift's canonical
     /// equivalence: `"e\u0301"` must not find a member named `"é"`.
     public subscript(name: String) -> JSONValue? {
-        members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value
+        members.first { $0.name.isExactlyEqual(to: name) }?.value
     }
 
     /// True when a member has this name (exact UTF-8 comparison).
     public func contains(_ name: String) -> Bool {
-        members.contains { $0.name.utf8.elementsEqual(name.utf8) }
+        members.contains { $0.name.isExactlyEqual(to: name) }
     }
 
     /// A copy without the named members (e.g. a postback body without `jws-string`).
     public func removing(_ names: Set<String>) -> JSONObject {
-        JSONObject(members: members.filter { member in !names.contains { $0.utf8.elementsEqual(member.name.utf8) } })
+        JSONObject(members: members.filter { member in !names.contains { $0.isExactlyEqual(to: member.name) } })
     }
 }

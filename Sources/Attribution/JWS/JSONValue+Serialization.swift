@@ -16,6 +16,16 @@ extension JSONValue {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Appends the compact JSON text of this value to `output` (what ``jsonText`` returns, without a `String`).
+    public func appendJSON(to output: inout [UInt8]) {
+        write(into: &output)
+    }
+
+    /// Appends `string` as a JSON string literal, quotes included, to `output`.
+    public static func appendQuoted(_ string: String, to output: inout [UInt8]) {
+        writeQuoted(string, into: &output)
+    }
+
     private func write(into output: inout [UInt8]) {
         switch self {
         case .null:
@@ -51,30 +61,43 @@ extension JSONValue {
 
     private static func writeQuoted(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                output.append(UInt8(ascii: "\\"))
-                output.append(byte)
-            case 0x0A:
-                output.append(contentsOf: #"\n"#.utf8)
-            case 0x0D:
-                output.append(contentsOf: #"\r"#.utf8)
-            case 0x09:
-                output.append(contentsOf: #"\t"#.utf8)
-            case 0x08:
-                output.append(contentsOf: #"\b"#.utf8)
-            case 0x0C:
-                output.append(contentsOf: #"\f"#.utf8)
-            case ..<0x20:
-                let hexDigits = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: #"\u00"#.utf8)
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            default:
-                output.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            // Copy runs that need no escaping in one go; most strings are one run.
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                appendEscape(byte, to: &output)
+                runStart = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// The RFC 8259 section 7 escape of one byte that must not appear raw in a string.
+    private static func appendEscape(_ byte: UInt8, to output: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            output.append(UInt8(ascii: "\\"))
+            output.append(byte)
+        case 0x0A:
+            output.append(contentsOf: #"\n"#.utf8)
+        case 0x0D:
+            output.append(contentsOf: #"\r"#.utf8)
+        case 0x09:
+            output.append(contentsOf: #"\t"#.utf8)
+        case 0x08:
+            output.append(contentsOf: #"\b"#.utf8)
+        case 0x0C:
+            output.append(contentsOf: #"\f"#.utf8)
+        default:
+            let hexDigits: StaticString = "0123456789abcdef"
+            output.append(contentsOf: #"\u00"#.utf8)
+            output.append(hexDigits.utf8Start[Int(byte >> 4)])
+            output.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+        }
     }
 }

@@ -1,5 +1,5 @@
 /// A JSON value as read by ``StrictJSONParser``: objects keep their members in received order.
-public indirect enum JSONValue: Sendable, Hashable {
+public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(JSONNumber)

@@ -209,7 +209,7 @@ extension StrictJSONParser {
             // String hashing follows canonical equivalence, so exact equality implies a hit; a hit is then confirmed.
             mayRepeat = !frame.nameIndex!.insert(name).inserted
         }
-        if mayRepeat, frame.members.contains(where: { $0.name.utf8.elementsEqual(name.utf8) }) {
+        if mayRepeat, frame.members.contains(where: { $0.name.isExactlyEqual(to: name) }) {
             throw .malformed("duplicate member \(JSONValue.quoted(name)) at byte \(position)")
         }
     }

@@ -165,7 +165,8 @@ public struct ItemVerifier: Sendable {
 
     /// Orders findings by the catalogue, splits errors from warnings, and applies strict mode.
     private func finish(_ result: inout VerificationResult, findings: [Finding]) {
-        let ordered = findings.enumerated().sorted {
+        guard !findings.isEmpty else { return }
+        let ordered = findings.count == 1 ? findings : findings.enumerated().sorted {
             let left = RuleCatalogue.position(of: $0.element.rule), right = RuleCatalogue.position(of: $1.element.rule)
             return left != right ? left < right : $0.offset < $1.offset
         }.map(\.element)

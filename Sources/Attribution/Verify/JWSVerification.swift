@@ -57,20 +57,19 @@ public struct JWSVerification: Sendable {
                 "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
             return outcome
         }
-        let digest = cache.map { _ in SHA256Digest(of: jws.bytes) }
-        if let cache, let digest, cache.contains(digest, verifiedBy: trusted.key) {
+        // One SHA-256 of the signing input serves the cache lookup and the ECDSA.
+        let digest = SHA256Digest(of: jws.signingInput)
+        if let cache, cache.contains(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key) {
             outcome.signature = .verified
             return outcome
         }
-        guard trusted.key.isValidES256Signature(jws.signatureBytes, for: jws.signingInput) else {
+        guard trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest) else {
             outcome.signature = .failed
             outcome.failure = .error(
                 .badSignature, "J5", "the signature does not verify with the key for \(header.keyID)")
             return outcome
         }
-        if let cache, let digest {
-            cache.insert(digest, verifiedBy: trusted.key)
-        }
+        cache?.insert(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key)
         outcome.signature = .verified
         return outcome
     }

@@ -4,14 +4,16 @@ import Synchronization
 ///
 /// Apple retries a postback delivery up to nine times with the same bytes. A repeat's record must be exactly the
 /// first one's (duplicate marking aside, which the ``Deduplicator`` adds in order), so only the signature check is
-/// skipped; everything else is recomputed from the bytes. The key is the SHA-256 of the whole token as received:
-/// canonical base64url makes that unique per header, payload and signature. Each entry also holds the key that
+/// skipped; everything else is recomputed from the bytes. An entry is the SHA-256 of the signing input (computed
+/// anyway for the ECDSA) with the 64 signature bytes: canonical base64url makes that pair identify the token as
+/// received. Each entry also holds the key that
 /// verified it, so one cache shared by verifiers with different key rings can never vouch for a token under a
 /// key that did not verify it. Only successes are remembered (a failure costs nothing to store but could be
-/// used to fill the cache). When full, the cache starts over: memory stays bounded by `capacity` × 32 bytes.
+/// used to fill the cache). When full, the cache starts over: memory stays bounded by `capacity` entries of about 150 bytes.
 public final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
-        let token: SHA256Digest
+        let signingInput: SHA256Digest
+        let signature: [UInt8]
         let key: ECPublicKey
     }
 
@@ -27,16 +29,18 @@ public final class VerifiedTokenCache: Sendable {
     /// How many tokens are remembered now.
     public var count: Int { entries.withLock { $0.count } }
 
-    /// True when the token with this digest verified before with `key`.
-    func contains(_ token: SHA256Digest, verifiedBy key: ECPublicKey) -> Bool {
-        entries.withLock { $0.contains(Entry(token: token, key: key)) }
+    /// True when the signature over the signing input with this digest verified before with `key`.
+    func contains(signingInput: SHA256Digest, signature: [UInt8], verifiedBy key: ECPublicKey) -> Bool {
+        let entry = Entry(signingInput: signingInput, signature: signature, key: key)
+        return entries.withLock { $0.contains(entry) }
     }
 
-    /// Records that the token with this digest verified with `key`.
-    func insert(_ token: SHA256Digest, verifiedBy key: ECPublicKey) {
+    /// Records that the signature over the signing input with this digest verified with `key`.
+    func insert(signingInput: SHA256Digest, signature: [UInt8], verifiedBy key: ECPublicKey) {
+        let entry = Entry(signingInput: signingInput, signature: signature, key: key)
         entries.withLock {
             if $0.count >= capacity { $0.removeAll(keepingCapacity: true) }
-            $0.insert(Entry(token: token, key: key))
+            $0.insert(entry)
         }
     }
 }

@@ -7,10 +7,11 @@ struct RecordRenderer: Sendable {
     /// `--explain`: JSON Lines records add `"signed-string"` (text records get it from ``TextRecord/explain``).
     var explain = false
 
-    func callAsFunction(_ result: VerificationResult, source: String, line: Int) -> String {
+    /// The record as UTF-8 bytes, without its line terminator.
+    func callAsFunction(_ result: VerificationResult, source: String, line: Int) -> [UInt8] {
         switch format {
         case .jsonl: JSONLinesRecord.render(result, source: source, line: line, explain: explain)
-        case .text: text.render(result, source: source, line: line)
+        case .text: Array(text.render(result, source: source, line: line).utf8)
         }
     }
 }

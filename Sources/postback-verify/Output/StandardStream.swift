@@ -25,6 +25,13 @@ final class StandardStream {
         buffer.append(contentsOf: text.utf8)
     }
 
+    /// Writes one line given as UTF-8 bytes, adding the terminator.
+    func write(line bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        buffer.append(UInt8(ascii: "\n"))
+        if buffer.count >= capacity { flush() }
+    }
+
     func write(line: String) {
         buffer.append(contentsOf: line.utf8)
         buffer.append(UInt8(ascii: "\n"))

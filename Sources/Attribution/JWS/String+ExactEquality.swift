@@ -1,0 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension String {
+    /// True when both strings have exactly the same UTF-8 bytes.
+    ///
+    /// Swift's `==` compares by canonical equivalence (`"é"` equals `"e\u{301}"`), which JSON member names must not
+    /// do: the parser's duplicate check and member lookups compare bytes. This is a `memcmp` over the contiguous
+    /// UTF-8 of native strings, far cheaper than `utf8.elementsEqual`.
+    func isExactlyEqual(to other: String) -> Bool {
+        // utf8.count is O(1) for native strings: most names differ in length and stop here.
+        guard utf8.count == other.utf8.count else { return false }
+        var left = self, right = other
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in
+                leftBytes.count == rightBytes.count
+                    && (leftBytes.isEmpty || memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0)
+            }
+        }
+    }
+}
