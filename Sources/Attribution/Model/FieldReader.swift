@@ -22,9 +22,10 @@ struct FieldReader {
 
     /// Records a value error (the range rule) for `name` unless `condition` holds; returns `condition`.
     @discardableResult
-    mutating func require(_ condition: Bool, _ name: String, _ expectation: String) -> Bool {
+    /// The expectation is an autoclosure: its message is built only when the check fails, not on every valid item.
+    mutating func require(_ condition: Bool, _ name: String, _ expectation: @autoclosure () -> String) -> Bool {
         if !condition {
-            findings.append(.error(code, rangeRule, "\(name) \(expectation)"))
+            findings.append(.error(code, rangeRule, "\(name) \(expectation())"))
         }
         return condition
     }

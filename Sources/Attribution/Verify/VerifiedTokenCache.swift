@@ -15,6 +15,13 @@ public final class VerifiedTokenCache: Sendable {
         let signingInput: SHA256Digest
         let signature: [UInt8]
         let key: ECPublicKey
+
+        /// The signature's bytes in one block (an array's own hash feeds them one by one).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(signingInput)
+            signature.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(key)
+        }
     }
 
     private let entries: Mutex<Set<Entry>>
