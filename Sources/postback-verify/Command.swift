@@ -50,24 +50,41 @@ enum Command {
         var failures: [InputFailure] = []
         var writeFailure: String?
 
-        let pipeline = OrderedPipeline<([InputItem], [InputFailure]), VerifiedBatch>(capacity: 4 * jobs + 4)
+        let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
+        let pipeline = OrderedPipeline<VerifiedBatch, VerifiedBatch>(capacity: 4 * jobs + 4)
         pipeline.run(
             workers: jobs,
-            produce: { input.next(maximumCount: batchSize) },
-            transform: { items, failures in
-                let results = items.map(verifier.verify)
-                let records = zip(items, results).map { render($1, source: $0.source, line: $0.line) }
-                return VerifiedBatch(items: items, results: results, records: records, failures: failures)
+            produce: {
+                guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
+                var batch = VerifiedBatch(items: items, failures: failures)
+                if layout == .split {
+                    batch.prepared = items.map(verifier.prepare)
+                }
+                return batch
+            },
+            transform: { batch in
+                var batch = batch
+                switch layout {
+                case .split:
+                    for index in batch.prepared.indices {
+                        verifier.checkSignature(&batch.prepared[index])
+                    }
+                case .workers:
+                    batch.results = batch.items.map(verifier.verify)
+                    batch.records = zip(batch.items, batch.results).map { render($1, source: $0.source, line: $0.line) }
+                }
+                return batch
             },
             consume: { batch, moreReady in
+                let results = layout == .split ? batch.prepared.map(verifier.complete) : batch.results
                 for index in batch.items.indices {
                     let item = batch.items[index]
-                    var result = batch.results[index]
-                    var record = batch.records[index]
+                    var result = results[index]
                     if options.deduplicates {
                         deduplicator.apply(to: &result, source: item.source, line: item.line)
-                        if result.duplicateOf != nil { record = render(result, source: item.source, line: item.line) }
                     }
+                    let record = layout == .workers && result.duplicateOf == nil
+                        ? batch.records[index] : render(result, source: item.source, line: item.line)
                     summary.count(result, expectation: options.expectation)
                     output.write(line: record)
                     if let expectation = options.expectation, result.verdict != expectation {

@@ -1,9 +1,21 @@
 extension ItemVerifier {
     /// Verifies one item read by ``InputReader``; an oversized item (never buffered) gets its J1 result.
     public func verify(_ item: InputItem) -> VerificationResult {
+        var prepared = prepare(item)
+        checkSignature(&prepared)
+        return complete(prepared)
+    }
+
+    /// Step 1 of ``verify(_:)-(InputItem)`` (see ``prepare(_:)-(ArraySlice<UInt8>)``).
+    public func prepare(_ item: InputItem) -> PreparedItem {
         switch item.content {
-        case .bytes(let bytes): verify(bytes)
-        case .oversized(let byteCount): oversizedItem(byteCount: byteCount)
+        case .bytes(let bytes):
+            return prepare(bytes)
+        case .oversized(let byteCount):
+            var prepared = PreparedItem()
+            prepared.findings.append(.error(
+                .malformedInput, "J1", "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
+            return prepared
         }
     }
 }

@@ -35,80 +35,115 @@ public struct ItemVerifier: Sendable {
 
     /// Verifies one item given as bytes.
     public func verify(_ item: ArraySlice<UInt8>) -> VerificationResult {
-        var result = VerificationResult()
-        var findings: [Finding] = []
+        var prepared = prepare(item)
+        checkSignature(&prepared)
+        return complete(prepared)
+    }
+
+    /// Recorded for an item that was too large to be read at all (the CLI skips it without buffering).
+    public func oversizedItem(byteCount: Int) -> VerificationResult {
+        complete(prepare(InputItem(source: "", line: 0, content: .oversized(byteCount: byteCount))))
+    }
+
+    // MARK: - The three steps
+
+    /// Step 1: everything before the ECDSA: size, form, body JSON, JWS envelope and header, key, digest, cache.
+    public func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
+        var prepared = PreparedItem()
         if item.count > Self.maximumItemBytes {
-            findings.append(.error(
+            prepared.findings.append(.error(
                 .malformedInput, "J1", "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
         } else if item.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") {
-            verifyBody(item, into: &result, findings: &findings)
+            prepareBody(item, into: &prepared)
         } else {
-            verifyBareJWS(item, into: &result, findings: &findings)
+            prepared.form = .bareJWS
+            prepared.jws = JWSVerification.prepare(item, keyFor: keyRing.trustedKey(for:), cache: cache)
+        }
+        return prepared
+    }
+
+    /// Step 2: the signature (the ECDSA, or a whole SKAdNetwork verification); nothing else.
+    public func checkSignature(_ prepared: inout PreparedItem) {
+        switch prepared.form {
+        case .skAdNetwork(let body, checked: false):
+            verifySKAdNetwork(body, into: &prepared.result, findings: &prepared.findings)
+            prepared.form = .skAdNetwork(body, checked: true)
+        case .body, .bareJWS:
+            prepared.jws?.checkSignature(cache: cache)
+        case .skAdNetwork, .finished:
+            break
+        }
+    }
+
+    /// Step 3: the payload (parsed only once its signature holds), the rules, and the ordered findings.
+    public func complete(_ prepared: PreparedItem) -> VerificationResult {
+        var prepared = prepared
+        if prepared.needsSignatureCheck {
+            checkSignature(&prepared)
+        }
+        var result = prepared.result
+        var findings = prepared.findings
+        switch prepared.form {
+        case .body(let body):
+            if let jws = prepared.jws, let payload = applyJWS(jws, into: &result, findings: &findings) {
+                checkPostback(payload, body: body, into: &result, findings: &findings)
+            }
+        case .bareJWS:
+            if let jws = prepared.jws, let payload = applyJWS(jws, into: &result, findings: &findings) {
+                if Self.looksLikeImpression(payload) {
+                    result.kind = .impression
+                    checkImpression(payload, keyID: result.keyID ?? "", into: &result, findings: &findings)
+                } else {
+                    result.kind = .postback
+                    checkPostback(payload, body: nil, into: &result, findings: &findings)
+                }
+            }
+        case .skAdNetwork, .finished:
+            break
         }
         finish(&result, findings: findings)
         return result
     }
 
-    /// Recorded for an item that was too large to be read at all (the CLI skips it without buffering).
-    public func oversizedItem(byteCount: Int) -> VerificationResult {
-        var result = VerificationResult()
-        finish(&result, findings: [.error(
-            .malformedInput, "J1", "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)")])
-        return result
-    }
-
     // MARK: - Item forms
 
-    private func verifyBody(_ item: ArraySlice<UInt8>, into result: inout VerificationResult,
-                            findings: inout [Finding]) {
+    private func prepareBody(_ item: ArraySlice<UInt8>, into prepared: inout PreparedItem) {
         let body: JSONObject
         do {
             guard let object = try StrictJSONParser.parse(item).objectValue else {
-                findings.append(.error(.malformedInput, "J1", "the item is JSON but not an object"))
+                prepared.findings.append(.error(.malformedInput, "J1", "the item is JSON but not an object"))
                 return
             }
             body = object
         } catch {
-            findings.append(Finding(AttributionError.malformed("the item is not valid JSON: \(error.reason)")))
+            prepared.findings.append(Finding(AttributionError.malformed("the item is not valid JSON: \(error.reason)")))
             return
         }
         if let jws = body["jws-string"] {
-            result.kind = .postback
-            result.unsigned = body.removing(["jws-string"])
+            prepared.result.kind = .postback
+            prepared.result.unsigned = body.removing(["jws-string"])
             guard case .string(let token) = jws else {
-                findings.append(.error(.malformedInput, "J1", "jws-string is \(jws.typeName), not a string"))
+                prepared.findings.append(.error(.malformedInput, "J1", "jws-string is \(jws.typeName), not a string"))
                 return
             }
-            guard let payload = verifyJWS(ArraySlice(token.utf8), into: &result, findings: &findings) else { return }
-            checkPostback(payload, body: body, into: &result, findings: &findings)
+            prepared.form = .body(body)
+            prepared.jws = JWSVerification.prepare(ArraySlice(token.utf8), keyFor: keyRing.trustedKey(for:),
+                                                   cache: cache)
         } else if body.contains("attribution-signature") {
-            result.kind = .skadnetwork
-            verifySKAdNetwork(body, into: &result, findings: &findings)
+            prepared.result.kind = .skadnetwork
+            prepared.form = .skAdNetwork(body, checked: false)
         } else {
-            findings.append(.error(
+            prepared.findings.append(.error(
                 .malformedInput, "J1",
                 "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
         }
     }
 
-    private func verifyBareJWS(_ item: ArraySlice<UInt8>, into result: inout VerificationResult,
-                               findings: inout [Finding]) {
-        guard let payload = verifyJWS(item, into: &result, findings: &findings) else { return }
-        if Self.looksLikeImpression(payload) {
-            result.kind = .impression
-            checkImpression(payload, keyID: result.keyID ?? "", into: &result, findings: &findings)
-        } else {
-            result.kind = .postback
-            checkPostback(payload, body: nil, into: &result, findings: &findings)
-        }
-    }
+    // MARK: - The JWS outcome, then the payload's JSON (J1)
 
-    // MARK: - The JWS steps, in the spec's order (J1, J2, J3-J4, J5, then payload J1)
-
-    /// Checks envelope, header, key and signature; returns the payload object once its signature holds.
-    private func verifyJWS(_ token: ArraySlice<UInt8>, into result: inout VerificationResult,
-                           findings: inout [Finding]) -> JSONObject? {
-        let outcome = JWSVerification.verify(token, keyFor: keyRing.trustedKey(for:), cache: cache)
+    /// Records a checked JWS in the result; returns the payload object once its signature holds.
+    private func applyJWS(_ outcome: JWSVerification, into result: inout VerificationResult,
+                          findings: inout [Finding]) -> JSONObject? {
         result.keyID = outcome.keyID
         result.environment = outcome.key?.environment
         result.signature = outcome.signature

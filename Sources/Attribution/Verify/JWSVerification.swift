@@ -8,8 +8,13 @@ public struct JWSVerification: Sendable {
     /// The trusted key that `kid` named.
     public private(set) var key: TrustedKey?
     public private(set) var signature: SignatureStatus = .notChecked
-    /// The finding that stopped verification; nil when the signature verified.
+    /// The finding that stopped verification; nil when the signature verified (or is still to be checked).
     public private(set) var failure: Finding?
+    /// The SHA-256 of the signing input, once everything but the ECDSA itself has passed.
+    private var pendingDigest: SHA256Digest?
+
+    /// True when everything before the ECDSA passed and ``checkSignature(cache:)`` is still to run.
+    public var needsSignatureCheck: Bool { pendingDigest != nil }
 
     /// The decoded payload bytes, only when the signature verified.
     public var verifiedPayload: [UInt8]? {
@@ -22,6 +27,17 @@ public struct JWSVerification: Sendable {
     /// base64url but not 64 bytes is `bad-signature` (J5), not a format error.
     /// - Parameter cache: tokens already verified under the same key ring; a hit skips the ECDSA.
     public static func verify(
+        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
+        cache: VerifiedTokenCache? = nil
+    ) -> JWSVerification {
+        var outcome = prepare(token, keyFor: keyFor, cache: cache)
+        outcome.checkSignature(cache: cache)
+        return outcome
+    }
+
+    /// Everything before the ECDSA: envelope, header, key, signature length, the signing input's digest, and the
+    /// cache. A pipeline runs this and ``checkSignature(cache:)`` on different threads.
+    public static func prepare(
         _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
@@ -63,14 +79,20 @@ public struct JWSVerification: Sendable {
             outcome.signature = .verified
             return outcome
         }
+        outcome.pendingDigest = digest
+        return outcome
+    }
+
+    /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; remembers a success in `cache`.
+    public mutating func checkSignature(cache: VerifiedTokenCache? = nil) {
+        guard let digest = pendingDigest, let jws = token, let trusted = key else { return }
+        pendingDigest = nil
         guard trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest) else {
-            outcome.signature = .failed
-            outcome.failure = .error(
-                .badSignature, "J5", "the signature does not verify with the key for \(header.keyID)")
-            return outcome
+            signature = .failed
+            failure = .error(.badSignature, "J5", "the signature does not verify with the key for \(trusted.keyID)")
+            return
         }
         cache?.insert(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key)
-        outcome.signature = .verified
-        return outcome
+        signature = .verified
     }
 }

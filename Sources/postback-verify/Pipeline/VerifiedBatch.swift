@@ -1,11 +1,20 @@
 import Attribution
 
-/// A batch of items with their results and rendered records, as the workers hand it to the writer.
+/// A batch of items on its way through the pipeline: read, then prepared, checked, completed and rendered,
+/// by whichever threads the ``StageLayout`` gives those steps.
 struct VerifiedBatch: Sendable {
     var items: [InputItem]
-    var results: [VerificationResult]
-    /// Each record rendered as if the item were not a duplicate; the writer re-renders the rare duplicate.
-    var records: [[UInt8]]
     /// Paths that could not be read while this batch was being read.
     var failures: [InputFailure]
+    /// The items after step 1 (and 2), when the steps are split across threads.
+    var prepared: [PreparedItem] = []
+    /// The finished results, once step 3 ran.
+    var results: [VerificationResult] = []
+    /// Each record rendered as if the item were not a duplicate (workers render when they complete items).
+    var records: [[UInt8]] = []
+
+    init(items: [InputItem], failures: [InputFailure]) {
+        self.items = items
+        self.failures = failures
+    }
 }

@@ -6,25 +6,26 @@ import Foundation
 /// formatting), and the calling thread consumes the results strictly in production order. At most `capacity`
 /// batches exist at once (queued, being worked on, or finished but not yet consumed), so memory is bounded by the
 /// batch size whatever the input length, and a slow consumer throttles the producer.
-final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Sendable {
+public final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Sendable {
     // @unchecked: every stored property below is read and written only while `condition` is locked.
     private let condition = NSCondition()
+    /// Batches waiting for a worker; at most `capacity` long, so taking from the front is cheap.
     private var queued: [(sequence: Int, input: Input)] = []
-    private var queuedStart = 0
     private var finished: [Int: Output] = [:]
     private var produced = 0
     private var consumed = 0
     private var producerDone = false
     private let capacity: Int
 
-    init(capacity: Int) {
+    /// - Parameter capacity: the most batches in flight at once (queued, being transformed, or awaiting `consume`).
+    public init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// Runs the pipeline to the end of input; `consume` sees every output in order, on the calling thread, with a
     /// flag telling whether the next output is already waiting (so it can postpone a flush). `consume` returns
     /// false to stop early (the other threads are then left blocked; the caller is about to exit).
-    func run(
+    public func run(
         workers: Int,
         produce: @escaping @Sendable () -> Input?,
         transform: @escaping @Sendable (Input) -> Output,
@@ -67,15 +68,10 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
     private func takeQueued() -> (Int, Input)? {
         condition.lock()
         defer { condition.unlock() }
-        while queuedStart == queued.count && !producerDone { condition.wait() }
-        guard queuedStart < queued.count else { return nil }
-        let next = queued[queuedStart]
-        queuedStart += 1
-        if queuedStart == queued.count {
-            queued.removeAll(keepingCapacity: true)
-            queuedStart = 0
-        }
-        return next
+        while queued.isEmpty && !producerDone { condition.wait() }
+        guard !queued.isEmpty else { return nil }
+        // Removed, not just passed over: a taken batch must not stay referenced while the queue keeps refilling.
+        return queued.removeFirst()
     }
 
     private func takeFinished() -> (Output, Bool)? {

@@ -1,0 +1,31 @@
+/// An item part-way through verification: parsed and checked up to its ECDSA, which may run on another thread.
+///
+/// ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)`` is `complete(checkSignature(prepare(item)))`; a pipeline runs
+/// the three steps on different threads so the threads that do the ECDSA do nothing else.
+public struct PreparedItem: Sendable {
+    /// What the item turned out to be, and what is left to do for it.
+    enum Form: Sendable {
+        /// Decided already (malformed, too large, unknown form).
+        case finished
+        /// A postback body; its `jws-string` is in ``jws``.
+        case body(JSONObject)
+        /// A bare compact JWS in ``jws``.
+        case bareJWS
+        /// An SKAdNetwork body, verified whole in the signature step (`checked` once done).
+        case skAdNetwork(JSONObject, checked: Bool)
+    }
+
+    var result = VerificationResult()
+    var findings: [Finding] = []
+    var form = Form.finished
+    var jws: JWSVerification?
+
+    /// True when the signature step has work to do: an ECDSA, or a whole SKAdNetwork verification.
+    public var needsSignatureCheck: Bool {
+        switch form {
+        case .skAdNetwork(_, let checked): !checked
+        case .body, .bareJWS: jws?.needsSignatureCheck ?? false
+        case .finished: false
+        }
+    }
+}
