@@ -28,7 +28,7 @@ public final class VerifiedTokenCache: Sendable {
     /// The most tokens remembered at once.
     public let capacity: Int
 
-    public init(capacity: Int = 1 << 18) {
+    public init(capacity: Int = 1 << 16) {
         self.capacity = max(1, capacity)
         self.entries = Mutex([])
     }
