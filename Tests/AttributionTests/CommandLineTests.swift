@@ -140,6 +140,44 @@ struct CommandLineTests {
         #expect(run.stdout.isEmpty)
     }
 
+    @Test("a write error on stdout ends with a clear message and exit 2")
+    func writeError() throws {
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = ["--format", "jsonl", TestPaths.sharedFile("vectors/apple").path]
+        let error = Pipe()
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        process.standardError = error
+        try process.run()
+        let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        #expect(stderr.contains("cannot write standard output"))
+    }
+
+    @Test("output closed early (| head -1) ends quietly and fast")
+    func closedOutput() throws {
+        let line = try Self.appleBodyLine() + "\n"
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("closed-output.jsonl")
+        try Data(String(repeating: line, count: 20_000).utf8).write(to: input)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path]
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        let started = Date()
+        try process.run()
+        _ = output.fileHandleForReading.availableData
+        try output.fileHandleForReading.close()
+        let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(stderr.isEmpty, "\(stderr)")
+        #expect(process.terminationReason == .uncaughtSignal || process.terminationStatus == 2)
+    }
+
     @Test("--help and --version print to stdout and exit 0")
     func helpAndVersion() throws {
         let help = try Self.run(["--help"])
