@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target and runs it for a given time (one process, niced).
+#
+#   Fuzz/run.sh TARGET SECONDS [libFuzzer options or input files ...]
+#
+# TARGET is fuzz-item, fuzz-json, fuzz-json-differential or fuzz-base64url (Fuzz/TARGET.swift). The library
+# (Sources/Attribution) is compiled once into Fuzz/work/build as module Attribution with -sanitize=fuzzer,address;
+# the target links it with libcrypto. The corpus grows in Fuzz/work/corpus/TARGET (gitignored), seeded from
+# Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes, leaks and timeouts are
+# written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
+#   Fuzz/run.sh fuzz-json 0 Fuzz/work/artifacts/fuzz-json-crash-...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -lt 2 ]; then
+    echo "usage: Fuzz/run.sh fuzz-item|fuzz-json|fuzz-json-differential|fuzz-base64url SECONDS [libFuzzer args]" >&2
+    exit 2
+fi
+target=$1 seconds=$2
+shift 2
+source_file=Fuzz/$target.swift
+[ -f "$source_file" ] || { echo "no such target: $source_file" >&2; exit 2; }
+
+work=Fuzz/work
+build=$work/build
+mkdir -p "$build" "$work/corpus/$target" "$work/artifacts"
+# lld, because gold warns about every outlined ASan check it cannot export.
+flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -I Sources/CAttributionOpenSSL)
+
+# The library, rebuilt when any of its sources is newer than the archive.
+archive=$build/libAttribution.a
+if [ ! -f "$archive" ] || [ -n "$(find Sources/Attribution -name '*.swift' -newer "$archive" | head -1)" ]; then
+    echo "== building Attribution for fuzzing"
+    # From a snapshot, so an edit made elsewhere during the build cannot fail it.
+    rm -rf "$build/src/Attribution" && mkdir -p "$build/src" && cp -R Sources/Attribution "$build/src/"
+    swiftc "${flags[@]}" -wmo -module-name Attribution \
+        -emit-module -emit-module-path "$build/Attribution.swiftmodule" \
+        -emit-library -static -o "$archive" $(find "$build/src/Attribution" -name '*.swift' | sort)
+fi
+
+# The target. fuzz-item also renders the CLI's JSON Lines record, so it compiles that one file with it.
+extra_sources=()
+if [ "$target" = fuzz-item ]; then
+    extra_sources=(Sources/postback-verify/Output/JSONLinesRecord.swift)
+fi
+binary=$build/$target
+if [ ! -x "$binary" ] || [ -n "$(find "$source_file" "${extra_sources[@]}" "$archive" -newer "$binary")" ]; then
+    echo "== building $target"
+    snapshot=()
+    mkdir -p "$build/src/$target"
+    for file in "$source_file" "${extra_sources[@]}"; do
+        cp "$file" "$build/src/$target/"
+        snapshot+=("$build/src/$target/$(basename "$file")")
+    done
+    swiftc "${flags[@]}" -I "$build" -module-name "${target//-/_}" "${snapshot[@]}" \
+        -L "$build" -lAttribution -lcrypto -o "$binary"
+fi
+
+seeds=$work/seeds/$target
+rm -rf "$seeds"
+python3 Fuzz/make-seeds.py "$target" "$seeds" > /dev/null
+
+dictionary=()
+case $target in
+    fuzz-json|fuzz-json-differential) dictionary=(-dict=Fuzz/json.dict) ;;
+    fuzz-item) dictionary=(-dict=Fuzz/item.dict) ;;
+esac
+
+# The Swift runtime's backtracer would hold libFuzzer's crash handling up; libFuzzer and ASan report instead.
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+echo "== running $target for ${seconds}s"
+run=(nice -n 10 "$binary" -max_len=20000 -timeout=5 -rss_limit_mb=2048 -print_final_stats=1
+     -artifact_prefix="$work/artifacts/$target-" "${dictionary[@]}")
+if [ $# -gt 0 ] && [ -f "$1" ]; then
+    exec "${run[@]}" "$@"
+fi
+exec "${run[@]}" -max_total_time="$seconds" "$@" "$work/corpus/$target" "$seeds"
