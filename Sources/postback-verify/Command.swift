@@ -56,14 +56,13 @@ enum Command {
             workers: jobs,
             produce: {
                 guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
-                var batch = VerifiedBatch(items: items, failures: failures)
+                let batch = VerifiedBatch(items: items, failures: failures)
                 if layout == .split {
                     batch.prepared = items.map(verifier.prepare)
                 }
                 return batch
             },
             transform: { batch in
-                var batch = batch
                 switch layout {
                 case .split:
                     for index in batch.prepared.indices {

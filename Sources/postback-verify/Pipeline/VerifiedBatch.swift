@@ -2,7 +2,12 @@ import Attribution
 
 /// A batch of items on its way through the pipeline: read, then prepared, checked, completed and rendered,
 /// by whichever threads the ``StageLayout`` gives those steps.
-struct VerifiedBatch: Sendable {
+///
+/// A class, so each stage updates the batch in place: as a struct, the worker's copy of 256 prepared items would be
+/// duplicated on its first write (copy-on-write with the pipeline still holding the original).
+/// `@unchecked Sendable`: the pipeline hands a batch from stage to stage under its lock, and only one stage holds it
+/// at a time.
+final class VerifiedBatch: @unchecked Sendable {
     var items: [InputItem]
     /// Paths that could not be read while this batch was being read.
     var failures: [InputFailure]
