@@ -178,6 +178,22 @@ struct CommandLineTests {
         #expect(process.terminationReason == .uncaughtSignal || process.terminationStatus == 2)
     }
 
+    @Test("a 64 MiB line without a newline is one malformed-input record, and the next file still counts")
+    func hugeLine() throws {
+        let huge = FileManager.default.temporaryDirectory.appendingPathComponent("huge-line.txt")
+        try Data(repeating: UInt8(ascii: "a"), count: 64 * 1024 * 1024).write(to: huge)
+        defer { try? FileManager.default.removeItem(at: huge) }
+        let next = TestPaths.sharedFile("vectors/apple/impression-example.jws").path
+        let run = try Self.run(["--format", "jsonl", huge.path, next])
+        #expect(run.records.count == 2)
+        let first = try #require(run.records.first)
+        #expect((first["errors"] as? [[String: Any]])?.first?["code"] as? String == "malformed-input")
+        #expect((first["errors"] as? [[String: Any]])?.first?["rule"] as? String == "J1")
+        #expect(first["line"] as? Int == 1)
+        #expect(run.records.last?["kind"] as? String == "impression")
+        #expect(run.stderr.contains("2 items"))
+    }
+
     @Test("--help and --version print to stdout and exit 0")
     func helpAndVersion() throws {
         let help = try Self.run(["--help"])
