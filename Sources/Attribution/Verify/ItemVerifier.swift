@@ -69,7 +69,7 @@ public struct ItemVerifier: Sendable {
             verifySKAdNetwork(body, into: &prepared.result, findings: &prepared.findings)
             prepared.form = .skAdNetwork(body, checked: true)
         case .body, .bareJWS:
-            prepared.jws?.checkSignature(cache: cache)
+            prepared.jws?.checkSignature()
         case .skAdNetwork, .finished:
             break
         }
@@ -81,6 +81,7 @@ public struct ItemVerifier: Sendable {
         if prepared.needsSignatureCheck {
             checkSignature(&prepared)
         }
+        prepared.jws?.remember(in: cache)
         var result = prepared.result
         var findings = prepared.findings
         switch prepared.form {

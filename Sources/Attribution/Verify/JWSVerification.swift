@@ -12,8 +12,10 @@ public struct JWSVerification: Sendable {
     public private(set) var failure: Finding?
     /// The SHA-256 of the signing input, once everything but the ECDSA itself has passed.
     private var pendingDigest: SHA256Digest?
+    /// The digest of a signing input whose signature the ECDSA just verified, until ``remember(in:)`` stores it.
+    private var newlyVerifiedDigest: SHA256Digest?
 
-    /// True when everything before the ECDSA passed and ``checkSignature(cache:)`` is still to run.
+    /// True when everything before the ECDSA passed and ``checkSignature()`` is still to run.
     public var needsSignatureCheck: Bool { pendingDigest != nil }
 
     /// The decoded payload bytes, only when the signature verified.
@@ -31,12 +33,13 @@ public struct JWSVerification: Sendable {
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
         var outcome = prepare(token, keyFor: keyFor, cache: cache)
-        outcome.checkSignature(cache: cache)
+        outcome.checkSignature()
+        outcome.remember(in: cache)
         return outcome
     }
 
     /// Everything before the ECDSA: envelope, header, key, signature length, the signing input's digest, and the
-    /// cache. A pipeline runs this and ``checkSignature(cache:)`` on different threads.
+    /// cache. A pipeline runs this and ``checkSignature()`` on different threads.
     public static func prepare(
         _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
         cache: VerifiedTokenCache? = nil
@@ -83,8 +86,9 @@ public struct JWSVerification: Sendable {
         return outcome
     }
 
-    /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; remembers a success in `cache`.
-    public mutating func checkSignature(cache: VerifiedTokenCache? = nil) {
+    /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; nothing else, so a worker thread spends its time on
+    /// the ECDSA alone (``remember(in:)`` records a success in the cache afterwards, on any thread).
+    public mutating func checkSignature() {
         guard let digest = pendingDigest, let jws = token, let trusted = key else { return }
         pendingDigest = nil
         guard trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest) else {
@@ -92,7 +96,14 @@ public struct JWSVerification: Sendable {
             failure = .error(.badSignature, "J5", "the signature does not verify with the key for \(trusted.keyID)")
             return
         }
-        cache?.insert(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key)
+        newlyVerifiedDigest = digest
         signature = .verified
+    }
+
+    /// Stores a signature that ``checkSignature()`` verified in `cache`, so an exact repeat skips the ECDSA.
+    public mutating func remember(in cache: VerifiedTokenCache?) {
+        guard let digest = newlyVerifiedDigest, let jws = token, let trusted = key else { return }
+        newlyVerifiedDigest = nil
+        cache?.insert(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key)
     }
 }
