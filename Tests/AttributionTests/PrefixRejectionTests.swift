@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Attribution
@@ -135,13 +136,10 @@ struct PrefixRejectionTests {
             #expect(result.kind == kind)
         }
         #expect(result.fields == nil, "nothing here is signed by a trusted key")
-        // The same bytes give the same first error (message included), alone or in a batch of one.
+        // The same bytes give the same first error (message included), as raw bytes or as a read item.
         #expect(verifier.verify(item.bytes).firstError == firstError)
-        let batch = BatchVerifier(verifier: verifier, jobs: 2).verify([
-            InputItem(source: "hostile", line: 1, content: .bytes(ArraySlice(item.bytes))),
-        ])
-        #expect(batch.count == 1)
-        #expect(batch.first?.firstError == firstError)
+        let read = verifier.verify(InputItem(source: "hostile", line: 1, content: .bytes(ArraySlice(item.bytes))))
+        #expect(read.firstError == firstError)
     }
 
     @Test("A batch of every hostile item gives one invalid result per item, in order")
@@ -150,7 +148,21 @@ struct PrefixRejectionTests {
         let items = HostileItem.all.enumerated().map { index, item in
             InputItem(source: "hostile", line: index + 1, content: .bytes(ArraySlice(item.bytes)))
         }
-        let results = BatchVerifier(verifier: verifier, jobs: 4).verify(items)
+        // Through the CLI's pipeline: prepare on the producer, signatures on four workers, complete in order.
+        var results: [VerificationResult] = []
+        let remaining = Mutex(items[...])
+        OrderedPipeline<PreparedItem, PreparedItem>(capacity: 3).run(
+            workers: 4,
+            produce: { remaining.withLock { $0.popFirst() }.map(verifier.prepare) },
+            transform: { prepared in
+                var prepared = prepared
+                verifier.checkSignature(&prepared)
+                return prepared
+            },
+            consume: { prepared, _ in
+                results.append(verifier.complete(prepared))
+                return true
+            })
         #expect(results.count == HostileItem.all.count)
         #expect(results.allSatisfy { $0.verdict == .invalid })
         #expect(results.map(\.firstError) == HostileItem.all.map { verifier.verify($0.bytes).firstError })

@@ -36,12 +36,37 @@ struct VerifiedTokenCacheTests {
         #expect(result.firstError?.code == .badSignature)
     }
 
-    @Test("A cache shared with a verifier that does not trust the key does not vouch for its tokens")
-    func sharedCacheRespectsKeyRing() throws {
+    @Test("A cache shared by key rings that map one kid to different keys vouches only under the verifying key")
+    func sharedCacheRespectsKey() throws {
+        // The same kid, bound to the real signing key in one ring and to another key in the other: without the
+        // key in the cache entry, the second verifier would accept the token from the cache.
+        let kid = "fixture-apple-identifier/0"
+        let token = try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(
+            "valid/postback-jws").appendingPathComponent(try Self.firstPostbackToken()))
+            .split(separator: UInt8(ascii: "\n")).first { $0.first != UInt8(ascii: "#") }
+        let line = try #require(token)
+        func ring(keyFile: String) throws -> KeyRing {
+            var ring = KeyRing()
+            let pem = String(decoding: try TestPaths.bytes(
+                TestPaths.fixtures.appendingPathComponent("keys/\(keyFile)")), as: UTF8.self)
+            try ring.add(try ECPublicKey(pemRepresentation: pem), keyID: kid)
+            return ring
+        }
         let cache = VerifiedTokenCache()
-        _ = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true), cache: cache).verify(try Self.appleBody())
-        let strict = ItemVerifier(keyRing: KeyRing(), cache: cache).verify(try Self.appleBody())
-        #expect(strict.firstError?.code == .untrustedKey)
+        let genuine = ItemVerifier(keyRing: try ring(keyFile: "fixture-apple-identifier-0.pem"), cache: cache)
+        #expect(genuine.verify(line).signature == .verified)
+        #expect(cache.count == 1)
+        let other = ItemVerifier(keyRing: try ring(keyFile: "fixture.adattributionkit.pem"), cache: cache)
+        let result = other.verify(line)
+        #expect(result.signature == .failed)
+        #expect(result.firstError?.code == .badSignature)
+    }
+
+    /// A valid bare postback token among the fixtures (signed with the fixture postback key).
+    static func firstPostbackToken() throws -> String {
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: TestPaths.fixtures.appendingPathComponent("valid/postback-jws").path)
+        return try #require(names.sorted().first { $0.hasSuffix(".jws") && !$0.contains("crlf") })
     }
 
     @Test("The cache never holds more than its capacity")

@@ -40,11 +40,6 @@ public struct ItemVerifier: Sendable {
         return complete(prepared)
     }
 
-    /// Recorded for an item that was too large to be read at all (the CLI skips it without buffering).
-    public func oversizedItem(byteCount: Int) -> VerificationResult {
-        complete(prepare(InputItem(source: "", line: 0, content: .oversized(byteCount: byteCount))))
-    }
-
     // MARK: - The three steps
 
     /// Step 1: everything before the ECDSA: size, form, body JSON, JWS envelope and header, key, digest, cache.
