@@ -318,3 +318,33 @@ extension StrictJSONParserTests {
         }
     }
 }
+
+/// The parser hands out literals for the long names postbacks repeat; the value must be the received bytes exactly.
+@Suite("Known JSON strings")
+struct KnownJSONStringsTests {
+    static let spellings: [String] = [
+        // Known names and values, as they are.
+        "postback-identifier", "advertised-item-identifier", "com.apple.AppStore", "publisher-item-identifier",
+        // Same length as a known name, one byte off; a prefix; a longer name; a canonically equivalent spelling.
+        "postback-identifieR", "postback-identifie", "postback-identifiers", "source-identifi\u{E9}r",
+        "source-identifie\u{301}r",
+    ]
+
+    @Test("A parsed name or value has exactly the received UTF-8 bytes, known or not", arguments: spellings)
+    func exactBytes(spelling: String) throws {
+        let text = #"{"\#(spelling)":"\#(spelling)"}"#
+        let object = try #require(try StrictJSONParser.parse(Array(text.utf8)).objectValue)
+        let member = try #require(object.members.first)
+        #expect(Array(member.name.utf8) == Array(spelling.utf8))
+        #expect(Array((member.value.stringValue ?? "").utf8) == Array(spelling.utf8))
+    }
+
+    @Test("An escaped spelling of a known name decodes to the name and still counts as a duplicate of it")
+    func escapedKnownName() throws {
+        let escaped = #"{"postback-identifier":"a","postback-identifie\u0072":"b"}"#
+        #expect(throws: AttributionError.self) { try StrictJSONParser.parse(Array(escaped.utf8)) }
+        let single = #"{"postback-identifie\u0072":"a"}"#
+        let object = try #require(try StrictJSONParser.parse(Array(single.utf8)).objectValue)
+        #expect(object["postback-identifier"]?.stringValue == "a")
+    }
+}

@@ -86,3 +86,19 @@ struct VerifiedTokenCacheTests {
                                 verifiedBy: ApplePublishedKey.development0.publicKey))
     }
 }
+
+extension VerifiedTokenCacheTests {
+    @Test("Sharded: many tokens never exceed the capacity, and the newest is remembered", arguments: [1, 5, 16, 64, 100])
+    func shardedBound(capacity: Int) {
+        let cache = VerifiedTokenCache(capacity: capacity)
+        let key = ApplePublishedKey.production.publicKey
+        let signature = [UInt8](repeating: 1, count: 64)
+        for index in 0..<1_000 {
+            let digest = SHA256Digest(of: Array("token \(index)".utf8))
+            cache.insert(signingInput: digest, signature: signature, verifiedBy: key)
+            #expect(cache.contains(signingInput: digest, signature: signature, verifiedBy: key))
+        }
+        #expect(cache.count <= capacity)
+        #expect(cache.count >= 1)
+    }
+}

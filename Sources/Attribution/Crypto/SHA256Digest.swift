@@ -19,6 +19,9 @@ public struct SHA256Digest: Hashable, Sendable {
                  UInt64(bigEndian: output.3))
     }
 
+    /// The first eight digest bytes as a big-endian word: uniformly spread, for picking a shard.
+    var leadingWord: UInt64 { words.0 }
+
     /// Calls `body` with the 32 digest bytes.
     func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var bytes = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)

@@ -79,39 +79,47 @@ extension Base64Alphabet {
             throw .malformed("\(name) text of length \(count) leaves a single character in its last group")
         }
         let fullGroupsEnd = count - remainder
-        var output = [UInt8]()
-        output.reserveCapacity(count / 4 * 3 + 2)
+        let outputCount = fullGroupsEnd / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
         var unusedBits: UInt8 = 0
-        let allValid = values.withUnsafeBufferPointer { table -> Bool in
-            var seen: UInt8 = 0
-            var index = 0
-            while index < fullGroupsEnd {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])]
-                let d = table[Int(input[index + 3])]
-                seen |= a | b | c | d
-                output.append(a << 2 | b >> 4)
-                output.append(b << 4 | c >> 2)
-                output.append(c << 6 | d)
-                index += 4
+        var allValid = true
+        // Written into uninitialised storage through pointers: no per-byte capacity checks, one allocation.
+        let output = values.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+                var seen: UInt8 = 0
+                var index = 0
+                var written = 0
+                while index < fullGroupsEnd {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    let d = table[Int(input[index + 3])]
+                    seen |= a | b | c | d
+                    out[written] = a << 2 | b >> 4
+                    out[written + 1] = b << 4 | c >> 2
+                    out[written + 2] = c << 6 | d
+                    index += 4
+                    written += 3
+                }
+                if remainder == 2 {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    seen |= a | b
+                    out[written] = a << 2 | b >> 4
+                    written += 1
+                    unusedBits = b & 0x0F
+                } else if remainder == 3 {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    seen |= a | b | c
+                    out[written] = a << 2 | b >> 4
+                    out[written + 1] = b << 4 | c >> 2
+                    written += 2
+                    unusedBits = c & 0x03
+                }
+                initialized = written
+                allValid = seen & 0xC0 == 0
             }
-            if remainder == 2 {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                seen |= a | b
-                output.append(a << 2 | b >> 4)
-                unusedBits = b & 0x0F
-            } else if remainder == 3 {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])]
-                seen |= a | b | c
-                output.append(a << 2 | b >> 4)
-                output.append(b << 4 | c >> 2)
-                unusedBits = c & 0x03
-            }
-            return seen & 0xC0 == 0
         }
         guard allValid else {
             throw invalidCharacterError(in: UnsafeBufferPointer(rebasing: input[..<count]))

@@ -20,25 +20,24 @@ public struct CompactJWS: Sendable {
     ///
     /// Exactly three non-empty segments, each canonical unpadded base64url (which also excludes whitespace).
     public init(_ token: ArraySlice<UInt8>) throws(AttributionError) {
-        var dots: [Int] = []
-        dots.reserveCapacity(2)
-        for index in token.indices where token[index] == UInt8(ascii: ".") {
-            dots.append(index)
-            if dots.count > 2 {
-                throw .malformed("a compact JWS has exactly three segments; found more than two dots")
-            }
+        // The two dots' positions, without an array (this runs once per item).
+        let dot = UInt8(ascii: ".")
+        let firstDot = token.firstIndex(of: dot) ?? -1
+        let secondDot = firstDot < 0 ? -1 : token[(firstDot + 1)...].firstIndex(of: dot) ?? -1
+        if secondDot >= 0, token[(secondDot + 1)...].contains(dot) {
+            throw .malformed("a compact JWS has exactly three segments; found more than two dots")
         }
-        guard dots.count == 2 else {
-            throw .malformed("a compact JWS has exactly three segments separated by two dots; found \(dots.count + 1)")
+        guard secondDot >= 0 else {
+            let found = firstDot < 0 ? 1 : 2
+            throw .malformed("a compact JWS has exactly three segments separated by two dots; found \(found)")
         }
         self.bytes = token
-        self.headerSegment = token[token.startIndex..<dots[0]]
-        self.payloadSegment = token[(dots[0] + 1)..<dots[1]]
-        self.signatureSegment = token[(dots[1] + 1)..<token.endIndex]
-        for (name, segment) in [("header", headerSegment), ("payload", payloadSegment),
-                                ("signature", signatureSegment)] where segment.isEmpty {
-            throw .malformed("the \(name) segment is empty")
-        }
+        self.headerSegment = token[token.startIndex..<firstDot]
+        self.payloadSegment = token[(firstDot + 1)..<secondDot]
+        self.signatureSegment = token[(secondDot + 1)..<token.endIndex]
+        if headerSegment.isEmpty { throw .malformed("the header segment is empty") }
+        if payloadSegment.isEmpty { throw .malformed("the payload segment is empty") }
+        if signatureSegment.isEmpty { throw .malformed("the signature segment is empty") }
         self.headerBytes = try Self.decode(headerSegment, name: "header")
         self.payloadBytes = try Self.decode(payloadSegment, name: "payload")
         self.signatureBytes = try Self.decode(signatureSegment, name: "signature")

@@ -35,4 +35,9 @@ public struct JSONObject: Sendable, Hashable {
     public func removing(_ names: Set<String>) -> JSONObject {
         JSONObject(members: members.filter { member in !names.contains { $0.isExactlyEqual(to: member.name) } })
     }
+
+    /// A copy without the member of this name (no `Set` built: this runs once per postback body).
+    public func removing(_ name: String) -> JSONObject {
+        JSONObject(members: members.filter { !$0.name.isExactlyEqual(to: name) })
+    }
 }

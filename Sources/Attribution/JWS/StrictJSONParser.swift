@@ -51,6 +51,20 @@ extension StrictJSONParser {
         var pendingName = ""
         /// Names seen so far, once the object is too large for a linear duplicate search.
         var nameIndex: Set<String>?
+
+        /// An open object or array with room for a typical container's contents (a postback payload has about a
+        /// dozen members), so filling it takes one allocation instead of one per doubling.
+        init(isObject: Bool, pendingName: String = "") {
+            self.isObject = isObject
+            self.pendingName = pendingName
+            if isObject {
+                members.reserveCapacity(Self.initialCapacity)
+            } else {
+                elements.reserveCapacity(Self.initialCapacity)
+            }
+        }
+
+        static let initialCapacity = 16
     }
 
     /// Objects up to this many members are searched linearly for duplicates; larger ones get a hash index.
@@ -69,6 +83,7 @@ extension StrictJSONParser {
         }
         // An explicit stack instead of recursion: depth is bounded by `maximumDepth`, never by the thread's stack.
         var stack: [Frame] = []
+        stack.reserveCapacity(4)
         var value: JSONValue
         parsing: while true {
             guard index < bytes.count else {
@@ -283,9 +298,9 @@ extension StrictJSONParser {
             guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == Self.quote {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let content = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return text
+                return KnownJSONStrings.string(for: content) ?? String(decoding: content, as: UTF8.self)
             } else if byte == Self.backslash {
                 return try parseEscapedString(from: start, opening: opening)
             } else {

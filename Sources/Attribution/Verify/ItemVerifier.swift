@@ -117,7 +117,7 @@ public struct ItemVerifier: Sendable {
         }
         if let jws = body["jws-string"] {
             prepared.result.kind = .postback
-            prepared.result.unsigned = body.removing(["jws-string"])
+            prepared.result.unsigned = body.removing("jws-string")
             guard case .string(let token) = jws else {
                 prepared.findings.append(.error(.malformedInput, "J1", "jws-string is \(jws.typeName), not a string"))
                 return

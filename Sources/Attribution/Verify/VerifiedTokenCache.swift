@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// Remembers tokens whose signature already verified, so an exact repeat skips the ECDSA.
 ///
@@ -9,45 +9,73 @@ import Synchronization
 /// received. Each entry also holds the key that
 /// verified it, so one cache shared by verifiers with different key rings can never vouch for a token under a
 /// key that did not verify it. Only successes are remembered (a failure costs nothing to store but could be
-/// used to fill the cache). When full, the cache starts over: memory stays bounded by `capacity` entries of about 150 bytes.
+/// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity` entries of about 150 bytes.
 public final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest
         let signature: [UInt8]
         let key: ECPublicKey
 
-        /// The signature's bytes in one block (an array's own hash feeds them one by one).
+        /// Hashes the digest's first word only: a SHA-256 output is already uniformly spread, and nobody can aim
+        /// inputs at a bucket without breaking SHA-256. Equality (`==`, synthesised) still compares the whole
+        /// digest, every signature byte and the key; the hash only picks the bucket.
         func hash(into hasher: inout Hasher) {
-            hasher.combine(signingInput)
-            signature.withUnsafeBytes { hasher.combine(bytes: $0) }
-            hasher.combine(key)
+            hasher.combine(signingInput.leadingWord)
         }
     }
 
-    private let entries: Mutex<Set<Entry>>
+    /// One lock and one set per shard, chosen by the digest, so workers verifying different tokens rarely wait
+    /// for each other (one lock over one set made every item of every worker queue on it).
+    private final class Shard: @unchecked Sendable {
+        // @unchecked: `entries` is read and written only while `lock` is held.
+        let lock = NSLock()
+        var entries: Set<Entry> = []
+    }
+
+    private let shards: [Shard]
+    private let shardCapacity: Int
+    /// 16 shards, or fewer for a tiny cache, so the shards' capacities add up to at most `capacity`.
+    private static let maximumShardCount = 16
     /// The most tokens remembered at once.
     public let capacity: Int
 
     public init(capacity: Int = 1 << 16) {
         self.capacity = max(1, capacity)
-        self.entries = Mutex([])
+        let shardCount = min(Self.maximumShardCount, self.capacity)
+        self.shardCapacity = self.capacity / shardCount
+        self.shards = (0..<shardCount).map { _ in Shard() }
     }
 
     /// How many tokens are remembered now.
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int {
+        shards.reduce(0) { total, shard in
+            shard.lock.lock()
+            defer { shard.lock.unlock() }
+            return total + shard.entries.count
+        }
+    }
 
     /// True when the signature over the signing input with this digest verified before with `key`.
     func contains(signingInput: SHA256Digest, signature: [UInt8], verifiedBy key: ECPublicKey) -> Bool {
         let entry = Entry(signingInput: signingInput, signature: signature, key: key)
-        return entries.withLock { $0.contains(entry) }
+        let shard = shard(for: signingInput)
+        shard.lock.lock()
+        defer { shard.lock.unlock() }
+        return shard.entries.contains(entry)
     }
 
     /// Records that the signature over the signing input with this digest verified with `key`.
     func insert(signingInput: SHA256Digest, signature: [UInt8], verifiedBy key: ECPublicKey) {
         let entry = Entry(signingInput: signingInput, signature: signature, key: key)
-        entries.withLock {
-            if $0.count >= capacity { $0.removeAll(keepingCapacity: true) }
-            $0.insert(entry)
-        }
+        let shard = shard(for: signingInput)
+        shard.lock.lock()
+        defer { shard.lock.unlock() }
+        // A full shard starts over: at most `capacity` entries in all (each shard holds capacity / shards).
+        if shard.entries.count >= shardCapacity { shard.entries.removeAll(keepingCapacity: true) }
+        shard.entries.insert(entry)
+    }
+
+    private func shard(for digest: SHA256Digest) -> Shard {
+        shards[Int(digest.leadingWord % UInt64(shards.count))]
     }
 }

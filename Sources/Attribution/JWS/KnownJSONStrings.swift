@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The member names and values that every postback and impression repeats, handed out as `String` literals.
+///
+/// Swift keeps strings of up to 15 UTF-8 bytes inline; a longer one parsed from input is a heap allocation, with
+/// reference counting on every copy. A literal is an immortal object in the binary: no allocation, no counting.
+/// The parser asks here first, so `"advertised-item-identifier"` costs a length check and a `memcmp` instead.
+/// The result is the same string either way (exact bytes); only its storage differs.
+enum KnownJSONStrings {
+    /// Spec §5 member names longer than 15 bytes, and the long values Apple's postbacks repeat.
+    private static let strings: [String] = [
+        "ad-interaction-type", "ad-network-identifier", "advertised-item-identifier", "attribution-signature",
+        "coarse-conversion-value", "conversion-value", "eligible-for-re-engagement", "impression-identifier",
+        "marketplace-identifier", "postback-identifier", "postback-sequence-index", "publisher-item-identifier",
+        "source-identifier", "com.apple.AppStore",
+    ]
+
+    /// Longest entry's length; `byLength[n]` lists the entries of `n` bytes.
+    private static let byLength: [[String]] = {
+        var table = [[String]](repeating: [], count: (strings.map(\.utf8.count).max() ?? 0) + 1)
+        for string in strings {
+            table[string.utf8.count].append(string)
+        }
+        return table
+    }()
+
+    /// The literal with exactly these UTF-8 bytes, when there is one.
+    @inline(__always)
+    static func string(for bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        // Short strings are inline anyway; anything longer than the table is not in it.
+        guard bytes.count > 15, bytes.count < byLength.count else { return nil }
+        for candidate in byLength[bytes.count] {
+            var candidate = candidate
+            let same = candidate.withUTF8 { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+            if same { return candidate }
+        }
+        return nil
+    }
+}
