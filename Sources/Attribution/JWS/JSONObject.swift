@@ -23,12 +23,16 @@ public struct JSONObject: Sendable, Hashable {
     /// Names compare by their exact UTF-8 bytes, as the parser's duplicate check does, not by Swift's canonical
     /// equivalence: `"e\u0301"` must not find a member named `"é"`.
     public subscript(name: String) -> JSONValue? {
-        members.first { $0.name.isExactlyEqual(to: name) }?.value
+        // By index, reading only each name: iterating the members would copy (and retain) every value.
+        for index in members.indices where members[index].name.isExactlyEqual(to: name) {
+            return members[index].value
+        }
+        return nil
     }
 
     /// True when a member has this name (exact UTF-8 comparison).
     public func contains(_ name: String) -> Bool {
-        members.contains { $0.name.isExactlyEqual(to: name) }
+        members.indices.contains { members[$0].name.isExactlyEqual(to: name) }
     }
 
     /// A copy without the named members (e.g. a postback body without `jws-string`).

@@ -224,7 +224,8 @@ extension StrictJSONParser {
             // String hashing follows canonical equivalence, so exact equality implies a hit; a hit is then confirmed.
             mayRepeat = !frame.nameIndex!.insert(name).inserted
         }
-        if mayRepeat, frame.members.contains(where: { $0.name.isExactlyEqual(to: name) }) {
+        // By index, reading only the name: iterating the members would copy (and retain) every value too.
+        if mayRepeat, frame.members.indices.contains(where: { frame.members[$0].name.isExactlyEqual(to: name) }) {
             throw .malformed("duplicate member \(JSONValue.quoted(name)) at byte \(position)")
         }
     }
