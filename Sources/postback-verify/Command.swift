@@ -51,6 +51,11 @@ enum Command {
         var writeFailure: String?
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
+        // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
+        // mismatch messages, and `--no-fast-path` is for comparing the two.
+        let fastPath = options.format == .jsonl && options.usesFastPath && options.expectation != .invalid
+            ? FastPostbackPath(verifier) : nil
+        let worker = BatchWorker(verifier: verifier, fastPath: fastPath, render: render)
         let pipeline = OrderedPipeline<VerifiedBatch, VerifiedBatch>(capacity: 4 * jobs + 4)
         pipeline.run(
             workers: jobs,
@@ -69,16 +74,29 @@ enum Command {
                         verifier.checkSignature(&batch.prepared[index])
                     }
                 case .workers:
-                    batch.results = batch.items.map(verifier.verify)
-                    batch.records = zip(batch.items, batch.results).map { render($1, source: $0.source, line: $0.line) }
+                    worker.finish(batch)
                 }
                 return batch
             },
             consume: { batch, moreReady in
-                let results = layout == .split ? batch.prepared.map(verifier.complete) : batch.results
+                let outcomes = layout == .split
+                    ? batch.prepared.map { .general(verifier.complete($0)) } : batch.outcomes
                 for index in batch.items.indices {
                     let item = batch.items[index]
-                    var result = results[index]
+                    var result: VerificationResult
+                    switch outcomes[index] {
+                    case .fast(let identifier):
+                        guard options.deduplicates,
+                              deduplicator.firstSeen(identifier, source: item.source, line: item.line) != nil else {
+                            summary.countValid(expectation: options.expectation)
+                            output.write(line: batch.records[index])
+                            continue
+                        }
+                        // A repeat: the general path words D1 (its signature is in the token cache by now).
+                        result = verifier.verify(item)
+                    case .general(let general):
+                        result = general
+                    }
                     if options.deduplicates {
                         deduplicator.apply(to: &result, source: item.source, line: item.line)
                     }

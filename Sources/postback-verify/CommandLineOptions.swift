@@ -12,6 +12,8 @@ struct CommandLineOptions {
     var allowsDevelopmentKeys = false
     var isStrict = false
     var deduplicates = true
+    /// `--no-fast-path` turns it off: every item takes the general path (for comparing the two; same records).
+    var usesFastPath = true
     var expectation: Verdict?
     var jobs: Int?
     var isQuiet = false
@@ -74,6 +76,8 @@ struct CommandLineOptions {
                 options.isStrict = true
             case "--no-dedupe":
                 options.deduplicates = false
+            case "--no-fast-path":
+                options.usesFastPath = false
             case "--expect":
                 let text = try value()
                 guard let verdict = Verdict(rawValue: text) else {

@@ -225,3 +225,29 @@ struct CommandLineTests {
         #expect(!run.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
     }
 }
+
+extension CommandLineTests {
+    @Test("The fast path and --no-fast-path write the same records and summary, repeats included", arguments: [1, 2, 4])
+    func fastPathMatchesGeneralPath(jobs: Int) throws {
+        let plain = "Fixtures/valid/postback/compact-one-line-body.json"
+        let arguments = [
+            "--format", "jsonl", "--jobs", String(jobs), "--allow-development",
+            "--key", "fixture.adattributionkit=Fixtures/keys/fixture.adattributionkit.pem",
+            "--key", "fixture-apple-identifier/0=Fixtures/keys/fixture-apple-identifier-0.pem",
+            // The same body three times: the first is new, the others are D1 duplicates.
+            plain, "Fixtures/valid/postback", "Fixtures/invalid/postback", "Fixtures/dedupe", plain,
+            "../shared/vectors/apple",
+        ]
+        let fast = try Self.run(arguments)
+        let general = try Self.run(arguments + ["--no-fast-path"])
+        #expect(fast.status == general.status)
+        #expect(fast.stdout == general.stdout)
+        let summary = { (run: Run) in run.stderr.replacingOccurrences(of: #"; [0-9.]+ s, [0-9]+ items/s"#, with: "",
+                                                                        options: .regularExpression) }
+        #expect(summary(fast) == summary(general))
+        let records = fast.stdout.split(separator: "\n")
+        #expect(records.count > 100)
+        #expect(records.filter { $0.contains(#""verdict":"valid""#) }.count > 30)
+        #expect(records.filter { $0.contains(#""duplicate-of":1"#) }.count >= 2)
+    }
+}

@@ -61,6 +61,43 @@ extension Base64Alphabet {
     }
 
     private func decode(buffer input: UnsafeBufferPointer<UInt8>) throws(AttributionError) -> [UInt8] {
+        let count = try significantCount(of: input)
+        var outcome = DecodeOutcome.decoded
+        let output = [UInt8](unsafeUninitializedCapacity: Self.decodedCount(ofSignificant: count)) { out, initialized in
+            outcome = decodeSignificant(UnsafeBufferPointer(rebasing: input[..<count]), into: out)
+            initialized = outcome == .decoded ? out.count : 0
+        }
+        switch outcome {
+        case .decoded:
+            return output
+        case .invalidCharacter:
+            throw invalidCharacterError(in: UnsafeBufferPointer(rebasing: input[..<count]))
+        case .nonCanonical:
+            throw .malformed("non-canonical \(name): the unused bits of the last character are not zero")
+        }
+    }
+
+    /// Decodes strictly into `output`, which must hold exactly ``decodedCount(of:)`` bytes: the allocation-free
+    /// form of ``decode(_:)`` for callers that own a buffer. Nil for any text ``decode(_:)`` refuses.
+    func decode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        guard let count = try? significantCount(of: input),
+              output.count == Self.decodedCount(ofSignificant: count),
+              decodeSignificant(UnsafeBufferPointer(rebasing: input[..<count]), into: output) == .decoded
+        else { return nil }
+        return output.count
+    }
+
+    /// The decoded byte count of a text ``decode(_:)`` accepts, or nil when its length alone rules it out.
+    func decodedCount(of input: UnsafeBufferPointer<UInt8>) -> Int? {
+        (try? significantCount(of: input)).map(Self.decodedCount(ofSignificant:))
+    }
+
+    private enum DecodeOutcome {
+        case decoded, invalidCharacter, nonCanonical
+    }
+
+    /// The length without padding, refusing lengths no canonical text has.
+    private func significantCount(of input: UnsafeBufferPointer<UInt8>) throws(AttributionError) -> Int {
         var count = input.count
         if isPadded {
             guard count % 4 == 0 else {
@@ -74,60 +111,58 @@ extension Base64Alphabet {
                 }
             }
         }
-        let remainder = count % 4
-        guard remainder != 1 else {
+        guard count % 4 != 1 else {
             throw .malformed("\(name) text of length \(count) leaves a single character in its last group")
         }
-        let fullGroupsEnd = count - remainder
-        let outputCount = fullGroupsEnd / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        return count
+    }
+
+    private static func decodedCount(ofSignificant count: Int) -> Int {
+        count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
+    }
+
+    /// Decodes `input` (no padding, length not 1 mod 4) into `out`, which holds exactly the decoded count.
+    private func decodeSignificant(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>)
+        -> DecodeOutcome {
+        let remainder = input.count % 4
+        let fullGroupsEnd = input.count - remainder
         var unusedBits: UInt8 = 0
-        var allValid = true
-        // Written into uninitialised storage through pointers: no per-byte capacity checks, one allocation.
-        let output = values.withUnsafeBufferPointer { table in
-            [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
-                var seen: UInt8 = 0
-                var index = 0
-                var written = 0
-                while index < fullGroupsEnd {
-                    let a = table[Int(input[index])]
-                    let b = table[Int(input[index + 1])]
-                    let c = table[Int(input[index + 2])]
-                    let d = table[Int(input[index + 3])]
-                    seen |= a | b | c | d
-                    out[written] = a << 2 | b >> 4
-                    out[written + 1] = b << 4 | c >> 2
-                    out[written + 2] = c << 6 | d
-                    index += 4
-                    written += 3
-                }
-                if remainder == 2 {
-                    let a = table[Int(input[index])]
-                    let b = table[Int(input[index + 1])]
-                    seen |= a | b
-                    out[written] = a << 2 | b >> 4
-                    written += 1
-                    unusedBits = b & 0x0F
-                } else if remainder == 3 {
-                    let a = table[Int(input[index])]
-                    let b = table[Int(input[index + 1])]
-                    let c = table[Int(input[index + 2])]
-                    seen |= a | b | c
-                    out[written] = a << 2 | b >> 4
-                    out[written + 1] = b << 4 | c >> 2
-                    written += 2
-                    unusedBits = c & 0x03
-                }
-                initialized = written
-                allValid = seen & 0xC0 == 0
+        // Written through pointers: no per-byte capacity checks.
+        let seen = values.withUnsafeBufferPointer { table -> UInt8 in
+            var seen: UInt8 = 0
+            var index = 0
+            var written = 0
+            while index < fullGroupsEnd {
+                let a = table[Int(input[index])]
+                let b = table[Int(input[index + 1])]
+                let c = table[Int(input[index + 2])]
+                let d = table[Int(input[index + 3])]
+                seen |= a | b | c | d
+                out[written] = a << 2 | b >> 4
+                out[written + 1] = b << 4 | c >> 2
+                out[written + 2] = c << 6 | d
+                index += 4
+                written += 3
             }
+            if remainder == 2 {
+                let a = table[Int(input[index])]
+                let b = table[Int(input[index + 1])]
+                seen |= a | b
+                out[written] = a << 2 | b >> 4
+                unusedBits = b & 0x0F
+            } else if remainder == 3 {
+                let a = table[Int(input[index])]
+                let b = table[Int(input[index + 1])]
+                let c = table[Int(input[index + 2])]
+                seen |= a | b | c
+                out[written] = a << 2 | b >> 4
+                out[written + 1] = b << 4 | c >> 2
+                unusedBits = c & 0x03
+            }
+            return seen
         }
-        guard allValid else {
-            throw invalidCharacterError(in: UnsafeBufferPointer(rebasing: input[..<count]))
-        }
-        guard unusedBits == 0 else {
-            throw .malformed("non-canonical \(name): the unused bits of the last character are not zero")
-        }
-        return output
+        if seen & 0xC0 != 0 { return .invalidCharacter }
+        return unusedBits == 0 ? .decoded : .nonCanonical
     }
 
     /// Finds the first byte outside the alphabet, which the fast loop only knows exists.

@@ -40,6 +40,12 @@ public struct KeyRing: Sendable {
         keys[keyID] = TrustedKey(keyID: keyID, key: key, environment: .custom)
     }
 
+    /// Every key ``trustedKey(for:)`` accepts: Apple's production key, the added keys, and Apple's development keys
+    /// only when they are allowed.
+    public var trustedKeys: [TrustedKey] {
+        keys.values.filter { $0.environment != .development || allowsDevelopmentKeys }
+    }
+
     /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
     public func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
         guard let trusted = keys[keyID] else {

@@ -14,15 +14,22 @@ public struct Deduplicator: Sendable {
     /// Applies D1 to `result`, the item at `source`:`line`, which must come after every item already applied.
     public mutating func apply(to result: inout VerificationResult, source: String, line: Int) {
         guard result.verdict == .valid, let key = result.deduplicationKey else { return }
-        if let first = seen[key] {
+        if let first = firstSeen(key, source: source, line: line) {
             result.duplicateOf = first
             let what = result.skAdNetwork.map {
                 "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
             } ?? "postback-identifier \(key)"
             result.errors.append(.error(
                 .duplicate, "D1", "\(what) was already seen valid at \(first.source):\(first.line)"))
-        } else {
-            seen[key] = DuplicateReference(source: source, line: line)
         }
+    }
+
+    /// The first valid item with this key, when there was one; otherwise records the valid item at
+    /// `source`:`line` as the first and returns nil. For callers that know an item is valid without a
+    /// ``VerificationResult`` (``FastPostbackPath``); a non-nil answer means the item is a duplicate.
+    public mutating func firstSeen(_ key: String, source: String, line: Int) -> DuplicateReference? {
+        if let first = seen[key] { return first }
+        seen[key] = DuplicateReference(source: source, line: line)
+        return nil
     }
 }

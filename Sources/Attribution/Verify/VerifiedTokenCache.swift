@@ -13,7 +13,7 @@ import Foundation
 public final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest
-        let signature: [UInt8]
+        let signature: SignatureBytes
         let key: ECPublicKey
 
         /// Hashes the digest's first word only: a SHA-256 output is already uniformly spread, and nobody can aim
@@ -56,7 +56,8 @@ public final class VerifiedTokenCache: Sendable {
     }
 
     /// True when the signature over the signing input with this digest verified before with `key`.
-    func contains(signingInput: SHA256Digest, signature: [UInt8], verifiedBy key: ECPublicKey) -> Bool {
+    func contains(signingInput: SHA256Digest, signature: some Collection<UInt8>, verifiedBy key: ECPublicKey) -> Bool {
+        guard let signature = SignatureBytes(signature) else { return false }
         let entry = Entry(signingInput: signingInput, signature: signature, key: key)
         let shard = shard(for: signingInput)
         shard.lock.lock()
@@ -65,7 +66,8 @@ public final class VerifiedTokenCache: Sendable {
     }
 
     /// Records that the signature over the signing input with this digest verified with `key`.
-    func insert(signingInput: SHA256Digest, signature: [UInt8], verifiedBy key: ECPublicKey) {
+    func insert(signingInput: SHA256Digest, signature: some Collection<UInt8>, verifiedBy key: ECPublicKey) {
+        guard let signature = SignatureBytes(signature) else { return }
         let entry = Entry(signingInput: signingInput, signature: signature, key: key)
         let shard = shard(for: signingInput)
         shard.lock.lock()
@@ -77,5 +79,31 @@ public final class VerifiedTokenCache: Sendable {
 
     private func shard(for digest: SHA256Digest) -> Shard {
         shards[Int(digest.leadingWord % UInt64(shards.count))]
+    }
+
+    /// An ES256 signature's 64 bytes held inline (no array to allocate for each lookup): r then s, 4 words each.
+    private struct SignatureBytes: Hashable {
+        private var r = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        private var s = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+
+        /// Nil unless exactly 64 bytes: only ES256 signatures are remembered.
+        init?(_ bytes: some Collection<UInt8>) {
+            guard bytes.count == 64 else { return nil }
+            for (offset, byte) in bytes.enumerated() {
+                if offset < 32 {
+                    withUnsafeMutableBytes(of: &r) { $0[offset] = byte }
+                } else {
+                    withUnsafeMutableBytes(of: &s) { $0[offset - 32] = byte }
+                }
+            }
+        }
+
+        static func == (lhs: SignatureBytes, rhs: SignatureBytes) -> Bool {
+            lhs.r == rhs.r && lhs.s == rhs.s
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(r.0)
+        }
     }
 }

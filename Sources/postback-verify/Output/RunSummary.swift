@@ -11,6 +11,13 @@ struct RunSummary {
 
     var invalid: Int { items - valid }
 
+    /// Counts a valid item with no warning and no duplicate marking (one ``FastPostbackPath`` answered).
+    mutating func countValid(expectation: Verdict?) {
+        items += 1
+        valid += 1
+        if expectation == .invalid { unexpected += 1 }
+    }
+
     mutating func count(_ result: VerificationResult, expectation: Verdict?) {
         items += 1
         if let first = result.firstError {

@@ -13,10 +13,19 @@ final class VerifiedBatch: @unchecked Sendable {
     var failures: [InputFailure]
     /// The items after step 1 (and 2), when the steps are split across threads.
     var prepared: [PreparedItem] = []
-    /// The finished results, once step 3 ran.
-    var results: [VerificationResult] = []
+    /// The finished items, once step 3 ran.
+    var outcomes: [Outcome] = []
     /// Each record rendered as if the item were not a duplicate (workers render when they complete items).
     var records: [[UInt8]] = []
+
+    /// How an item was decided.
+    enum Outcome {
+        /// By ``FastPostbackPath``: a valid postback with no finding, whose record is ready; its identifier is
+        /// still to be checked for a repeat (D1).
+        case fast(postbackIdentifier: String)
+        /// By the general path.
+        case general(VerificationResult)
+    }
 
     init(items: [InputItem], failures: [InputFailure]) {
         self.items = items

@@ -1,23 +1,17 @@
-import Attribution
-
-/// One result as the contract's JSON Lines record: one JSON object on one line.
+/// One result as the CLI contract's JSON Lines record (`cli-contract.md`): one JSON object on one line.
 ///
-/// Written straight into a byte buffer (no intermediate strings): rendering runs once per item on the hot path.
-enum JSONLinesRecord {
+/// In the library so a server can log exactly the CLI's records, and so ``FastPostbackPath`` writes its records
+/// with the same code. Written straight into a byte buffer (no intermediate strings): rendering runs once per item
+/// on the hot path.
+public enum JSONLinesRecord {
     /// - Parameter explain: add `"signed-string"` (the exact SKAdNetwork signed string, U+2063 kept as UTF-8)
     ///   when the result has one.
-    static func render(_ result: VerificationResult, source: String, line: Int, explain: Bool = false) -> [UInt8] {
+    public static func render(_ result: VerificationResult, source: String, line: Int, explain: Bool = false)
+        -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(1024)
-        out.append(contentsOf: #"{"source":"#.utf8)
-        JSONValue.appendQuoted(source, to: &out)
-        out.append(contentsOf: #","line":"#.utf8)
-        out.append(contentsOf: String(line).utf8)
-        member("kind", result.kind.rawValue, to: &out)
-        member("verdict", result.verdict.rawValue, to: &out)
-        member("signature", result.signature.rawValue, to: &out)
-        member("key-id", result.keyID, to: &out)
-        member("environment", result.environment?.rawValue, to: &out)
+        appendHead(source: source, line: line, kind: result.kind, verdict: result.verdict, signature: result.signature,
+                   keyID: result.keyID, environment: result.environment, to: &out)
         out.append(contentsOf: #","errors":["#.utf8)
         for (position, finding) in result.errors.enumerated() {
             if position > 0 { out.append(UInt8(ascii: ",")) }
@@ -47,6 +41,22 @@ enum JSONLinesRecord {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The record's opening up to and including `environment`: `{"source":…,"line":…,"kind":…,…,"environment":…`.
+    static func appendHead(
+        source: String, line: Int, kind: ItemKind, verdict: Verdict, signature: SignatureStatus, keyID: String?,
+        environment: KeyEnvironment?, to out: inout [UInt8]
+    ) {
+        out.append(contentsOf: #"{"source":"#.utf8)
+        JSONValue.appendQuoted(source, to: &out)
+        out.append(contentsOf: #","line":"#.utf8)
+        out.append(contentsOf: String(line).utf8)
+        member("kind", kind.rawValue, to: &out)
+        member("verdict", verdict.rawValue, to: &out)
+        member("signature", signature.rawValue, to: &out)
+        member("key-id", keyID, to: &out)
+        member("environment", environment?.rawValue, to: &out)
     }
 
     /// `,"name":"value"` (or `null`).

@@ -1,0 +1,211 @@
+/// The common case, a genuine postback body of the usual shape, verified and written as its JSON Lines record
+/// without building a JSON tree, a ``VerificationResult`` or a `String` per field: the allocation-free path that
+/// keeps a busy core on the ECDSA.
+///
+/// It answers only when it is certain: the body and payload are flat objects ``FlatJSONScanner`` accepts (known
+/// members only, plain values), the header is exactly `alg` `ES256` and a trusted `kid`, the signature verifies,
+/// and no rule of the catalogue fires, errors and warnings alike. Then the record is, byte for byte, what
+/// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s
+/// result (the tests compare the two over every fixture and mutation). For anything else it answers nil and
+/// changes nothing: the caller runs the general path, which finds and words the findings. A signature that fails
+/// here is checked again there (the one case that costs a second ECDSA; forged items are rare, and an attacker
+/// gains at most that factor of two). Deduplication (D1) is the caller's, with the returned identifier.
+public struct FastPostbackPath: Sendable {
+    private let cache: VerifiedTokenCache?
+    /// The trusted keys by the bytes of their kid; Apple's `apple-development-identifier/1` is left out because
+    /// rule P5 reads it, so its postbacks take the general path.
+    private let keys: [(keyID: [UInt8], trusted: TrustedKey)]
+
+    public init(_ verifier: ItemVerifier) {
+        cache = verifier.cache
+        keys = verifier.keyRing.trustedKeys
+            .filter { $0.keyID != ApplePublishedKey.development1.keyID }
+            .map { (Array($0.keyID.utf8), $0) }
+    }
+
+    /// Verifies `item` and appends its JSON Lines record (no line terminator) to `record` when the item is a valid
+    /// postback with no finding; returns its `postback-identifier` for deduplication. Nil, with `record` untouched,
+    /// whenever the general path must decide.
+    public func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
+        -> String? {
+        guard item.count <= ItemVerifier.maximumItemBytes else { return nil }
+        return item.withUnsafeBufferPointer { body in
+            withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: BodyMember.names.count) { slots in
+                guard let order = FlatJSONScanner.scan(body, names: BodyMember.names, into: slots) else { return nil }
+                let members = Members(names: BodyMember.names, bytes: body, slots: slots, order: order)
+                guard let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString) else {
+                    return nil
+                }
+                return verify(token: UnsafeBufferPointer(rebasing: body[token])) { trusted, payload in
+                    guard let signed = SignedFields(payload), let tier = Self.tierIfNoFinding(signed, unsigned) else {
+                        return nil
+                    }
+                    JSONLinesRecord.appendHead(
+                        source: source, line: line, kind: .postback, verdict: .valid, signature: .verified,
+                        keyID: trusted.keyID, environment: trusted.environment, to: &record)
+                    record.append(contentsOf: #","errors":[],"warnings":[],"fields":"#.utf8)
+                    payload.appendCompactJSON(to: &record)
+                    record.append(contentsOf: #","unsigned":"#.utf8)
+                    members.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
+                    record.append(contentsOf: #","tier":"#.utf8)
+                    record.append(UInt8(ascii: "0") + UInt8(tier))
+                    record.append(UInt8(ascii: "}"))
+                    return String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self)
+                }
+            }
+        }
+    }
+
+    // MARK: - The JWS
+
+    /// Splits, checks and verifies a compact JWS, then hands the trusted key and the payload's members to `body`.
+    private func verify(
+        token: UnsafeBufferPointer<UInt8>, _ body: (TrustedKey, Members) -> String?
+    ) -> String? {
+        let dot = UInt8(ascii: ".")
+        guard let firstDot = token.firstIndex(of: dot),
+              let secondDot = token[(firstDot + 1)...].firstIndex(of: dot),
+              !token[(secondDot + 1)...].contains(dot), firstDot > 0, secondDot > firstDot + 1,
+              secondDot + 1 < token.count else { return nil }
+        let header = UnsafeBufferPointer(rebasing: token[..<firstDot])
+        let payload = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
+        let signature = UnsafeBufferPointer(rebasing: token[(secondDot + 1)...])
+        guard let trusted = withDecoded(header, { trustedKey(header: $0) }) ?? nil,
+              let verified = withDecoded(signature, { checkSignature($0, signingInput: token[..<secondDot], trusted) }),
+              verified else { return nil }
+        return withDecoded(payload) { decoded in
+            withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
+                guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
+                    return nil
+                }
+                return body(trusted, Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order))
+            }
+        } ?? nil
+    }
+
+    /// The header's trusted key: exactly the members `alg` (`ES256`) and `kid` (a trusted kid), no others.
+    private func trustedKey(header: UnsafeBufferPointer<UInt8>) -> TrustedKey? {
+        withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
+            guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
+            let members = Members(names: Self.headerNames, bytes: header, slots: slots, order: order)
+            guard let alg = members.string(0), members.bytes(alg).elementsEqual("ES256".utf8),
+                  let kid = members.string(1) else { return nil }
+            let kidBytes = members.bytes(kid)
+            return keys.first { $0.keyID.elementsEqual(kidBytes) }?.trusted
+        }
+    }
+
+    private static let headerNames = [Array("alg".utf8), Array("kid".utf8)]
+
+    /// True when the 64-byte signature verifies over the signing input (or the cache already vouches for it).
+    private func checkSignature(
+        _ signature: UnsafeBufferPointer<UInt8>, signingInput: Slice<UnsafeBufferPointer<UInt8>>, _ trusted: TrustedKey
+    ) -> Bool {
+        guard signature.count == 64 else { return false }
+        let digest = SHA256Digest(of: UnsafeBufferPointer(rebasing: signingInput))
+        if let cache, cache.contains(signingInput: digest, signature: signature, verifiedBy: trusted.key) {
+            return true
+        }
+        guard trusted.key.isValidES256Signature(signature, digest: digest) else { return false }
+        cache?.insert(signingInput: digest, signature: signature, verifiedBy: trusted.key)
+        return true
+    }
+
+    /// Calls `body` with the canonical base64url decoding of `segment` (on the stack when small); nil when the
+    /// segment is not canonical unpadded base64url.
+    private func withDecoded<Result>(
+        _ segment: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result? {
+        guard let count = Base64Alphabet.url.decodedCount(of: segment), count > 0 else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            guard Base64Alphabet.url.decode(segment, into: buffer) == count else { return nil }
+            return body(UnsafeBufferPointer(buffer))
+        }
+    }
+
+    // MARK: - Rules
+
+    /// The crowd-anonymity tier when no rule among P3-P5, U2-U5 and T1-T6 fires (P1, P2 and U1 held while the
+    /// fields were read); nil when one would, so the general path words it. The same conditions as
+    /// `PostbackRules`, `BodyRules`, `TierRules` and `CrowdAnonymityTier`, over fields known to be well formed.
+    private static func tierIfNoFinding(_ signed: SignedFields, _ unsigned: UnsignedFields) -> Int? {
+        let index = signed.postbackSequenceIndex
+        let digits = signed.sourceIdentifierDigits
+        let fine = unsigned.hasFineValue, coarse = unsigned.hasCoarseValue, country = unsigned.hasCountryCode
+        let publisherItem = signed.hasPublisherItem
+        let reEngagement = signed.conversionType == .reEngagement
+        let ruleFires = (reEngagement && !signed.didWin)                                   // P3
+            || (!signed.didWin && index != 0)                                              // P4
+            || (fine && coarse)                                                            // U2
+            || (reEngagement && unsigned.interaction != .click)                            // U3
+            || unsigned.interaction == nil                                                 // U4
+            || (!signed.didWin && (fine || coarse))                                        // U5
+            || (index >= 1 && (digits != 2 || fine || publisherItem || country))           // T1-T3
+            || ((publisherItem || country) && coarse)                                      // T4
+            || (index == 0 && digits >= 3 && coarse)                                       // T5
+            || (!signed.hasMarketplace && (digits != 2 || fine || coarse || publisherItem)) // T6
+        guard !ruleFires else { return nil }
+        if !signed.hasMarketplace { return 0 }
+        if index == 0 && (publisherItem || country) { return 3 }
+        if fine || digits >= 3 { return 2 }
+        return 1
+    }
+}
+
+extension FastPostbackPath {
+    /// A scanned flat object: its bytes, its members' values by slot, and their order.
+    struct Members {
+        /// The names the scanner matched, by slot (the received bytes, since names carry no escapes).
+        let names: [[UInt8]]
+        let bytes: UnsafeBufferPointer<UInt8>
+        let slots: UnsafeMutableBufferPointer<FlatJSONScanner.Value?>
+        let order: FlatJSONScanner.MemberOrder
+
+        func string(_ slot: Int) -> Range<Int>? {
+            guard let value = slots[slot], value.kind == .string else { return nil }
+            return value.range
+        }
+
+        func integer(_ slot: Int) -> UInt64? {
+            guard let value = slots[slot], value.kind == .integer else { return nil }
+            return value.number
+        }
+
+        func boolean(_ slot: Int) -> Bool? {
+            guard let value = slots[slot], value.kind == .boolean else { return nil }
+            return value.number == 1
+        }
+
+        func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[range])
+        }
+
+        /// The string member as one of `Choice`'s raw values; nil when absent; `.some(nil)` when another string.
+        func choice<Choice: RawRepresentable & CaseIterable>(_ slot: Int, of: Choice.Type) -> Choice?? where
+            Choice.RawValue == String {
+            guard let range = string(slot) else { return nil }
+            let text = bytes(range)
+            return .some(Choice.allCases.first { $0.rawValue.utf8.elementsEqual(text) })
+        }
+
+        /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string
+        /// between quotes (they hold nothing to escape), integers and Booleans as their literals.
+        func appendCompactJSON(to out: inout [UInt8], skipping skipped: Int? = nil) {
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for position in 0..<order.count {
+                let slot = order.slot(at: position)
+                guard slot != skipped, let value = slots[slot] else { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: names[slot])
+                out.append(contentsOf: #"":"#.utf8)
+                if value.kind == .string { out.append(UInt8(ascii: "\"")) }
+                out.append(contentsOf: bytes(value.range))
+                if value.kind == .string { out.append(UInt8(ascii: "\"")) }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import Attribution
+
+/// The fast path must never disagree with the general path: when it answers, the item is valid with no finding by
+/// the manifest (written from the spec, not from our output) and by the general path, and its record is the
+/// general path's record byte for byte; when it does not answer, it wrote nothing.
+@Suite("Fast postback path")
+struct FastPostbackPathTests {
+    /// Every fixture item, read as the CLI reads it, with the verifier its manifest entry asks for.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let entry: FixtureManifestTests.Entry
+        var testDescription: String { entry.testDescription }
+    }
+
+    static let cases = FixtureManifestTests.entries.filter { !($0.skadnetworkTestKeys ?? false) }.map(Case.init)
+
+    /// Checks one item both ways; returns whether the fast path answered.
+    @discardableResult
+    static func compare(_ bytes: ArraySlice<UInt8>, verifier: ItemVerifier, source: String = "item.json", line: Int = 1,
+                        expectAnswer: Bool? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let fast = FastPostbackPath(verifier)
+        var record: [UInt8] = []
+        let identifier = fast.appendRecord(for: bytes, source: source, line: line, to: &record)
+        if let expectAnswer {
+            #expect((identifier != nil) == expectAnswer, sourceLocation: sourceLocation)
+        }
+        guard let identifier else {
+            #expect(record.isEmpty, "a declined item must leave the record untouched", sourceLocation: sourceLocation)
+            return false
+        }
+        let general = verifier.verify(bytes)
+        #expect(general.verdict == .valid, "\(general.errors)", sourceLocation: sourceLocation)
+        #expect(general.warnings.isEmpty, "\(general.warnings)", sourceLocation: sourceLocation)
+        #expect(identifier == general.deduplicationKey, sourceLocation: sourceLocation)
+        let expected = JSONLinesRecord.render(general, source: source, line: line)
+        #expect(record == expected, """
+            fast:    \(String(decoding: record, as: UTF8.self))
+            general: \(String(decoding: expected, as: UTF8.self))
+            """, sourceLocation: sourceLocation)
+        return true
+    }
+
+    @Test("On every fixture, an answer is the manifest's valid-without-warning result and the general record",
+          arguments: cases)
+    func fixture(_ testCase: Case) throws {
+        let entry = testCase.entry
+        let verifier = try FixtureManifestTests.verifier(allowingDevelopment: entry.allowDevelopment)
+        let reader = InputReader(paths: [TestPaths.fixtures.appendingPathComponent(entry.path).path],
+                                 maximumItemBytes: ItemVerifier.maximumItemBytes)
+        while let items = reader.nextBatch(maximumCount: 64) {
+            for item in items where item.line == entry.line ?? 1 {
+                guard case .bytes(let bytes) = item.content else { continue }
+                if Self.compare(bytes, verifier: verifier, source: item.source, line: item.line) {
+                    // Valid, or a repeat of a valid one (D1 is the caller's, with the returned identifier).
+                    #expect(entry.verdict == "valid" || entry.code == "duplicate")
+                    #expect(entry.warnings.isEmpty && entry.kind == "postback")
+                }
+            }
+        }
+    }
+
+    @Test("It answers for the plain valid postback bodies, and leaves the unusual ones to the general path")
+    func coverage() throws {
+        let verifier = try FixtureManifestTests.verifier(allowingDevelopment: true)
+        func body(_ name: String) throws -> ArraySlice<UInt8> {
+            ArraySlice(try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent("valid/postback/\(name)")))
+        }
+        for plain in ["compact-one-line-body.json", "advertised-item-0.json", "advertised-item-max.json",
+                      "high-s-signature.json", "low-s-signature.json", "body-no-trailing-newline.json"] {
+            Self.compare(try body(plain), verifier: verifier, source: plain, expectAnswer: true)
+        }
+        // An escaped slash in the kid, extra header members, a non-ASCII signed field: the general path's.
+        for unusual in ["kid-escaped-slash-in-header.json", "header-extra-members-ignored.json",
+                        "non-ascii-extra-signed-field.json"] {
+            Self.compare(try body(unusual), verifier: verifier, source: unusual, expectAnswer: false)
+        }
+        // The others carry warnings (T1-T6, U4, U5) or unusual JSON (unknown members, escapes, non-ASCII).
+        var answered = 0
+        let directory = TestPaths.fixtures.appendingPathComponent("valid/postback")
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".json") {
+            if Self.compare(try body(name), verifier: verifier, source: name) { answered += 1 }
+        }
+        #expect(answered >= 25, "answered \(answered)")
+    }
+
+    @Test("Every one-byte change of a plain body: any answer agrees with the general path")
+    func mutations() throws {
+        let verifier = try FixtureManifestTests.verifier(allowingDevelopment: false)
+        let original = try TestPaths.bytes(
+            TestPaths.fixtures.appendingPathComponent("valid/postback/compact-one-line-body.json"))
+        var answered = 0
+        for position in original.indices {
+            for replacement: UInt8 in [0x20, UInt8(ascii: "\""), UInt8(ascii: "0"), UInt8(ascii: "\\"), 0xC3] {
+                var mutated = original
+                guard mutated[position] != replacement else { continue }
+                mutated[position] = replacement
+                if Self.compare(ArraySlice(mutated), verifier: verifier) { answered += 1 }
+            }
+        }
+        // Whitespace between tokens and digit changes in unsigned values keep some mutations valid.
+        #expect(answered > 0)
+    }
+
+    @Test("Unsigned members: the fast path answers exactly when the item stays valid without a finding",
+          arguments: [
+            (#","conversion-value":64"#, false), (#","conversion-value":1.0"#, false),
+            (#","conversion-value":-1"#, false), (#","conversion-value":01"#, false),
+            (#","country-code":"us""#, false), (#","jws-string":"x""#, false), (#","extra":null"#, false),
+            (#","ad-interaction-type":"view""#, false), (#","ad-\u0069nteraction-type":"view""#, false),
+            (#","nested":{}"#, false), (#","conversion-value":18446744073709551616"#, false),
+            (#","conversion-value":"5""#, false), (#","coarse-conversion-value":"LOW""#, false),
+            (#","coarse-conversion-value":"low""#, true), (#" , "conversion-value" :\#t63 "#, true),
+            (#","conversion-value":0"#, true),
+          ])
+    func unsignedVariants(_ extra: String, answers: Bool) throws {
+        let verifier = try FixtureManifestTests.verifier(allowingDevelopment: false)
+        var body = try TestPaths.bytes(
+            TestPaths.fixtures.appendingPathComponent("valid/postback/compact-one-line-body.json"))
+        while let last = body.last, last == 0x0A || last == 0x20 { body.removeLast() }
+        #expect(body.last == UInt8(ascii: "}"))
+        body.removeLast()
+        body += Array(extra.utf8) + [UInt8(ascii: "}")]
+        Self.compare(ArraySlice(body), verifier: verifier, expectAnswer: answers)
+    }
+}
