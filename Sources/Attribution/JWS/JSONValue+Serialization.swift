@@ -63,9 +63,10 @@ extension JSONValue {
         output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { bytes in
-            // Copy runs that need no escaping in one go; most strings are one run.
+            // Copy runs that need no escaping in one go; most strings are one run. Plain ASCII is skipped eight
+            // bytes at a time; the byte loop below only starts at the first other byte.
             var runStart = 0
-            for index in bytes.indices {
+            for index in PlainJSONText.end(in: bytes, from: 0)..<bytes.count {
                 let byte = bytes[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))

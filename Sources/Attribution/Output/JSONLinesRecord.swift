@@ -48,10 +48,10 @@ public enum JSONLinesRecord {
         source: String, line: Int, kind: ItemKind, verdict: Verdict, signature: SignatureStatus, keyID: String?,
         environment: KeyEnvironment?, to out: inout [UInt8]
     ) {
-        out.append(contentsOf: #"{"source":"#.utf8)
+        appendLiteral(#"{"source":"#, to: &out)
         JSONValue.appendQuoted(source, to: &out)
-        out.append(contentsOf: #","line":"#.utf8)
-        out.append(contentsOf: String(line).utf8)
+        appendLiteral(#","line":"#, to: &out)
+        appendDecimal(line, to: &out)
         member("kind", kind.rawValue, to: &out)
         member("verdict", verdict.rawValue, to: &out)
         member("signature", signature.rawValue, to: &out)
@@ -61,13 +61,33 @@ public enum JSONLinesRecord {
 
     /// `,"name":"value"` (or `null`).
     private static func member(_ name: StaticString, _ value: String?, to out: inout [UInt8]) {
-        out.append(contentsOf: #",""#.utf8)
-        out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        out.append(contentsOf: #"":"#.utf8)
+        appendLiteral(#",""#, to: &out)
+        appendLiteral(name, to: &out)
+        appendLiteral(#"":"#, to: &out)
         if let value {
             JSONValue.appendQuoted(value, to: &out)
         } else {
-            out.append(contentsOf: "null".utf8)
+            appendLiteral("null", to: &out)
+        }
+    }
+
+    /// Appends a literal's bytes (one copy, no `String` in between).
+    static func appendLiteral(_ literal: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Appends a non-negative integer's decimal digits (a negative one, which records never have, as `0`).
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        var remaining = UInt(max(0, value))
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+                count += 1
+            } while remaining > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
         }
     }
 

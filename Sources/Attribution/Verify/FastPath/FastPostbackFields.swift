@@ -34,9 +34,8 @@ extension FastPostbackPath {
             guard let identifier = members.string(Slot.postbackIdentifier), !identifier.isEmpty,
                   let network = members.string(Slot.adNetworkIdentifier), !network.isEmpty,
                   members.integer(Slot.advertisedItemIdentifier) != nil,
-                  let conversion = members.choice(Slot.conversionType, of: ConversionType.self) ?? nil,
-                  let impression = members.string(Slot.impressionType),
-                  members.bytes(impression).elementsEqual("app-impression".utf8),
+                  let conversion = members.choice(Slot.conversionType, Self.conversionTypes) ?? nil,
+                  let impression = members.string(Slot.impressionType), members.matches(impression, "app-impression"),
                   let didWin = members.boolean(Slot.didWin),
                   let index = members.integer(Slot.postbackSequenceIndex), index <= 2,
                   let source = members.string(Slot.sourceIdentifier),
@@ -54,6 +53,10 @@ extension FastPostbackPath {
             hasMarketplace = members.slots[Slot.marketplaceIdentifier] != nil
             hasPublisherItem = members.slots[Slot.publisherItemIdentifier] != nil
         }
+
+        static let conversionTypes: [(StaticString, ConversionType)] = [
+            ("download", .download), ("redownload", .redownload), ("re-engagement", .reEngagement),
+        ]
     }
 
     /// A body's unsigned fields once rule U1 holds (`PostbackBody.decode` finds nothing); nil otherwise.
@@ -67,8 +70,8 @@ extension FastPostbackPath {
             typealias Slot = BodyMember
             let slots = members.slots
             // Each present member must be well formed: `?? nil` turns "present but not one of the values" into nil.
-            let interaction = members.choice(Slot.adInteractionType, of: AdInteractionType.self)
-            let coarse = members.choice(Slot.coarseConversionValue, of: CoarseConversionValue.self)
+            let interaction = members.choice(Slot.adInteractionType, Self.interactions)
+            let coarse = members.choice(Slot.coarseConversionValue, Self.coarseValues)
             guard slots[Slot.adInteractionType] == nil || (interaction ?? nil) != nil,
                   slots[Slot.coarseConversionValue] == nil || (coarse ?? nil) != nil,
                   slots[Slot.conversionValue] == nil || (members.integer(Slot.conversionValue) ?? 64) <= 63,
@@ -81,5 +84,10 @@ extension FastPostbackPath {
             hasCoarseValue = slots[Slot.coarseConversionValue] != nil
             hasCountryCode = slots[Slot.countryCode] != nil
         }
+
+        static let interactions: [(StaticString, AdInteractionType)] = [("view", .view), ("click", .click)]
+        static let coarseValues: [(StaticString, CoarseConversionValue)] = [
+            ("low", .low), ("medium", .medium), ("high", .high),
+        ]
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The common case, a genuine postback body of the usual shape, verified and written as its JSON Lines record
 /// without building a JSON tree, a ``VerificationResult`` or a `String` per field: the allocation-free path that
 /// keeps a busy core on the ECDSA.
@@ -43,11 +49,11 @@ public struct FastPostbackPath: Sendable {
                     JSONLinesRecord.appendHead(
                         source: source, line: line, kind: .postback, verdict: .valid, signature: .verified,
                         keyID: trusted.keyID, environment: trusted.environment, to: &record)
-                    record.append(contentsOf: #","errors":[],"warnings":[],"fields":"#.utf8)
+                    JSONLinesRecord.appendLiteral(#","errors":[],"warnings":[],"fields":"#, to: &record)
                     payload.appendCompactJSON(to: &record)
-                    record.append(contentsOf: #","unsigned":"#.utf8)
+                    JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
                     members.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
-                    record.append(contentsOf: #","tier":"#.utf8)
+                    JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
                     record.append(UInt8(ascii: "0") + UInt8(tier))
                     record.append(UInt8(ascii: "}"))
                     return String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self)
@@ -88,10 +94,10 @@ public struct FastPostbackPath: Sendable {
         withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
             guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
             let members = Members(names: Self.headerNames, bytes: header, slots: slots, order: order)
-            guard let alg = members.string(0), members.bytes(alg).elementsEqual("ES256".utf8),
+            guard let alg = members.string(0), members.matches(alg, "ES256"),
                   let kid = members.string(1) else { return nil }
             let kidBytes = members.bytes(kid)
-            return keys.first { $0.keyID.elementsEqual(kidBytes) }?.trusted
+            return keys.first { $0.keyID.count == kidBytes.count && $0.keyID.elementsEqual(kidBytes) }?.trusted
         }
     }
 
@@ -180,12 +186,17 @@ extension FastPostbackPath {
             UnsafeBufferPointer(rebasing: bytes[range])
         }
 
-        /// The string member as one of `Choice`'s raw values; nil when absent; `.some(nil)` when another string.
-        func choice<Choice: RawRepresentable & CaseIterable>(_ slot: Int, of: Choice.Type) -> Choice?? where
-            Choice.RawValue == String {
+        /// True when the bytes in `range` are exactly `literal`'s.
+        func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+            range.count == literal.utf8CodeUnitCount
+                && memcmp(bytes.baseAddress! + range.lowerBound, literal.utf8Start, range.count) == 0
+        }
+
+        /// The string member as the value one of `choices` spells; nil when absent; `.some(nil)` when another
+        /// string. `choices` spell every case's raw value (the tests compare with the general path's decoding).
+        func choice<Choice>(_ slot: Int, _ choices: [(StaticString, Choice)]) -> Choice?? {
             guard let range = string(slot) else { return nil }
-            let text = bytes(range)
-            return .some(Choice.allCases.first { $0.rawValue.utf8.elementsEqual(text) })
+            return .some(choices.first { matches(range, $0.0) }?.1)
         }
 
         /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string
@@ -200,7 +211,8 @@ extension FastPostbackPath {
                 first = false
                 out.append(UInt8(ascii: "\""))
                 out.append(contentsOf: names[slot])
-                out.append(contentsOf: #"":"#.utf8)
+                out.append(UInt8(ascii: "\""))
+                out.append(UInt8(ascii: ":"))
                 if value.kind == .string { out.append(UInt8(ascii: "\"")) }
                 out.append(contentsOf: bytes(value.range))
                 if value.kind == .string { out.append(UInt8(ascii: "\"")) }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Reads the one JSON shape a typical postback uses, a flat object of known members with plain values, into slots
 /// of byte ranges, allocating nothing. Anything else is left to ``StrictJSONParser``.
 ///
@@ -78,10 +84,14 @@ struct FlatJSONScanner {
         return index == bytes.count ? order : nil
     }
 
-    /// The index of the name with these bytes in `names`; lengths are compared first.
+    /// The index of the name with these bytes in `names`; lengths and first bytes are compared first.
     private func slot(of name: Range<Int>, in names: [[UInt8]]) -> Int? {
-        let text = UnsafeBufferPointer(rebasing: bytes[name])
-        return names.firstIndex { $0.count == text.count && $0.elementsEqual(text) }
+        guard let base = bytes.baseAddress, !name.isEmpty else { return nil }
+        let text = base + name.lowerBound
+        for (slot, candidate) in names.enumerated() where candidate.count == name.count && candidate[0] == text[0] {
+            if candidate.withUnsafeBufferPointer({ memcmp($0.baseAddress!, text, name.count) == 0 }) { return slot }
+        }
+        return nil
     }
 
     private mutating func scanValue() -> Value? {
