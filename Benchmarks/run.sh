@@ -17,7 +17,9 @@
 #                      IDLE busy (fraction of all cores; IDLE=0: do not wait). "foreign load" columns show how
 #                      busy the rest of the machine was during the runs (median); distrust rows where it is high
 #   SINGLE_RUNS=50     runs of the single-item timing (measure.py, and hyperfine too if installed)
-#   QUICK=1            small and fast: N=5000 RUNS=3 OPENSSL_SECONDS=2 OPENSSL_RUNS=1, no memory runs
+#   QUICK=1            small and fast: N=5000 RUNS=3 OPENSSL_SECONDS=2 OPENSSL_RUNS=1 PAIRS=3, no memory runs
+#   PAIRS=7 PAIR_SECONDS=2   paired ratios: PAIRS times `openssl speed -seconds PAIR_SECONDS` then one CLI run,
+#                      per --jobs configuration; the median of the per-pair ratios (0: leave out)
 #   SKIP_OPENSSL=1 SKIP_THROUGHPUT=1 SKIP_MEM=1 SKIP_SINGLE=1   leave a part out
 #   CALLGRIND=1        also profile one --jobs 1 run over CALLGRIND_N=2000 items with valgrind (slow)
 #   PACKAGE_DIR=..     the package to build (default: the repository holding this script)
@@ -41,7 +43,7 @@ PYTHON="${PYTHON:-python3}"
 NPROC="$(nproc)"
 QUICK="${QUICK:-0}"
 if [[ "$QUICK" == 1 ]]; then
-  : "${N:=5000}" "${RUNS:=3}" "${OPENSSL_SECONDS:=2}" "${OPENSSL_RUNS:=1}" "${SKIP_MEM:=1}" "${SINGLE_RUNS:=20}"
+  : "${N:=5000}" "${RUNS:=3}" "${OPENSSL_SECONDS:=2}" "${OPENSSL_RUNS:=1}" "${SKIP_MEM:=1}" "${SINGLE_RUNS:=20}" "${PAIRS:=3}"
 fi
 N="${N:-20000}"
 RUNS="${RUNS:-5}"
@@ -61,6 +63,8 @@ CALLGRIND="${CALLGRIND:-0}"
 CALLGRIND_N="${CALLGRIND_N:-2000}"
 SKIP_OPENSSL="${SKIP_OPENSSL:-0}"
 SKIP_THROUGHPUT="${SKIP_THROUGHPUT:-0}"
+PAIRS="${PAIRS:-7}"
+PAIR_SECONDS="${PAIR_SECONDS:-2}"
 SKIP_MEM="${SKIP_MEM:-0}"
 SKIP_SINGLE="${SKIP_SINGLE:-0}"
 KEEP="${KEEP:-0}"
@@ -191,12 +195,49 @@ if [[ "$SKIP_THROUGHPUT" != 1 ]]; then
   done
 fi
 
+# Paired ratios: this VM's speed drifts by 20-30 % within minutes (the same openssl command gave 11,800 and 16,700
+# verify/s in one afternoon), so a ratio of figures taken minutes apart carries that drift. Here each CLI run
+# directly follows an `openssl speed` run of the same width, and the ratio is taken per pair; the median of the
+# pairs is the figure least moved by drift.
+PAIR_ROWS=()
+if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$PAIRS" -gt 0 ]]; then
+  for jobs in 1 "$JOBS_ALL"; do
+    say "== paired: openssl speed then postback-verify --jobs $jobs, $PAIRS pairs"
+    multi=()
+    [[ "$jobs" == 1 ]] || multi=(-multi "$jobs")
+    ratios=()
+    for ((i = 0; i < PAIRS; i++)); do
+      openssl speed "${multi[@]}" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
+        || die "openssl speed failed"
+      ossl="$(awk '/nistp256/ && $NF ~ /^[0-9.]+$/ {v = $NF} END {if (v == "") exit 1; print v}' "$WORK/pair.txt")" \
+        || die "could not read verify/s"
+      start="$(date +%s.%N)"
+      "$BIN" --quiet --format jsonl "${KEYARG[@]}" --jobs "$jobs" "$WORK/tp/corpus.jsonl" >/dev/null \
+        || die "the CLI failed"
+      end="$(date +%s.%N)"
+      ratios+=("$(calc '%.4f' "$N/($end-$start)/$ossl")")
+      say "   pair $((i + 1)): openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio ${ratios[-1]}"
+    done
+    sorted="$(printf '%s\n' "${ratios[@]}" | sort -g)"
+    PAIR_ROWS+=("| postback-verify --jobs $jobs | $PAIRS | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+    [[ "$jobs" != "$JOBS_ALL" ]] || break
+  done
+fi
+
 if ((${#ROWS[@]})); then
   echo "## Throughput (medians: $RUNS CLI runs, $OPENSSL_RUNS openssl runs; ratio = items/s ÷ openssl verify/s, target ≥ $RATIO_TARGET)"
   echo
   echo "| config | items | median s | items/s | µs/item (wall) | µs/item (CPU) | peak RSS MiB | ratio to openssl | foreign load |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${ROWS[@]}"
+  echo
+fi
+if ((${#PAIR_ROWS[@]})); then
+  echo "## Paired ratios (each CLI run right after an openssl speed run of the same width; target ≥ $RATIO_TARGET)"
+  echo
+  echo "| config | pairs | median ratio | min | max |"
+  echo "|---|---:|---:|---:|---:|"
+  printf '%s\n' "${PAIR_ROWS[@]}"
   echo
 fi
 
