@@ -48,10 +48,24 @@ public enum JSONLinesRecord {
         source: String, line: Int, kind: ItemKind, verdict: Verdict, signature: SignatureStatus, keyID: String?,
         environment: KeyEnvironment?, to out: inout [UInt8]
     ) {
+        appendSource(source, line: line, to: &out)
+        appendStatus(kind: kind, verdict: verdict, signature: signature, keyID: keyID, environment: environment,
+                     to: &out)
+    }
+
+    /// `{"source":…,"line":…`: the record's opening.
+    static func appendSource(_ source: String, line: Int, to out: inout [UInt8]) {
         appendLiteral(#"{"source":"#, to: &out)
         JSONValue.appendQuoted(source, to: &out)
         appendLiteral(#","line":"#, to: &out)
         appendDecimal(line, to: &out)
+    }
+
+    /// `,"kind":…,"verdict":…,"signature":…,"key-id":…,"environment":…`: what follows the line.
+    static func appendStatus(
+        kind: ItemKind, verdict: Verdict, signature: SignatureStatus, keyID: String?, environment: KeyEnvironment?,
+        to out: inout [UInt8]
+    ) {
         member("kind", kind.rawValue, to: &out)
         member("verdict", verdict.rawValue, to: &out)
         member("signature", signature.rawValue, to: &out)

@@ -89,12 +89,10 @@ public final class VerifiedTokenCache: Sendable {
         /// Nil unless exactly 64 bytes: only ES256 signatures are remembered.
         init?(_ bytes: some Collection<UInt8>) {
             guard bytes.count == 64 else { return nil }
-            for (offset, byte) in bytes.enumerated() {
-                if offset < 32 {
-                    withUnsafeMutableBytes(of: &r) { $0[offset] = byte }
-                } else {
-                    withUnsafeMutableBytes(of: &s) { $0[offset - 32] = byte }
-                }
+            // Two block copies (arrays, slices and buffers are contiguous; anything else is copied once first).
+            bytes.withContiguousBytesForLibcrypto { raw in
+                withUnsafeMutableBytes(of: &r) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[..<32])) }
+                withUnsafeMutableBytes(of: &s) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[32...])) }
             }
         }
 

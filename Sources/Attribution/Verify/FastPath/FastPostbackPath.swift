@@ -18,15 +18,23 @@ import Darwin
 /// gains at most that factor of two). Deduplication (D1) is the caller's, with the returned identifier.
 public struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
-    /// The trusted keys by the bytes of their kid; Apple's `apple-development-identifier/1` is left out because
-    /// rule P5 reads it, so its postbacks take the general path.
-    private let keys: [(keyID: [UInt8], trusted: TrustedKey)]
+    /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
+    /// alone (`,"kind":"postback",…,"environment":…,"errors":[],"warnings":[],"fields":`), written once here by
+    /// ``JSONLinesRecord``. Apple's `apple-development-identifier/1` is left out because rule P5 reads it, so its
+    /// postbacks take the general path.
+    private let keys: [(keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8])]
 
     public init(_ verifier: ItemVerifier) {
         cache = verifier.cache
         keys = verifier.keyRing.trustedKeys
             .filter { $0.keyID != ApplePublishedKey.development1.keyID }
-            .map { (Array($0.keyID.utf8), $0) }
+            .map { trusted in
+                var status: [UInt8] = []
+                JSONLinesRecord.appendStatus(kind: .postback, verdict: .valid, signature: .verified,
+                                             keyID: trusted.keyID, environment: trusted.environment, to: &status)
+                JSONLinesRecord.appendLiteral(#","errors":[],"warnings":[],"fields":"#, to: &status)
+                return (Array(trusted.keyID.utf8), trusted, status)
+            }
     }
 
     /// Verifies `item` and appends its JSON Lines record (no line terminator) to `record` when the item is a valid
@@ -42,14 +50,12 @@ public struct FastPostbackPath: Sendable {
                 guard let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString) else {
                     return nil
                 }
-                return verify(token: UnsafeBufferPointer(rebasing: body[token])) { trusted, payload in
+                return verify(token: UnsafeBufferPointer(rebasing: body[token])) { key, payload in
                     guard let signed = SignedFields(payload), let tier = Self.tierIfNoFinding(signed, unsigned) else {
                         return nil
                     }
-                    JSONLinesRecord.appendHead(
-                        source: source, line: line, kind: .postback, verdict: .valid, signature: .verified,
-                        keyID: trusted.keyID, environment: trusted.environment, to: &record)
-                    JSONLinesRecord.appendLiteral(#","errors":[],"warnings":[],"fields":"#, to: &record)
+                    JSONLinesRecord.appendSource(source, line: line, to: &record)
+                    record.append(contentsOf: keys[key].recordStatus)
                     payload.appendCompactJSON(to: &record)
                     JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
                     members.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
@@ -66,42 +72,50 @@ public struct FastPostbackPath: Sendable {
 
     /// Splits, checks and verifies a compact JWS, then hands the trusted key and the payload's members to `body`.
     private func verify(
-        token: UnsafeBufferPointer<UInt8>, _ body: (TrustedKey, Members) -> String?
+        token: UnsafeBufferPointer<UInt8>, _ body: (_ key: Int, Members) -> String?
     ) -> String? {
-        let dot = UInt8(ascii: ".")
-        guard let firstDot = token.firstIndex(of: dot),
-              let secondDot = token[(firstDot + 1)...].firstIndex(of: dot),
-              !token[(secondDot + 1)...].contains(dot), firstDot > 0, secondDot > firstDot + 1,
+        guard let firstDot = Self.dot(in: token, from: 0), let secondDot = Self.dot(in: token, from: firstDot + 1),
+              Self.dot(in: token, from: secondDot + 1) == nil, firstDot > 0, secondDot > firstDot + 1,
               secondDot + 1 < token.count else { return nil }
         let header = UnsafeBufferPointer(rebasing: token[..<firstDot])
         let payload = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
         let signature = UnsafeBufferPointer(rebasing: token[(secondDot + 1)...])
-        guard let trusted = withDecoded(header, { trustedKey(header: $0) }) ?? nil,
-              let verified = withDecoded(signature, { checkSignature($0, signingInput: token[..<secondDot], trusted) }),
+        guard let key = withDecoded(header, { trustedKey(header: $0) }) ?? nil,
+              let verified = withDecoded(signature, {
+                  checkSignature($0, signingInput: token[..<secondDot], keys[key].trusted)
+              }),
               verified else { return nil }
         return withDecoded(payload) { decoded in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
                 guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
                     return nil
                 }
-                return body(trusted, Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order))
+                return body(key, Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order))
             }
         } ?? nil
     }
 
-    /// The header's trusted key: exactly the members `alg` (`ES256`) and `kid` (a trusted kid), no others.
-    private func trustedKey(header: UnsafeBufferPointer<UInt8>) -> TrustedKey? {
+    /// The index in `keys` of the header's trusted key: exactly the members `alg` (`ES256`) and `kid` (a trusted
+    /// kid), no others.
+    private func trustedKey(header: UnsafeBufferPointer<UInt8>) -> Int? {
         withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
             guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
             let members = Members(names: Self.headerNames, bytes: header, slots: slots, order: order)
             guard let alg = members.string(0), members.matches(alg, "ES256"),
                   let kid = members.string(1) else { return nil }
             let kidBytes = members.bytes(kid)
-            return keys.first { $0.keyID.count == kidBytes.count && $0.keyID.elementsEqual(kidBytes) }?.trusted
+            return keys.firstIndex { $0.keyID.count == kidBytes.count && $0.keyID.elementsEqual(kidBytes) }
         }
     }
 
     private static let headerNames = [Array("alg".utf8), Array("kid".utf8)]
+
+    /// The position of the first `.` at or after `start` (memchr), or nil.
+    private static func dot(in token: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = token.baseAddress, start < token.count,
+              let found = memchr(base + start, Int32(UInt8(ascii: ".")), token.count - start) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
 
     /// True when the 64-byte signature verifies over the signing input (or the cache already vouches for it).
     private func checkSignature(
