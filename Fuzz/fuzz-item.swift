@@ -2,8 +2,7 @@ import Attribution
 import Foundation
 
 // libFuzzer target `fuzz-item`: ItemVerifier on one whole item (a postback body, a bare JWS or an SKAdNetwork
-// body), then the CLI's JSON Lines record of the result (Sources/postback-verify/Output/JSONLinesRecord.swift is
-// compiled into this target).
+// body), then the CLI's JSON Lines record of the result (`JSONLinesRecord`), and the fast path on the same bytes.
 //
 // The key ring trusts the two fixture keys under their fixture kids and Apple's development kids, and the
 // SKAdNetwork keys are replaced by the fixture ones, so the seed corpus from Fixtures/ reaches every rule. The
@@ -13,7 +12,9 @@ import Foundation
 // one; a valid result has a verified signature, a known kind and decoded fields; a verified signature names its
 // key and environment; fields and unsigned members re-serialise to text the strict parser reads back equal; the
 // record is one strict JSON object that agrees with the result; and a token that verified gets the same result
-// again through a verified-token cache, both when it is stored and when it is found there.
+// again through a verified-token cache, both when it is stored and when it is found there. The fast path
+// (`FastPostbackPath`) answers only for an item the general path finds valid without a warning, with its record
+// byte for byte and its deduplication key, and writes nothing when it declines.
 
 /// A fixed "now" (2023-11-14) so I3's future-timestamp warning does not depend on when the fuzzer runs.
 private let fixedClock: @Sendable () -> UInt64 = { 1_700_000_000_000 }
@@ -52,6 +53,7 @@ public func fuzzItemInitialize(
 ) -> CInt {
     _ = verifier.keyRing
     _ = cachedVerifier.keyRing
+    _ = fastPath
     return 0
 }
 
@@ -65,6 +67,7 @@ public func fuzzItem(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let result = verifier.verify(item)
     checkInvariants(result)
     checkRecord(result)
+    checkFastPath(item, result)
     if result.signature == .verified {
         let stored = cachedVerifier.verify(item)
         let found = cachedVerifier.verify(item)
@@ -121,6 +124,25 @@ private func checkRecord(_ result: VerificationResult) {
                  "record lists a different number of findings")
     precondition(object["fields"] == (result.fields.map { .object($0) } ?? .null), "record fields differ")
     precondition(object["unsigned"] == (result.unsigned.map { .object($0) } ?? .null), "record unsigned differs")
+}
+
+/// The fast path agrees with the general path whenever it answers.
+private let fastPath = FastPostbackPath(verifier)
+
+private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResult) {
+    var record: [UInt8] = []
+    guard let identifier = fastPath.appendRecord(for: item, source: "fuzz", line: 1, to: &record) else {
+        precondition(record.isEmpty, "the fast path declined but wrote a record")
+        return
+    }
+    precondition(result.verdict == .valid && result.warnings.isEmpty,
+                 "the fast path answered for an item the general path finds \(result.errors + result.warnings)")
+    precondition(identifier == result.deduplicationKey, "the fast path's deduplication key differs")
+    precondition(record == JSONLinesRecord.render(result, source: "fuzz", line: 1), """
+        the fast path's record differs:
+        \(String(decoding: record, as: UTF8.self))
+        \(String(decoding: JSONLinesRecord.render(result, source: "fuzz", line: 1), as: UTF8.self))
+        """)
 }
 
 /// What two verifications of the same bytes must agree on.

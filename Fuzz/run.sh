@@ -38,17 +38,13 @@ if [ ! -f "$archive" ] || [ -n "$(find Sources/Attribution -name '*.swift' -newe
         -emit-library -static -o "$archive" $(find "$build/src/Attribution" -name '*.swift' | sort)
 fi
 
-# The target. fuzz-item also renders the CLI's JSON Lines record, so it compiles that one file with it.
-extra_sources=()
-if [ "$target" = fuzz-item ]; then
-    extra_sources=(Sources/postback-verify/Output/JSONLinesRecord.swift)
-fi
+# The target (the JSON Lines record renderer is in the library now, so no CLI source is compiled in).
 binary=$build/$target
-if [ ! -x "$binary" ] || [ -n "$(find "$source_file" "${extra_sources[@]}" "$archive" -newer "$binary")" ]; then
+if [ ! -x "$binary" ] || [ -n "$(find "$source_file" "$archive" -newer "$binary")" ]; then
     echo "== building $target"
     snapshot=()
     mkdir -p "$build/src/$target"
-    for file in "$source_file" "${extra_sources[@]}"; do
+    for file in "$source_file"; do
         cp "$file" "$build/src/$target/"
         snapshot+=("$build/src/$target/$(basename "$file")")
     done
