@@ -5,6 +5,15 @@ struct ItemBatch {
     private var storage: [UInt8] = []
     private var entries: [(line: Int, bytes: Range<Int>?, byteCount: Int)] = []
 
+    /// An empty batch with room for `byteCount` bytes of items (the previous batch's size is a good guess: one
+    /// allocation instead of a doubling series, and no copying on the way).
+    init(reservingCapacity byteCount: Int = 0) {
+        storage.reserveCapacity(byteCount)
+    }
+
+    /// The bytes of the items gathered so far.
+    var byteCount: Int { storage.count }
+
     /// How many items are gathered.
     var count: Int { entries.count }
 

@@ -31,6 +31,8 @@ public final class LineItemReader {
     private var oversizedLine: OversizedLine?
     private var deferredError: InputFailure?
     private var isFinished = false
+    /// The bytes of the last batch read, to size the next one's storage.
+    private var lastBatchByteCount = 0
 
     /// Reads from a descriptor that the caller keeps open and closes after use (e.g. `0` for standard input).
     public convenience init(
@@ -88,7 +90,8 @@ public final class LineItemReader {
     ///
     /// Waits only when `items` is empty, so a caller gathering from several inputs keeps the live-stream promise.
     func readItems(into items: inout [InputItem], upTo maximumCount: Int) throws(InputFailure) -> Bool {
-        var batch = ItemBatch()
+        var batch = ItemBatch(reservingCapacity: min(lastBatchByteCount, 1 << 20))
+        defer { lastBatchByteCount = batch.byteCount }
         while !isFinished {
             scanBuffer(into: &batch, limit: maximumCount - items.count)
             if items.count + batch.count >= maximumCount {
