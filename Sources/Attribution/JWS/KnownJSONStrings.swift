@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The member names and values that every postback and impression repeats, handed out as `String` literals.
 ///
 /// Swift keeps strings of up to 15 UTF-8 bytes inline; a longer one parsed from input is a heap allocation, with
@@ -35,7 +29,7 @@ enum KnownJSONStrings {
         guard bytes.count > 15, bytes.count < byLength.count else { return nil }
         for candidate in byLength[bytes.count] {
             var candidate = candidate
-            let same = candidate.withUTF8 { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+            let same = candidate.withUTF8 { RawBytes.equal($0.baseAddress!, bytes.baseAddress!, count: bytes.count) }
             if same { return candidate }
         }
         return nil

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension String {
     /// True when both strings have exactly the same UTF-8 bytes.
     ///
@@ -17,7 +11,8 @@ extension String {
         return left.withUTF8 { leftBytes in
             right.withUTF8 { rightBytes in
                 leftBytes.count == rightBytes.count
-                    && (leftBytes.isEmpty || memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0)
+                    && (leftBytes.isEmpty
+                        || RawBytes.equal(leftBytes.baseAddress!, rightBytes.baseAddress!, count: leftBytes.count))
             }
         }
     }

@@ -43,7 +43,8 @@ public enum JSONLinesRecord {
         return out
     }
 
-    /// The record's opening up to and including `environment`: `{"source":…,"line":…,"kind":…,…,"environment":…`.
+    /// The record's opening up to and including `environment`:
+    /// `{"source":…,"line":…,"kind":…,…,"environment":…`.
     static func appendHead(
         source: String, line: Int, kind: ItemKind, verdict: Verdict, signature: SignatureStatus, keyID: String?,
         environment: KeyEnvironment?, to out: inout [UInt8]

@@ -15,7 +15,8 @@ struct BatchWorker: Sendable {
             if let fastPath, case .bytes(let bytes) = item.content {
                 var record: [UInt8] = []
                 record.reserveCapacity(1024)
-                if let identifier = fastPath.appendRecord(for: bytes, source: item.source, line: item.line, to: &record) {
+                let identifier = fastPath.appendRecord(for: bytes, source: item.source, line: item.line, to: &record)
+                if let identifier {
                     batch.outcomes.append(.fast(postbackIdentifier: identifier))
                     batch.records.append(record)
                     continue

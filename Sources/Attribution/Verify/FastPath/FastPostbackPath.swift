@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The common case, a genuine postback body of the usual shape, verified and written as its JSON Lines record
 /// without building a JSON tree, a ``VerificationResult`` or a `String` per field: the allocation-free path that
 /// keeps a busy core on the ECDSA.
@@ -110,11 +104,9 @@ public struct FastPostbackPath: Sendable {
 
     private static let headerNames = [Array("alg".utf8), Array("kid".utf8)]
 
-    /// The position of the first `.` at or after `start` (memchr), or nil.
+    /// The position of the first `.` at or after `start`, or nil.
     private static func dot(in token: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard let base = token.baseAddress, start < token.count,
-              let found = memchr(base + start, Int32(UInt8(ascii: ".")), token.count - start) else { return nil }
-        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        RawBytes.firstIndex(of: UInt8(ascii: "."), in: token, from: start)
     }
 
     /// True when the 64-byte signature verifies over the signing input (or the cache already vouches for it).
@@ -169,69 +161,5 @@ public struct FastPostbackPath: Sendable {
         if index == 0 && (publisherItem || country) { return 3 }
         if fine || digits >= 3 { return 2 }
         return 1
-    }
-}
-
-extension FastPostbackPath {
-    /// A scanned flat object: its bytes, its members' values by slot, and their order.
-    struct Members {
-        /// The names the scanner matched, by slot (the received bytes, since names carry no escapes).
-        let names: [[UInt8]]
-        let bytes: UnsafeBufferPointer<UInt8>
-        let slots: UnsafeMutableBufferPointer<FlatJSONScanner.Value?>
-        let order: FlatJSONScanner.MemberOrder
-
-        func string(_ slot: Int) -> Range<Int>? {
-            guard let value = slots[slot], value.kind == .string else { return nil }
-            return value.range
-        }
-
-        func integer(_ slot: Int) -> UInt64? {
-            guard let value = slots[slot], value.kind == .integer else { return nil }
-            return value.number
-        }
-
-        func boolean(_ slot: Int) -> Bool? {
-            guard let value = slots[slot], value.kind == .boolean else { return nil }
-            return value.number == 1
-        }
-
-        func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-            UnsafeBufferPointer(rebasing: bytes[range])
-        }
-
-        /// True when the bytes in `range` are exactly `literal`'s.
-        func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
-            range.count == literal.utf8CodeUnitCount
-                && memcmp(bytes.baseAddress! + range.lowerBound, literal.utf8Start, range.count) == 0
-        }
-
-        /// The string member as the value one of `choices` spells; nil when absent; `.some(nil)` when another
-        /// string. `choices` spell every case's raw value (the tests compare with the general path's decoding).
-        func choice<Choice>(_ slot: Int, _ choices: [(StaticString, Choice)]) -> Choice?? {
-            guard let range = string(slot) else { return nil }
-            return .some(choices.first { matches(range, $0.0) }?.1)
-        }
-
-        /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string
-        /// between quotes (they hold nothing to escape), integers and Booleans as their literals.
-        func appendCompactJSON(to out: inout [UInt8], skipping skipped: Int? = nil) {
-            out.append(UInt8(ascii: "{"))
-            var first = true
-            for position in 0..<order.count {
-                let slot = order.slot(at: position)
-                guard slot != skipped, let value = slots[slot] else { continue }
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                out.append(UInt8(ascii: "\""))
-                out.append(contentsOf: names[slot])
-                out.append(UInt8(ascii: "\""))
-                out.append(UInt8(ascii: ":"))
-                if value.kind == .string { out.append(UInt8(ascii: "\"")) }
-                out.append(contentsOf: bytes(value.range))
-                if value.kind == .string { out.append(UInt8(ascii: "\"")) }
-            }
-            out.append(UInt8(ascii: "}"))
-        }
     }
 }

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Reads the one JSON shape a typical postback uses, a flat object of known members with plain values, into slots
 /// of byte ranges, allocating nothing. Anything else is left to ``StrictJSONParser``.
 ///
@@ -89,7 +83,9 @@ struct FlatJSONScanner {
         guard let base = bytes.baseAddress, !name.isEmpty else { return nil }
         let text = base + name.lowerBound
         for (slot, candidate) in names.enumerated() where candidate.count == name.count && candidate[0] == text[0] {
-            if candidate.withUnsafeBufferPointer({ memcmp($0.baseAddress!, text, name.count) == 0 }) { return slot }
+            if candidate.withUnsafeBufferPointer({ RawBytes.equal($0.baseAddress!, text, count: name.count) }) {
+                return slot
+            }
         }
         return nil
     }
@@ -145,7 +141,8 @@ struct FlatJSONScanner {
     private mutating func scanLiteral(_ literal: StaticString) -> Bool {
         let text = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         guard index + text.count <= bytes.count,
-              UnsafeBufferPointer(rebasing: bytes[index..<(index + text.count)]).elementsEqual(text) else { return false }
+              UnsafeBufferPointer(rebasing: bytes[index..<(index + text.count)]).elementsEqual(text)
+        else { return false }
         index += text.count
         return true
     }

@@ -1,0 +1,62 @@
+extension FastPostbackPath {
+    /// A scanned flat object: its bytes, its members' values by slot, and their order.
+    struct Members {
+        /// The names the scanner matched, by slot (the received bytes, since names carry no escapes).
+        let names: [[UInt8]]
+        let bytes: UnsafeBufferPointer<UInt8>
+        let slots: UnsafeMutableBufferPointer<FlatJSONScanner.Value?>
+        let order: FlatJSONScanner.MemberOrder
+
+        func string(_ slot: Int) -> Range<Int>? {
+            guard let value = slots[slot], value.kind == .string else { return nil }
+            return value.range
+        }
+
+        func integer(_ slot: Int) -> UInt64? {
+            guard let value = slots[slot], value.kind == .integer else { return nil }
+            return value.number
+        }
+
+        func boolean(_ slot: Int) -> Bool? {
+            guard let value = slots[slot], value.kind == .boolean else { return nil }
+            return value.number == 1
+        }
+
+        func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[range])
+        }
+
+        /// True when the bytes in `range` are exactly `literal`'s.
+        func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+            RawBytes.equal(self.bytes(range), literal)
+        }
+
+        /// The string member as the value one of `choices` spells; nil when absent; `.some(nil)` when another
+        /// string. `choices` spell every case's raw value (the tests compare with the general path's decoding).
+        func choice<Choice>(_ slot: Int, _ choices: [(StaticString, Choice)]) -> Choice?? {
+            guard let range = string(slot) else { return nil }
+            return .some(choices.first { matches(range, $0.0) }?.1)
+        }
+
+        /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string
+        /// between quotes (they hold nothing to escape), integers and Booleans as their literals.
+        func appendCompactJSON(to out: inout [UInt8], skipping skipped: Int? = nil) {
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for position in 0..<order.count {
+                let slot = order.slot(at: position)
+                guard slot != skipped, let value = slots[slot] else { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: names[slot])
+                out.append(UInt8(ascii: "\""))
+                out.append(UInt8(ascii: ":"))
+                if value.kind == .string { out.append(UInt8(ascii: "\"")) }
+                out.append(contentsOf: bytes(value.range))
+                if value.kind == .string { out.append(UInt8(ascii: "\"")) }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}
