@@ -52,7 +52,8 @@ enum Command {
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
         // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
-        // mismatch messages, and `--no-fast-path` is for comparing the two.
+        // mismatch messages, and `--no-fast-path` is for comparing the two. With the steps split (`--jobs` below
+        // the core count) it runs in the same three steps as the general path: the worker does the ECDSA alone.
         let fastPath = options.format == .jsonl && options.usesFastPath && options.expectation != .invalid
             ? FastPostbackPath(verifier) : nil
         let worker = BatchWorker(verifier: verifier, fastPath: fastPath, render: render)
@@ -63,24 +64,24 @@ enum Command {
                 guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
                 let batch = VerifiedBatch(items: items, failures: failures)
                 if layout == .split {
-                    batch.prepared = items.map(verifier.prepare)
+                    worker.prepare(batch)
                 }
                 return batch
             },
             transform: { batch in
                 switch layout {
                 case .split:
-                    for index in batch.prepared.indices {
-                        verifier.checkSignature(&batch.prepared[index])
-                    }
+                    worker.checkSignatures(batch)
                 case .workers:
                     worker.finish(batch)
                 }
                 return batch
             },
             consume: { batch, moreReady in
-                let outcomes = layout == .split
-                    ? batch.prepared.map { .general(verifier.complete($0)) } : batch.outcomes
+                if layout == .split {
+                    worker.complete(batch)
+                }
+                let outcomes = batch.outcomes
                 for index in batch.items.indices {
                     let item = batch.items[index]
                     var result: VerificationResult

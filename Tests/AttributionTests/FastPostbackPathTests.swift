@@ -22,6 +22,15 @@ struct FastPostbackPathTests {
         let fast = FastPostbackPath(verifier)
         var record: [UInt8] = []
         let identifier = fast.appendRecord(for: bytes, source: source, line: line, to: &record)
+        // The three steps a split pipeline runs give the same answer and the same record.
+        var stepRecord: [UInt8] = []
+        var stepIdentifier: String?
+        if var prepared = fast.prepare(bytes) {
+            fast.checkSignature(&prepared)
+            stepIdentifier = fast.appendRecord(for: bytes, after: prepared, source: source, line: line, to: &stepRecord)
+        }
+        #expect(stepIdentifier == identifier && stepRecord == record, "three steps disagree with one",
+                sourceLocation: sourceLocation)
         if let expectAnswer {
             #expect((identifier != nil) == expectAnswer, sourceLocation: sourceLocation)
         }

@@ -1,7 +1,8 @@
 import Attribution
 
-/// What a worker does to a batch when it runs every step (``StageLayout/workers``): each item through the fast path
-/// when that answers, else through the general path, and its record rendered.
+/// What the pipeline's threads do to a batch: each item through the fast path when that answers, else through the
+/// general path, and its record rendered. With ``StageLayout/workers`` one call does it all on a worker; with
+/// ``StageLayout/split`` the reader prepares, the worker checks signatures and the writer completes.
 struct BatchWorker: Sendable {
     let verifier: ItemVerifier
     /// Nil when the fast path is off (text output, `--expect invalid`, `--no-fast-path`).
@@ -25,6 +26,58 @@ struct BatchWorker: Sendable {
             let result = verifier.verify(item)
             batch.outcomes.append(.general(result))
             batch.records.append(render(result, source: item.source, line: item.line))
+        }
+    }
+
+    // MARK: - Split steps
+
+    /// Step 1 (reader): the fast path's preparation where it applies, the general path's elsewhere.
+    func prepare(_ batch: VerifiedBatch) {
+        batch.prepared = batch.items.map { item in
+            if let fastPath, case .bytes(let bytes) = item.content, let prepared = fastPath.prepare(bytes) {
+                return .fast(prepared)
+            }
+            return .general(verifier.prepare(item))
+        }
+    }
+
+    /// Step 2 (worker): the ECDSA, nothing else.
+    func checkSignatures(_ batch: VerifiedBatch) {
+        for index in batch.prepared.indices {
+            switch batch.prepared[index] {
+            case .fast(var prepared):
+                fastPath?.checkSignature(&prepared)
+                batch.prepared[index] = .fast(prepared)
+            case .general(var prepared):
+                verifier.checkSignature(&prepared)
+                batch.prepared[index] = .general(prepared)
+            }
+        }
+    }
+
+    /// Step 3 (writer): payloads, rules and the fast path's records; general results are rendered by the writer
+    /// as it writes them (``VerifiedBatch/records`` holds an empty placeholder for them).
+    func complete(_ batch: VerifiedBatch) {
+        batch.outcomes.reserveCapacity(batch.items.count)
+        batch.records.reserveCapacity(batch.items.count)
+        for (item, prepared) in zip(batch.items, batch.prepared) {
+            switch prepared {
+            case .fast(let prepared):
+                var record: [UInt8] = []
+                record.reserveCapacity(1024)
+                if let fastPath, case .bytes(let bytes) = item.content,
+                   let identifier = fastPath.appendRecord(
+                    for: bytes, after: prepared, source: item.source, line: item.line, to: &record) {
+                    batch.outcomes.append(.fast(postbackIdentifier: identifier))
+                    batch.records.append(record)
+                    continue
+                }
+                // The fast path declined after its step 1 (a failed signature or a rule): the general path decides.
+                batch.outcomes.append(.general(verifier.verify(item)))
+            case .general(let prepared):
+                batch.outcomes.append(.general(verifier.complete(prepared)))
+            }
+            batch.records.append([])
         }
     }
 }

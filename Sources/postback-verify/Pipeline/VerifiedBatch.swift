@@ -11,8 +11,15 @@ final class VerifiedBatch: @unchecked Sendable {
     var items: [InputItem]
     /// Paths that could not be read while this batch was being read.
     var failures: [InputFailure]
-    /// The items after step 1 (and 2), when the steps are split across threads.
-    var prepared: [PreparedItem] = []
+    /// The items after step 1 (and 2), when the steps are split across threads: each by the fast path or, where
+    /// that declined, by the general path.
+    var prepared: [Prepared] = []
+
+    /// One item after step 1 (and 2).
+    enum Prepared {
+        case fast(FastPostbackPath.Prepared)
+        case general(PreparedItem)
+    }
     /// The finished items, once step 3 ran.
     var outcomes: [Outcome] = []
     /// Each record rendered as if the item were not a duplicate (workers render when they complete items).

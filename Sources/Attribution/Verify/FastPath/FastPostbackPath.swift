@@ -36,55 +36,110 @@ public struct FastPostbackPath: Sendable {
     /// whenever the general path must decide.
     public func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
         -> String? {
+        withBody(item) { members, unsigned, token in
+            guard let parts = JWSParts(token), let key = withDecoded(parts.header, { trustedKey(header: $0) }) ?? nil,
+                  withDecoded(parts.signature, { checkSignature($0, signingInput: parts.signingInput, key) }) == true
+            else { return nil }
+            return appendRecord(payload: parts.payload, key: key, body: members, unsigned: unsigned,
+                                source: source, line: line, to: &record)
+        }
+    }
+
+    // MARK: - The same in three steps, for a pipeline that runs the ECDSA on its own thread
+
+    /// What ``prepare(_:)`` learned of an item before its ECDSA.
+    public struct Prepared: Sendable {
+        fileprivate let key: Int
+        fileprivate let digest: SHA256Digest
+        fileprivate let signature: [UInt8]
+        /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
+        public fileprivate(set) var signatureVerified: Bool?
+    }
+
+    /// Step 1: everything before the ECDSA (body, unsigned members, JWS envelope, header, key, digest, cache);
+    /// nil when the general path must decide.
+    public func prepare(_ item: ArraySlice<UInt8>) -> Prepared? {
+        withBody(item) { _, _, token in
+            guard let parts = JWSParts(token), let key = withDecoded(parts.header, { trustedKey(header: $0) }) ?? nil
+            else { return nil }
+            return withDecoded(parts.signature) { signature -> Prepared? in
+                guard signature.count == 64 else { return nil }
+                let digest = SHA256Digest(of: parts.signingInput)
+                let cached = cache?.contains(signingInput: digest, signature: signature, verifiedBy: keys[key].trusted.key)
+                return Prepared(key: key, digest: digest, signature: Array(signature),
+                                signatureVerified: cached == true ? true : nil)
+            } ?? nil
+        }
+    }
+
+    /// Step 2: the ECDSA alone (a success is remembered in the token cache).
+    public func checkSignature(_ prepared: inout Prepared) {
+        guard prepared.signatureVerified == nil else { return }
+        let trusted = keys[prepared.key].trusted
+        let verified = trusted.key.isValidES256Signature(prepared.signature, digest: prepared.digest)
+        if verified {
+            cache?.insert(signingInput: prepared.digest, signature: prepared.signature, verifiedBy: trusted.key)
+        }
+        prepared.signatureVerified = verified
+    }
+
+    /// Step 3: the payload, the rules and the record, for the item `prepared` came from, once its signature
+    /// verified; what ``appendRecord(for:source:line:to:)`` answers, nil whenever the general path must decide.
+    public func appendRecord(
+        for item: ArraySlice<UInt8>, after prepared: Prepared, source: String, line: Int, to record: inout [UInt8]
+    ) -> String? {
+        guard prepared.signatureVerified == true else { return nil }
+        return withBody(item) { members, unsigned, token in
+            guard let parts = JWSParts(token) else { return nil }
+            return appendRecord(payload: parts.payload, key: prepared.key, body: members, unsigned: unsigned,
+                                source: source, line: line, to: &record)
+        }
+    }
+
+    // MARK: - The parts
+
+    /// Calls `body` with the scanned body, its unsigned fields (U1 held) and its `jws-string`; nil when the body
+    /// is not of the usual shape.
+    private func withBody<Result>(
+        _ item: ArraySlice<UInt8>, _ body: (Members, UnsignedFields, UnsafeBufferPointer<UInt8>) -> Result?
+    ) -> Result? {
         guard item.count <= ItemVerifier.maximumItemBytes else { return nil }
-        return item.withUnsafeBufferPointer { body in
+        return item.withUnsafeBufferPointer { bytes in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: BodyMember.names.count) { slots in
-                guard let order = FlatJSONScanner.scan(body, names: BodyMember.names, into: slots) else { return nil }
-                let members = Members(names: BodyMember.names, bytes: body, slots: slots, order: order)
+                guard let order = FlatJSONScanner.scan(bytes, names: BodyMember.names, into: slots) else { return nil }
+                let members = Members(names: BodyMember.names, bytes: bytes, slots: slots, order: order)
                 guard let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString) else {
                     return nil
                 }
-                return verify(token: UnsafeBufferPointer(rebasing: body[token])) { key, payload in
-                    guard let signed = SignedFields(payload), let tier = Self.tierIfNoFinding(signed, unsigned) else {
-                        return nil
-                    }
-                    JSONLinesRecord.appendSource(source, line: line, to: &record)
-                    record.append(contentsOf: keys[key].recordStatus)
-                    payload.appendCompactJSON(to: &record)
-                    JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
-                    members.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
-                    JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
-                    record.append(UInt8(ascii: "0") + UInt8(tier))
-                    record.append(UInt8(ascii: "}"))
-                    return String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self)
-                }
+                return body(members, unsigned, UnsafeBufferPointer(rebasing: bytes[token]))
             }
         }
     }
 
-    // MARK: - The JWS
-
-    /// Splits, checks and verifies a compact JWS, then hands the trusted key and the payload's members to `body`.
-    private func verify(
-        token: UnsafeBufferPointer<UInt8>, _ body: (_ key: Int, Members) -> String?
+    /// Decodes and scans the payload, applies the rules and writes the record; nil when a rule fires or the
+    /// payload is not of the usual shape.
+    private func appendRecord(
+        payload segment: UnsafeBufferPointer<UInt8>, key: Int, body: Members, unsigned: UnsignedFields,
+        source: String, line: Int, to record: inout [UInt8]
     ) -> String? {
-        guard let firstDot = Self.dot(in: token, from: 0), let secondDot = Self.dot(in: token, from: firstDot + 1),
-              Self.dot(in: token, from: secondDot + 1) == nil, firstDot > 0, secondDot > firstDot + 1,
-              secondDot + 1 < token.count else { return nil }
-        let header = UnsafeBufferPointer(rebasing: token[..<firstDot])
-        let payload = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
-        let signature = UnsafeBufferPointer(rebasing: token[(secondDot + 1)...])
-        guard let key = withDecoded(header, { trustedKey(header: $0) }) ?? nil,
-              let verified = withDecoded(signature, {
-                  checkSignature($0, signingInput: token[..<secondDot], keys[key].trusted)
-              }),
-              verified else { return nil }
-        return withDecoded(payload) { decoded in
+        withDecoded(segment) { decoded in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
                 guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
                     return nil
                 }
-                return body(key, Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order))
+                let payload = Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order)
+                guard let signed = SignedFields(payload), let tier = Self.tierIfNoFinding(signed, unsigned) else {
+                    return nil
+                }
+                JSONLinesRecord.appendSource(source, line: line, to: &record)
+                record.append(contentsOf: keys[key].recordStatus)
+                payload.appendCompactJSON(to: &record)
+                JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
+                body.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
+                JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
+                record.append(UInt8(ascii: "0") + UInt8(tier))
+                record.append(UInt8(ascii: "}"))
+                return String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self)
             }
         } ?? nil
     }
@@ -104,17 +159,12 @@ public struct FastPostbackPath: Sendable {
 
     private static let headerNames = [Array("alg".utf8), Array("kid".utf8)]
 
-    /// The position of the first `.` at or after `start`, or nil.
-    private static func dot(in token: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        RawBytes.firstIndex(of: UInt8(ascii: "."), in: token, from: start)
-    }
-
     /// True when the 64-byte signature verifies over the signing input (or the cache already vouches for it).
-    private func checkSignature(
-        _ signature: UnsafeBufferPointer<UInt8>, signingInput: Slice<UnsafeBufferPointer<UInt8>>, _ trusted: TrustedKey
-    ) -> Bool {
+    private func checkSignature(_ signature: UnsafeBufferPointer<UInt8>, signingInput: UnsafeBufferPointer<UInt8>,
+                                _ key: Int) -> Bool {
         guard signature.count == 64 else { return false }
-        let digest = SHA256Digest(of: UnsafeBufferPointer(rebasing: signingInput))
+        let trusted = keys[key].trusted
+        let digest = SHA256Digest(of: signingInput)
         if let cache, cache.contains(signingInput: digest, signature: signature, verifiedBy: trusted.key) {
             return true
         }
