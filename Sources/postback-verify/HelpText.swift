@@ -35,9 +35,9 @@ enum HelpText {
                                   custom, and genuine postbacks no longer verify.
           --skadnetwork-key-p192 PATH
                                   The same for SKAdNetwork 1.0 and 2.0, with a P-192 key.
-          --no-fast-path          Verify every item through the general path. By default, with jsonl output and
-                                  every core a worker, a valid postback body of the usual shape is checked and
-                                  written without a JSON tree; the records are the same byte for byte.
+          --no-fast-path          Verify every item through the general path. By default, with jsonl output, a
+                                  valid postback body of the usual shape is checked and written without a JSON
+                                  tree; the records are the same byte for byte.
           --color auto|always|never
                                   Colour in text output (default: auto, only on a terminal; NO_COLOR is honoured).
           -q, --quiet             No summary on standard error.
