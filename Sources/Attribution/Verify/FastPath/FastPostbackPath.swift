@@ -9,7 +9,8 @@
 /// result (the tests compare the two over every fixture and mutation). For anything else it answers nil and
 /// changes nothing: the caller runs the general path, which finds and words the findings. A signature that fails
 /// here is checked again there (the one case that costs a second ECDSA; forged items are rare, and an attacker
-/// gains at most that factor of two). Deduplication (D1) is the caller's, with the returned identifier.
+/// gains at most that factor of two; with the three steps, on whichever thread the caller runs the general path:
+/// the CLI's writer). Deduplication (D1) is the caller's, with the returned identifier.
 public struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
