@@ -131,7 +131,16 @@ private let fastPath = FastPostbackPath(verifier)
 
 private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResult) {
     var record: [UInt8] = []
-    guard let identifier = fastPath.appendRecord(for: item, source: "fuzz", line: 1, to: &record) else {
+    let identifier = fastPath.appendRecord(for: item, source: "fuzz", line: 1, to: &record)
+    // The three steps of a split pipeline answer the same as the single call.
+    var stepRecord: [UInt8] = []
+    var stepIdentifier: String?
+    if var prepared = fastPath.prepare(item) {
+        fastPath.checkSignature(&prepared)
+        stepIdentifier = fastPath.appendRecord(for: item, after: prepared, source: "fuzz", line: 1, to: &stepRecord)
+    }
+    precondition(stepIdentifier == identifier && stepRecord == record, "the fast path's three steps disagree")
+    guard let identifier else {
         precondition(record.isEmpty, "the fast path declined but wrote a record")
         return
     }
