@@ -451,8 +451,8 @@ extension ECPublicKeyTests {
 
     struct Group: Decodable {
         let comment: String?
-        let `public`: JWK?
-        let `private`: JWK?
+        let `public`: WycheproofJWK?
+        let `private`: WycheproofJWK?
         let tests: [Test]
     }
 
@@ -460,37 +460,5 @@ extension ECPublicKeyTests {
         let tcId: Int
         let jws: String
         let result: String
-    }
-
-    /// A JWK as Wycheproof writes it: string members, and lists of strings (`key_ops`).
-    struct JWK: Decodable {
-        enum Member: Decodable, Equatable {
-            case string(String)
-            case strings([String])
-
-            init(from decoder: Decoder) throws {
-                let container = try decoder.singleValueContainer()
-                if let string = try? container.decode(String.self) {
-                    self = .string(string)
-                } else {
-                    self = .strings(try container.decode([String].self))
-                }
-            }
-        }
-
-        let members: [String: Member]
-
-        init(from decoder: Decoder) throws {
-            members = try decoder.singleValueContainer().decode([String: Member].self)
-        }
-
-        var jsonObject: JSONObject {
-            JSONObject(members: members.sorted { $0.key < $1.key }.map { name, member in
-                switch member {
-                case .string(let string): JSONObject.Member(name: name, value: .string(string))
-                case .strings(let strings): JSONObject.Member(name: name, value: .array(strings.map { .string($0) }))
-                }
-            })
-        }
     }
 }

@@ -205,7 +205,7 @@ extension WycheproofJWSTests {
 
     struct Group: Decodable {
         let comment: String?
-        let publicKey: JWK?
+        let publicKey: WycheproofJWK?
         let tests: [Test]
 
         enum CodingKeys: String, CodingKey {
@@ -220,42 +220,5 @@ extension WycheproofJWSTests {
         let comment: String
         let jws: String
         let result: Outcome
-    }
-
-    /// A JWK as Wycheproof writes it. Every member is kept (a member of another shape fails decoding), so a
-    /// member the library must look at, such as `key_ops`, cannot be dropped on the way.
-    struct JWK: Decodable {
-        enum Member: Decodable {
-            case string(String)
-            case strings([String])
-
-            init(from decoder: Decoder) throws {
-                let container = try decoder.singleValueContainer()
-                if let string = try? container.decode(String.self) {
-                    self = .string(string)
-                } else {
-                    self = .strings(try container.decode([String].self))
-                }
-            }
-
-            var jsonValue: JSONValue {
-                switch self {
-                case .string(let string): .string(string)
-                case .strings(let strings): .array(strings.map { .string($0) })
-                }
-            }
-        }
-
-        let members: [String: Member]
-
-        init(from decoder: Decoder) throws {
-            members = try decoder.singleValueContainer().decode([String: Member].self)
-        }
-
-        var jsonObject: JSONObject {
-            JSONObject(members: members.sorted { $0.key < $1.key }.map {
-                JSONObject.Member(name: $0.key, value: $0.value.jsonValue)
-            })
-        }
     }
 }
