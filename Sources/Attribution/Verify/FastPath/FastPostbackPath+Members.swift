@@ -31,11 +31,16 @@ extension FastPostbackPath {
             RawBytes.equal(self.bytes(range), literal)
         }
 
-        /// The string member as the value one of `choices` spells; nil when absent; `.some(nil)` when another
-        /// string. `choices` spell every case's raw value (the tests compare with the general path's decoding).
-        func choice<Choice>(_ slot: Int, _ choices: [(StaticString, Choice)]) -> Choice?? {
+        /// The string member as the value one of `choices` spells; nil when absent, not a string or another
+        /// value. `choices` spell every case's raw value (a test holds them to the model's enums).
+        func choice<Choice>(_ slot: Int, _ choices: [(StaticString, Choice)]) -> Choice? {
             guard let range = string(slot) else { return nil }
-            return .some(choices.first { matches(range, $0.0) }?.1)
+            return choices.first { matches(range, $0.0) }?.1
+        }
+
+        /// True when the member is absent, or present and `wellFormed` (optional members must have their form).
+        func isAbsent(_ slot: Int, or wellFormed: Bool) -> Bool {
+            slots[slot] == nil || wellFormed
         }
 
         /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string

@@ -14,16 +14,15 @@ extension FastPostbackPath {
             guard let identifier = members.string(Slot.postbackIdentifier), !identifier.isEmpty,
                   let network = members.string(Slot.adNetworkIdentifier), !network.isEmpty,
                   members.integer(Slot.advertisedItemIdentifier) != nil,
-                  let conversion = members.choice(Slot.conversionType, Self.conversionTypes) ?? nil,
+                  let conversion = members.choice(Slot.conversionType, Self.conversionTypes),
                   let impression = members.string(Slot.impressionType), members.matches(impression, "app-impression"),
                   let didWin = members.boolean(Slot.didWin),
                   let index = members.integer(Slot.postbackSequenceIndex), index <= 2,
                   let source = members.string(Slot.sourceIdentifier),
                   SourceIdentifier.isPostbackForm(utf8: members.bytes(source)),
-                  // Optional members, when present, must have their type.
-                  members.slots[Slot.marketplaceIdentifier] == nil || members.string(Slot.marketplaceIdentifier) != nil,
-                  members.slots[Slot.publisherItemIdentifier] == nil
-                    || members.integer(Slot.publisherItemIdentifier) != nil
+                  members.isAbsent(Slot.marketplaceIdentifier, or: members.string(Slot.marketplaceIdentifier) != nil),
+                  members.isAbsent(Slot.publisherItemIdentifier,
+                                   or: members.integer(Slot.publisherItemIdentifier) != nil)
             else { return nil }
             postbackIdentifier = identifier
             conversionType = conversion

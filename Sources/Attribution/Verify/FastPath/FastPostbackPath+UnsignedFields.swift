@@ -9,16 +9,17 @@ extension FastPostbackPath {
         init?(_ members: Members) {
             typealias Slot = BodyMember
             let slots = members.slots
-            // Each present member must be well formed: `?? nil` turns "present but not one of the values" into nil.
+            // Each member, when present, must be well formed.
             let interaction = members.choice(Slot.adInteractionType, Self.interactions)
-            let coarse = members.choice(Slot.coarseConversionValue, Self.coarseValues)
-            guard slots[Slot.adInteractionType] == nil || (interaction ?? nil) != nil,
-                  slots[Slot.coarseConversionValue] == nil || (coarse ?? nil) != nil,
-                  slots[Slot.conversionValue] == nil || (members.integer(Slot.conversionValue) ?? 64) <= 63,
-                  slots[Slot.countryCode] == nil
-                    || members.string(Slot.countryCode).map({ Self.isTwoCapitals(members.bytes($0)) }) == true
+            let fineValue = members.integer(Slot.conversionValue)
+            let country = members.string(Slot.countryCode)
+            guard members.isAbsent(Slot.adInteractionType, or: interaction != nil),
+                  members.isAbsent(Slot.coarseConversionValue,
+                                   or: members.choice(Slot.coarseConversionValue, Self.coarseValues) != nil),
+                  members.isAbsent(Slot.conversionValue, or: fineValue.map { $0 <= 63 } == true),
+                  members.isAbsent(Slot.countryCode, or: country.map { Self.isTwoCapitals(members.bytes($0)) } == true)
             else { return nil }
-            self.interaction = interaction ?? nil
+            self.interaction = interaction
             hasFineValue = slots[Slot.conversionValue] != nil
             hasCoarseValue = slots[Slot.coarseConversionValue] != nil
             hasCountryCode = slots[Slot.countryCode] != nil

@@ -38,8 +38,11 @@ public struct FastPostbackPath: Sendable {
     public func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
         -> String? {
         withBody(item) { members, unsigned, token in
-            guard let parts = JWSParts(token), let key = withDecoded(parts.header, { trustedKey(header: $0) }) ?? nil,
-                  withDecoded(parts.signature, { checkSignature($0, signingInput: parts.signingInput, key) }) == true
+            guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header),
+                  withDecoded(parts.signature, { signature in
+                      guard let (digest, cached) = digest(parts, signature, key) else { return false }
+                      return cached || verify(signature, digest: digest, key)
+                  }) == true
             else { return nil }
             return appendRecord(payload: parts.payload, key: key, body: members, unsigned: unsigned,
                                 source: source, line: line, to: &record)
@@ -61,14 +64,11 @@ public struct FastPostbackPath: Sendable {
     /// nil when the general path must decide.
     public func prepare(_ item: ArraySlice<UInt8>) -> Prepared? {
         withBody(item) { _, _, token in
-            guard let parts = JWSParts(token), let key = withDecoded(parts.header, { trustedKey(header: $0) }) ?? nil
-            else { return nil }
+            guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header) else { return nil }
             return withDecoded(parts.signature) { signature -> Prepared? in
-                guard signature.count == 64 else { return nil }
-                let digest = SHA256Digest(of: parts.signingInput)
-                let cached = cache?.contains(signingInput: digest, signature: signature, verifiedBy: keys[key].trusted.key)
+                guard let (digest, cached) = digest(parts, signature, key) else { return nil }
                 return Prepared(key: key, digest: digest, signature: Array(signature),
-                                signatureVerified: cached == true ? true : nil)
+                                signatureVerified: cached ? true : nil)
             } ?? nil
         }
     }
@@ -76,12 +76,7 @@ public struct FastPostbackPath: Sendable {
     /// Step 2: the ECDSA alone (a success is remembered in the token cache).
     public func checkSignature(_ prepared: inout Prepared) {
         guard prepared.signatureVerified == nil else { return }
-        let trusted = keys[prepared.key].trusted
-        let verified = trusted.key.isValidES256Signature(prepared.signature, digest: prepared.digest)
-        if verified {
-            cache?.insert(signingInput: prepared.digest, signature: prepared.signature, verifiedBy: trusted.key)
-        }
-        prepared.signatureVerified = verified
+        prepared.signatureVerified = verify(prepared.signature, digest: prepared.digest, prepared.key)
     }
 
     /// Step 3: the payload, the rules and the record, for the item `prepared` came from, once its signature
@@ -147,28 +142,34 @@ public struct FastPostbackPath: Sendable {
 
     /// The index in `keys` of the header's trusted key: exactly the members `alg` (`ES256`) and `kid` (a trusted
     /// kid), no others.
-    private func trustedKey(header: UnsafeBufferPointer<UInt8>) -> Int? {
-        withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
-            guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
-            let members = Members(names: Self.headerNames, bytes: header, slots: slots, order: order)
-            guard let alg = members.string(0), members.matches(alg, "ES256"),
-                  let kid = members.string(1) else { return nil }
-            let kidBytes = members.bytes(kid)
-            return keys.firstIndex { $0.keyID.count == kidBytes.count && $0.keyID.elementsEqual(kidBytes) }
-        }
+    private func trustedKey(headerSegment: UnsafeBufferPointer<UInt8>) -> Int? {
+        withDecoded(headerSegment) { header in
+            withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
+                guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
+                let members = Members(names: Self.headerNames, bytes: header, slots: slots, order: order)
+                guard let alg = members.string(0), members.matches(alg, "ES256"),
+                      let kid = members.string(1) else { return nil }
+                let kidBytes = members.bytes(kid)
+                return keys.firstIndex { $0.keyID.count == kidBytes.count && $0.keyID.elementsEqual(kidBytes) }
+            }
+        } ?? nil
     }
 
     private static let headerNames = [Array("alg".utf8), Array("kid".utf8)]
 
-    /// True when the 64-byte signature verifies over the signing input (or the cache already vouches for it).
-    private func checkSignature(_ signature: UnsafeBufferPointer<UInt8>, signingInput: UnsafeBufferPointer<UInt8>,
-                                _ key: Int) -> Bool {
-        guard signature.count == 64 else { return false }
+    /// The SHA-256 of the signing input, and whether the token cache already vouches for this signature under the
+    /// key; nil unless the signature is 64 bytes (r‖s).
+    private func digest(_ parts: JWSParts, _ signature: UnsafeBufferPointer<UInt8>, _ key: Int)
+        -> (SHA256Digest, cached: Bool)? {
+        guard signature.count == 64 else { return nil }
+        let digest = SHA256Digest(of: parts.signingInput)
+        return (digest, cache?.contains(signingInput: digest, signature: signature, verifiedBy: keys[key].trusted.key)
+                    ?? false)
+    }
+
+    /// The ECDSA; a success is remembered in the token cache.
+    private func verify(_ signature: some Collection<UInt8>, digest: SHA256Digest, _ key: Int) -> Bool {
         let trusted = keys[key].trusted
-        let digest = SHA256Digest(of: signingInput)
-        if let cache, cache.contains(signingInput: digest, signature: signature, verifiedBy: trusted.key) {
-            return true
-        }
         guard trusted.key.isValidES256Signature(signature, digest: digest) else { return false }
         cache?.insert(signingInput: digest, signature: signature, verifiedBy: trusted.key)
         return true
