@@ -101,7 +101,7 @@ enum Command {
                     if options.deduplicates {
                         deduplicator.apply(to: &result, source: item.source, line: item.line)
                     }
-                    let record = layout == .workers && result.duplicateOf == nil
+                    let record = result.duplicateOf == nil
                         ? batch.records[index] : render(result, source: item.source, line: item.line)
                     summary.count(result, expectation: options.expectation)
                     output.write(line: record)

@@ -13,19 +13,13 @@ struct BatchWorker: Sendable {
         batch.outcomes.reserveCapacity(batch.items.count)
         batch.records.reserveCapacity(batch.items.count)
         for item in batch.items {
-            if let fastPath, case .bytes(let bytes) = item.content {
-                var record: [UInt8] = []
-                record.reserveCapacity(1024)
-                let identifier = fastPath.appendRecord(for: bytes, source: item.source, line: item.line, to: &record)
-                if let identifier {
-                    batch.outcomes.append(.fast(postbackIdentifier: identifier))
-                    batch.records.append(record)
-                    continue
-                }
+            if let fastPath, case .bytes(let bytes) = item.content, let (identifier, record) = fastRecord({
+                fastPath.appendRecord(for: bytes, source: item.source, line: item.line, to: &$0)
+            }) {
+                batch.append(.fast(postbackIdentifier: identifier), record: record)
+            } else {
+                append(verifier.verify(item), of: item, to: batch)
             }
-            let result = verifier.verify(item)
-            batch.outcomes.append(.general(result))
-            batch.records.append(render(result, source: item.source, line: item.line))
         }
     }
 
@@ -55,29 +49,39 @@ struct BatchWorker: Sendable {
         }
     }
 
-    /// Step 3 (writer): payloads, rules and the fast path's records; general results are rendered by the writer
-    /// as it writes them (``VerifiedBatch/records`` holds an empty placeholder for them).
+    /// Step 3 (writer): payloads, rules and records.
     func complete(_ batch: VerifiedBatch) {
         batch.outcomes.reserveCapacity(batch.items.count)
         batch.records.reserveCapacity(batch.items.count)
         for (item, prepared) in zip(batch.items, batch.prepared) {
             switch prepared {
             case .fast(let prepared):
-                var record: [UInt8] = []
-                record.reserveCapacity(1024)
-                if let fastPath, case .bytes(let bytes) = item.content,
-                   let identifier = fastPath.appendRecord(
-                    for: bytes, after: prepared, source: item.source, line: item.line, to: &record) {
-                    batch.outcomes.append(.fast(postbackIdentifier: identifier))
-                    batch.records.append(record)
-                    continue
+                if let fastPath, case .bytes(let bytes) = item.content, let (identifier, record) = fastRecord({
+                    fastPath.appendRecord(for: bytes, after: prepared, source: item.source, line: item.line, to: &$0)
+                }) {
+                    batch.append(.fast(postbackIdentifier: identifier), record: record)
+                } else {
+                    // The fast path declined after its step 1 (a failed signature or a rule): the general path
+                    // decides.
+                    append(verifier.verify(item), of: item, to: batch)
                 }
-                // The fast path declined after its step 1 (a failed signature or a rule): the general path decides.
-                batch.outcomes.append(.general(verifier.verify(item)))
             case .general(let prepared):
-                batch.outcomes.append(.general(verifier.complete(prepared)))
+                append(verifier.complete(prepared), of: item, to: batch)
             }
-            batch.records.append([])
         }
+    }
+
+    // MARK: - Helpers
+
+    /// The fast path's record and postback identifier, when `write` answers.
+    private func fastRecord(_ write: (inout [UInt8]) -> String?) -> (String, [UInt8])? {
+        var record: [UInt8] = []
+        record.reserveCapacity(1024)
+        return write(&record).map { ($0, record) }
+    }
+
+    /// A general result and its record (rendered as if the item were not a duplicate).
+    private func append(_ result: VerificationResult, of item: InputItem, to batch: VerifiedBatch) {
+        batch.append(.general(result), record: render(result, source: item.source, line: item.line))
     }
 }

@@ -38,4 +38,10 @@ final class VerifiedBatch: @unchecked Sendable {
         self.items = items
         self.failures = failures
     }
+
+    /// Adds the next item's outcome and its record.
+    func append(_ outcome: Outcome, record: [UInt8]) {
+        outcomes.append(outcome)
+        records.append(record)
+    }
 }
