@@ -82,7 +82,7 @@ public final class VerifiedTokenCache: Sendable {
     }
 
     /// An ES256 signature's 64 bytes held inline (no array to allocate for each lookup): r then s, 4 words each.
-    private struct SignatureBytes: Hashable {
+    private struct SignatureBytes: Equatable {
         private var r = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         private var s = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
 
@@ -98,10 +98,6 @@ public final class VerifiedTokenCache: Sendable {
 
         static func == (lhs: SignatureBytes, rhs: SignatureBytes) -> Bool {
             lhs.r == rhs.r && lhs.s == rhs.s
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(r.0)
         }
     }
 }

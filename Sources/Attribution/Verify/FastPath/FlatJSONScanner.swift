@@ -63,8 +63,8 @@ struct FlatJSONScanner {
         guard take(UInt8(ascii: "{")) else { return nil }
         repeat {
             skipWhitespace()
-            guard let name = scanString(), let slot = slot(of: name, in: names), slots[slot] == nil,
-                  order.count < MemberOrder.capacity else { return nil }
+            // A name is taken once at most, so there are never more members than names (at most 16).
+            guard let name = scanString(), let slot = slot(of: name, in: names), slots[slot] == nil else { return nil }
             skipWhitespace()
             guard take(UInt8(ascii: ":")) else { return nil }
             skipWhitespace()
