@@ -116,6 +116,9 @@ IDLE_ARGS=()
 [[ "$IDLE" == 0 ]] || IDLE_ARGS=(--wait-idle "$IDLE" --max-wait "$IDLE_WAIT")
 pct() { calc '%.0f%%' "100*$1"; }
 
+# "256 bits ecdsa (nistp256)   0.0000s   0.0001s  50352.0  16641.0": the last field is verify/s
+verify_per_s() { awk '/nistp256/ && $NF ~ /^[0-9.]+$/ {v = $NF} END {if (v == "") exit 1; print v}' "$1"; }
+
 OSSL_FOREIGN=""
 openssl_verify_per_s() {  # [-multi K]: median verify/s over OPENSSL_RUNS runs (sets OSSL_FOREIGN)
   local i v vals=() foreign=() f
@@ -123,8 +126,7 @@ openssl_verify_per_s() {  # [-multi K]: median verify/s over OPENSSL_RUNS runs (
     read -r _ _ _ _ _ _ _ f _ < <(measure --runs 1 "${IDLE_ARGS[@]}" --stdout "$WORK/openssl.txt" \
       --stderr "$WORK/openssl.err" -- \
       openssl speed "$@" -seconds "$OPENSSL_SECONDS" ecdsap256) || die "openssl speed $* failed"
-    # "256 bits ecdsa (nistp256)   0.0000s   0.0001s  50352.0  16641.0": the last field is verify/s
-    v="$(awk '/nistp256/ && $NF ~ /^[0-9.]+$/ {v = $NF} END {if (v == "") exit 1; print v}' "$WORK/openssl.txt")" \
+    v="$(verify_per_s "$WORK/openssl.txt")" \
       || die "could not read verify/s from openssl speed $*"
     vals+=("$v")
     foreign+=("$f")
@@ -209,7 +211,7 @@ if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$PAIRS" -gt 0 ]]; then
     for ((i = 0; i < PAIRS; i++)); do
       openssl speed "${multi[@]}" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
         || die "openssl speed failed"
-      ossl="$(awk '/nistp256/ && $NF ~ /^[0-9.]+$/ {v = $NF} END {if (v == "") exit 1; print v}' "$WORK/pair.txt")" \
+      ossl="$(verify_per_s "$WORK/pair.txt")" \
         || die "could not read verify/s"
       start="$(date +%s.%N)"
       "$BIN" --quiet --format jsonl "${KEYARG[@]}" --jobs "$jobs" "$WORK/tp/corpus.jsonl" >/dev/null \
