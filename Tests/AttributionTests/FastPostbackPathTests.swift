@@ -111,6 +111,48 @@ struct FastPostbackPathTests {
         #expect(answered > 0)
     }
 
+    /// The worker's way: a whole batch prepared, its signatures checked together, then completed. Over every fixture
+    /// and every one-byte change of a plain body in one batch (forged signatures among genuine ones), each item's
+    /// answer and record must be the single call's.
+    @Test("Signatures checked as one batch give every item the single call's answer and record")
+    func batchOfSteps() throws {
+        let verifier = try FixtureManifestTests.verifier(allowingDevelopment: false)
+        let fast = FastPostbackPath(verifier)
+        let original = try TestPaths.bytes(
+            TestPaths.fixtures.appendingPathComponent("valid/postback/compact-one-line-body.json"))
+        var bodies: [[UInt8]] = [original]
+        for position in original.indices {
+            for replacement: UInt8 in [UInt8(ascii: "A"), UInt8(ascii: "0"), UInt8(ascii: "_")]
+            where original[position] != replacement {
+                var mutated = original
+                mutated[position] = replacement
+                bodies.append(mutated)
+            }
+        }
+        let directory = TestPaths.fixtures.appendingPathComponent("valid/postback")
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        where name.hasSuffix(".json") {
+            bodies.append(try TestPaths.bytes(directory.appendingPathComponent(name)))
+        }
+        let preparedBodies = bodies.compactMap { body in fast.prepare(ArraySlice(body)).map { (body, $0) } }
+        var prepared = preparedBodies.map(\.1)
+        fast.checkSignatures(&prepared)
+        var answered = 0, declinedAfterCheck = 0
+        for ((body, _), checked) in zip(preparedBodies, prepared) {
+            var single: [UInt8] = [], batched: [UInt8] = []
+            let singleIdentifier = fast.appendRecord(for: ArraySlice(body), source: "b", line: 1, to: &single)
+            let batchedIdentifier = fast.appendRecord(for: ArraySlice(body), after: checked, source: "b", line: 1,
+                                                      to: &batched)
+            #expect(batchedIdentifier == singleIdentifier && batched == single,
+                    "\(String(decoding: body, as: UTF8.self))")
+            if batchedIdentifier != nil { answered += 1 }
+            if checked.signatureVerified == false { declinedAfterCheck += 1 }
+        }
+        // Genuine items are answered; changed signature characters are prepared and then fail the batch check.
+        #expect(answered >= 25)
+        #expect(declinedAfterCheck > 100, "\(declinedAfterCheck) forged signatures in the batch")
+    }
+
     @Test("Unsigned members: the fast path answers exactly when the item stays valid without a finding",
           arguments: [
             (#","conversion-value":64"#, false), (#","conversion-value":1.0"#, false),

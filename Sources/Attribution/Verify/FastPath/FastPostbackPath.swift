@@ -79,6 +79,29 @@ public struct FastPostbackPath: Sendable {
         prepared.signatureVerified = verify(prepared.signature, digest: prepared.digest, prepared.key)
     }
 
+    /// Step 2 for many items at once, as a worker holding a batch does it: the signatures not yet vouched for are
+    /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, about 13% less work
+    /// per signature than one by one) when there are two or more, else as ``checkSignature(_:)`` does. Successes
+    /// are remembered in the token cache; a failure leaves the item to the general path as before.
+    public func checkSignatures(_ items: inout [Prepared]) {
+        let pending = items.indices.filter { items[$0].signatureVerified == nil }
+        guard pending.count >= 2 else {
+            pending.forEach { checkSignature(&items[$0]) }
+            return
+        }
+        let answers = ECPublicKey.areValidES256Signatures(pending.map { index in
+            ES256SignatureCheck(key: keys[items[index].key].trusted.key, signature: items[index].signature,
+                                digest: items[index].digest)
+        })
+        for (index, valid) in zip(pending, answers) {
+            items[index].signatureVerified = valid
+            if valid {
+                cache?.insert(signingInput: items[index].digest, signature: items[index].signature,
+                              verifiedBy: keys[items[index].key].trusted.key)
+            }
+        }
+    }
+
     /// Step 3: the payload, the rules and the record, for the item `prepared` came from, once its signature
     /// verified; what ``appendRecord(for:source:line:to:)`` answers, nil whenever the general path must decide.
     public func appendRecord(
