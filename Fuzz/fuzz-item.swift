@@ -135,9 +135,16 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
     // The three steps of a split pipeline answer the same as the single call.
     var stepRecord: [UInt8] = []
     var stepIdentifier: String?
-    if var prepared = fastPath.prepare(item) {
+    if let unchecked = fastPath.prepare(item) {
+        var prepared = unchecked
         fastPath.checkSignature(&prepared)
         stepIdentifier = fastPath.appendRecord(for: item, after: prepared, source: "fuzz", line: 1, to: &stepRecord)
+        // Checked in a batch (P256BatchVerifier: this fast path has no token cache), the signature gets the
+        // same answer every time.
+        var batch = [unchecked, unchecked, unchecked]
+        fastPath.checkSignatures(&batch)
+        precondition(batch.allSatisfy { $0.signatureVerified == prepared.signatureVerified },
+                     "the batch signature check disagrees with the single one")
     }
     precondition(stepIdentifier == identifier && stepRecord == record, "the fast path's three steps disagree")
     guard let identifier else {

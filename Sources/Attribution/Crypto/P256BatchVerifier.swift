@@ -28,6 +28,7 @@ final class P256BatchVerifier {
     private let group: OpaquePointer
     private let context: OpaquePointer
     private let orderMontgomery: OpaquePointer
+    private let primeMontgomery: OpaquePointer
     /// n and p of P-256.
     private let order: OpaquePointer
     private let prime: OpaquePointer
@@ -43,22 +44,26 @@ final class P256BatchVerifier {
 
     init?() {
         let numbers = (0..<12).map { _ in BN_new() }
-        let (group, context, montgomery) = (
-            EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1), BN_CTX_new(), BN_MONT_CTX_new())
+        let (group, context, montgomery, primeMontgomery) = (
+            EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1), BN_CTX_new(), BN_MONT_CTX_new(), BN_MONT_CTX_new())
         let result = group.flatMap { EC_POINT_new($0) }
-        guard let group, let context, let montgomery, let result, numbers.allSatisfy({ $0 != nil }),
+        guard let group, let context, let montgomery, let primeMontgomery, let result,
+              numbers.allSatisfy({ $0 != nil }),
               BN_copy(numbers[0], EC_GROUP_get0_order(group)) != nil,
               BN_MONT_CTX_set(montgomery, numbers[0], context) == 1,
-              EC_GROUP_get_curve(group, numbers[1], nil, nil, context) == 1 else {
+              EC_GROUP_get_curve(group, numbers[1], nil, nil, context) == 1,
+              BN_MONT_CTX_set(primeMontgomery, numbers[1], context) == 1 else {
             numbers.forEach { BN_free($0) }
             EC_POINT_free(result)
             BN_MONT_CTX_free(montgomery)
+            BN_MONT_CTX_free(primeMontgomery)
             BN_CTX_free(context)
             EC_GROUP_free(group)
             OpenSSLErrorQueue.clear()
             return nil
         }
-        (self.group, self.context, orderMontgomery, self.result) = (group, context, montgomery, result)
+        (self.group, self.context, orderMontgomery, self.primeMontgomery, self.result) = (
+            group, context, montgomery, primeMontgomery, result)
         (order, prime, r, e, u1, u2) = (numbers[0]!, numbers[1]!, numbers[2]!, numbers[3]!, numbers[4]!, numbers[5]!)
         (x, z, product, rPlusN, inverse, sInverse) = (
             numbers[6]!, numbers[7]!, numbers[8]!, numbers[9]!, numbers[10]!, numbers[11]!)
@@ -70,6 +75,7 @@ final class P256BatchVerifier {
         points.values.forEach { EC_POINT_free($0.point) }
         EC_POINT_free(result)
         BN_MONT_CTX_free(orderMontgomery)
+        BN_MONT_CTX_free(primeMontgomery)
         BN_CTX_free(context)
         EC_GROUP_free(group)
     }
@@ -139,23 +145,33 @@ final class P256BatchVerifier {
         guard let publicPoint,
               signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil,
               digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil,
-              BN_nnmod(e, e, order, context) == 1,
+              // e < 2²⁵⁶ < 2n, so one subtraction reduces it.
+              BN_ucmp(e, order) < 0 || BN_sub(e, e, order) == 1,
               // A Montgomery product of a plain number and one in Montgomery form is the plain product mod n.
               BN_mod_mul_montgomery(u1, e, sInverse, orderMontgomery, context) == 1,
               BN_mod_mul_montgomery(u2, r, sInverse, orderMontgomery, context) == 1,
               EC_POINT_mul(group, result, u1, publicPoint, u2, context) == 1,
               EC_POINT_is_at_infinity(group, result) == 0,
               attribution_point_x_and_z(group, result, x, z, context) == 1,
-              BN_nnmod(x, x, prime, context) == 1,
-              BN_mod_sqr(z, z, prime, context) == 1 else { return false }
+              isReduced(x), isReduced(z),
+              // With R the Montgomery radix mod p: z ← Z²·R⁻¹ and x ← X·R⁻², so that a Montgomery product
+              // candidate·z = candidate·Z²·R⁻² equals x exactly when X ≡ candidate·Z² (mod p).
+              BN_mod_mul_montgomery(z, z, z, primeMontgomery, context) == 1,
+              BN_from_montgomery(x, x, primeMontgomery, context) == 1,
+              BN_from_montgomery(x, x, primeMontgomery, context) == 1 else { return false }
         if matches(r) { return true }
         guard BN_add(rPlusN, r, order) == 1, BN_ucmp(rPlusN, prime) < 0 else { return false }
         return matches(rPlusN)
     }
 
-    /// X == candidate·Z² (mod p), with Z² in `z`.
+    /// X ≡ candidate·Z² (mod p), with `z` and `x` prepared as above (candidate < p).
     private func matches(_ candidate: OpaquePointer) -> Bool {
-        BN_mod_mul(product, candidate, z, prime, context) == 1 && BN_cmp(product, x) == 0
+        BN_mod_mul_montgomery(product, candidate, z, primeMontgomery, context) == 1 && BN_cmp(product, x) == 0
+    }
+
+    /// Makes `value` less than p (it already is, as libcrypto returns coordinates): Montgomery products need that.
+    private func isReduced(_ value: OpaquePointer) -> Bool {
+        BN_ucmp(value, prime) < 0 || BN_nnmod(value, value, prime, context) == 1
     }
 
     /// 1 ≤ value ≤ n − 1.
