@@ -135,10 +135,13 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
     // The three steps of a split pipeline answer the same as the single call.
     var stepRecord: [UInt8] = []
     var stepIdentifier: String?
-    if let unchecked = fastPath.prepare(item) {
+    if let unchecked = fastPath.prepare(item, source: "fuzz", line: 1) {
         var prepared = unchecked
         fastPath.checkSignature(&prepared)
-        stepIdentifier = fastPath.appendRecord(for: item, after: prepared, source: "fuzz", line: 1, to: &stepRecord)
+        if let (identifier, record) = fastPath.record(of: prepared) {
+            stepIdentifier = identifier
+            stepRecord = record
+        }
         // Checked in a batch (P256BatchVerifier: this fast path has no token cache), the signature gets the
         // same answer every time.
         var batch = [unchecked, unchecked, unchecked]

@@ -25,9 +25,12 @@ struct FastPostbackPathTests {
         // The three steps a split pipeline runs give the same answer and the same record.
         var stepRecord: [UInt8] = []
         var stepIdentifier: String?
-        if var prepared = fast.prepare(bytes) {
+        if var prepared = fast.prepare(bytes, source: source, line: line) {
             fast.checkSignature(&prepared)
-            stepIdentifier = fast.appendRecord(for: bytes, after: prepared, source: source, line: line, to: &stepRecord)
+            if let (identifier, record) = fast.record(of: prepared) {
+                stepIdentifier = identifier
+                stepRecord = record
+            }
         }
         #expect(stepIdentifier == identifier && stepRecord == record, "three steps disagree with one",
                 sourceLocation: sourceLocation)
@@ -134,16 +137,18 @@ struct FastPostbackPathTests {
         where name.hasSuffix(".json") {
             bodies.append(try TestPaths.bytes(directory.appendingPathComponent(name)))
         }
-        let preparedBodies = bodies.compactMap { body in fast.prepare(ArraySlice(body)).map { (body, $0) } }
+        let preparedBodies = bodies.compactMap { body in
+            fast.prepare(ArraySlice(body), source: "b", line: 1).map { (body, $0) }
+        }
         var prepared = preparedBodies.map(\.1)
         fast.checkSignatures(&prepared)
         var answered = 0, declinedAfterCheck = 0
         for ((body, _), checked) in zip(preparedBodies, prepared) {
-            var single: [UInt8] = [], batched: [UInt8] = []
+            var single: [UInt8] = []
             let singleIdentifier = fast.appendRecord(for: ArraySlice(body), source: "b", line: 1, to: &single)
-            let batchedIdentifier = fast.appendRecord(for: ArraySlice(body), after: checked, source: "b", line: 1,
-                                                      to: &batched)
-            #expect(batchedIdentifier == singleIdentifier && batched == single,
+            let batched = fast.record(of: checked)
+            let batchedIdentifier = batched?.postbackIdentifier
+            #expect(batchedIdentifier == singleIdentifier && (batched?.record ?? []) == single,
                     "\(String(decoding: body, as: UTF8.self))")
             if batchedIdentifier != nil { answered += 1 }
             if checked.signatureVerified == false { declinedAfterCheck += 1 }

@@ -32,7 +32,8 @@ struct BatchWorker: Sendable {
     /// Step 1 (reader): the fast path's preparation where it applies, the general path's elsewhere.
     func prepare(_ batch: VerifiedBatch) {
         batch.prepared = batch.items.map { item in
-            if let fastPath, case .bytes(let bytes) = item.content, let prepared = fastPath.prepare(bytes) {
+            if let fastPath, case .bytes(let bytes) = item.content,
+               let prepared = fastPath.prepare(bytes, source: item.source, line: item.line) {
                 return .fast(prepared)
             }
             return .general(verifier.prepare(item))
@@ -67,13 +68,10 @@ struct BatchWorker: Sendable {
         for (item, prepared) in zip(batch.items, batch.prepared) {
             switch prepared {
             case .fast(let prepared):
-                if let fastPath, case .bytes(let bytes) = item.content, let (identifier, record) = fastRecord({
-                    fastPath.appendRecord(for: bytes, after: prepared, source: item.source, line: item.line, to: &$0)
-                }) {
+                if let (identifier, record) = fastPath?.record(of: prepared) {
                     batch.append(.fast(postbackIdentifier: identifier), record: record)
                 } else {
-                    // The fast path declined after its step 1 (a failed signature or a rule): the general path
-                    // decides.
+                    // The signature failed the fast path's check: the general path decides and words it.
                     append(verifier.verify(item), of: item, to: batch)
                 }
             case .general(let prepared):
@@ -83,13 +81,6 @@ struct BatchWorker: Sendable {
     }
 
     // MARK: - Helpers
-
-    /// The fast path's record and postback identifier, when `write` answers.
-    private func fastRecord(_ write: (inout [UInt8]) -> String?) -> (String, [UInt8])? {
-        var record: [UInt8] = []
-        record.reserveCapacity(1024)
-        return write(&record).map { ($0, record) }
-    }
 
     /// A general result and its record (rendered as if the item were not a duplicate).
     private func append(_ result: VerificationResult, of item: InputItem, to batch: VerifiedBatch) {

@@ -1,16 +1,21 @@
 /// The common case, a genuine postback body of the usual shape, verified and written as its JSON Lines record
-/// without building a JSON tree, a ``VerificationResult`` or a `String` per field (the heap sees only the record
-/// and the returned identifier, and in three steps a copy of the signature), so a busy core stays on the ECDSA.
+/// without building a JSON tree, a ``VerificationResult`` or a `String` per field (the heap sees only the record,
+/// the identifier and a copy of the signature), so a busy core stays on the ECDSA.
 ///
 /// It answers only when it is certain: the body and payload are flat objects ``FlatJSONScanner`` accepts (known
 /// members only, plain values), the header is exactly `alg` `ES256` and a trusted `kid`, the signature verifies,
 /// and no rule of the catalogue fires, errors and warnings alike. Then the record is, byte for byte, what
 /// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s
 /// result (the tests compare the two over every fixture and mutation). For anything else it answers nil and
-/// changes nothing: the caller runs the general path, which finds and words the findings. A signature that fails
-/// here is checked again there (the one case that costs a second ECDSA; forged items are rare, and an attacker
-/// gains at most that factor of two; with the three steps, on whichever thread the caller runs the general path:
-/// the CLI's writer). Deduplication (D1) is the caller's, with the returned identifier.
+/// changes nothing: the caller runs the general path, which finds and words the findings.
+///
+/// It works in three steps: ``prepare(_:source:line:)`` does everything but the ECDSA in one pass over the bytes
+/// (so an item a rule sends to the general path costs no ECDSA here), ``checkSignatures(_:)`` checks a batch's
+/// signatures together (or ``checkSignature(_:)`` one), and ``record(of:)`` hands over the record.
+/// ``appendRecord(for:source:line:to:)`` runs the three in one call. A signature that fails is checked again by
+/// the general path (the one case that costs a second ECDSA; forged items are rare, and an attacker gains at most
+/// that factor of two; on whichever thread the caller runs the general path: with the CLI's split steps, the
+/// writer). Deduplication (D1) is the caller's, with the returned identifier.
 public struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
@@ -34,41 +39,46 @@ public struct FastPostbackPath: Sendable {
 
     /// Verifies `item` and appends its JSON Lines record (no line terminator) to `record` when the item is a valid
     /// postback with no finding; returns its `postback-identifier` for deduplication. Nil, with `record` untouched,
-    /// whenever the general path must decide.
+    /// whenever the general path must decide. The three steps below, in one call.
     public func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
         -> String? {
-        withBody(item) { members, unsigned, token in
-            guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header),
-                  withDecoded(parts.signature, { signature in
-                      guard let (digest, cached) = digest(parts, signature, key) else { return false }
-                      return cached || verify(signature, digest: digest, key)
-                  }) == true
-            else { return nil }
-            return appendRecord(payload: parts.payload, key: key, body: members, unsigned: unsigned,
-                                source: source, line: line, to: &record)
-        }
+        guard var prepared = prepare(item, source: source, line: line) else { return nil }
+        checkSignature(&prepared)
+        guard let (identifier, bytes) = self.record(of: prepared) else { return nil }
+        record.append(contentsOf: bytes)
+        return identifier
     }
 
-    // MARK: - The same in three steps, for a pipeline that runs the ECDSA on its own thread
+    // MARK: - The same in three steps, for a pipeline that checks signatures in batches or on their own thread
 
-    /// What ``prepare(_:)`` learned of an item before its ECDSA.
+    /// What ``prepare(_:source:line:)`` made of an item: the record it gets once its signature verifies, and what
+    /// the ECDSA needs.
     public struct Prepared: Sendable {
         fileprivate let key: Int
         fileprivate let digest: SHA256Digest
         fileprivate let signature: [UInt8]
+        fileprivate let record: [UInt8]
+        fileprivate let postbackIdentifier: String
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
         public fileprivate(set) var signatureVerified: Bool?
     }
 
-    /// Step 1: everything before the ECDSA (body, unsigned members, JWS envelope, header, key, digest, cache);
-    /// nil when the general path must decide.
-    public func prepare(_ item: ArraySlice<UInt8>) -> Prepared? {
-        withBody(item) { _, _, token in
+    /// Step 1: everything but the ECDSA, in one pass over the bytes: body, unsigned members, JWS envelope, header,
+    /// key, digest and token cache, then payload and rules, and the record the item at `source`:`line` gets if
+    /// its signature verifies. Nil when the general path must decide (so an item a rule sends there costs no
+    /// ECDSA here).
+    public func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
+        withBody(item) { members, unsigned, token in
             guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header) else { return nil }
             return withDecoded(parts.signature) { signature -> Prepared? in
                 guard let (digest, cached) = digest(parts, signature, key) else { return nil }
-                return Prepared(key: key, digest: digest, signature: Array(signature),
-                                signatureVerified: cached ? true : nil)
+                var record: [UInt8] = []
+                record.reserveCapacity(1024)
+                guard let identifier = appendRecord(payload: parts.payload, key: key, body: members,
+                                                    unsigned: unsigned, source: source, line: line, to: &record)
+                else { return nil }
+                return Prepared(key: key, digest: digest, signature: Array(signature), record: record,
+                                postbackIdentifier: identifier, signatureVerified: cached ? true : nil)
             } ?? nil
         }
     }
@@ -102,17 +112,10 @@ public struct FastPostbackPath: Sendable {
         }
     }
 
-    /// Step 3: the payload, the rules and the record, for the item `prepared` came from, once its signature
-    /// verified; what ``appendRecord(for:source:line:to:)`` answers, nil whenever the general path must decide.
-    public func appendRecord(
-        for item: ArraySlice<UInt8>, after prepared: Prepared, source: String, line: Int, to record: inout [UInt8]
-    ) -> String? {
-        guard prepared.signatureVerified == true else { return nil }
-        return withBody(item) { members, unsigned, token in
-            guard let parts = JWSParts(token) else { return nil }
-            return appendRecord(payload: parts.payload, key: prepared.key, body: members, unsigned: unsigned,
-                                source: source, line: line, to: &record)
-        }
+    /// Step 3: the item's `postback-identifier` and JSON Lines record (no line terminator) once its signature
+    /// verified; nil otherwise, and the general path decides.
+    public func record(of prepared: Prepared) -> (postbackIdentifier: String, record: [UInt8])? {
+        prepared.signatureVerified == true ? (prepared.postbackIdentifier, prepared.record) : nil
     }
 
     // MARK: - The parts
