@@ -2,8 +2,9 @@
 ///
 /// `--jobs N` is the number of worker threads, and the workers always run the signature step (the ECDSA, about
 /// 80% of an item's cost). When there are more cores than workers, the cheap steps move off them: the reader
-/// thread also prepares items (JSON, base64url, header, key, digest) and the writer thread also completes them
-/// (payload, rules) and renders records, so `--jobs 1` keeps one core on ECDSA alone. When every core has a
+/// thread also prepares items (JSON, base64url, header, key, digest; on the fast path also payload, rules and the
+/// record) and the writer thread also completes the general path's items (payload, rules) and renders records, so
+/// `--jobs 1` keeps one core on ECDSA alone. When every core has a
 /// worker, the workers do every step, so no single thread becomes the bottleneck.
 enum StageLayout {
     /// Reader prepares, workers check signatures, writer completes and renders.
