@@ -70,6 +70,28 @@ public struct ItemVerifier: Sendable {
         }
     }
 
+    /// Step 2 for many items at once: their ES256 signatures checked together (one inversion for all,
+    /// ``ECPublicKey/areValidES256Signatures(_:)``) when there are two or more, everything else as
+    /// ``checkSignature(_:)`` does; the same answers.
+    public func checkSignatures(_ items: inout [PreparedItem]) {
+        var pending: [(index: Int, check: ES256SignatureCheck)] = []
+        for index in items.indices {
+            if let check = items[index].pendingES256Check {
+                pending.append((index, check))
+            } else {
+                checkSignature(&items[index])
+            }
+        }
+        guard pending.count >= 2 else {
+            pending.forEach { checkSignature(&items[$0.index]) }
+            return
+        }
+        let answers = ECPublicKey.areValidES256Signatures(pending.map(\.check))
+        for ((index, _), valid) in zip(pending, answers) {
+            items[index].jws?.settleSignatureCheck(valid: valid)
+        }
+    }
+
     /// Step 3: the payload (parsed only once its signature holds), the rules, and the ordered findings.
     public func complete(_ prepared: PreparedItem) -> VerificationResult {
         var prepared = prepared

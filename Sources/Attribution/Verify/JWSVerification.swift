@@ -89,14 +89,32 @@ public struct JWSVerification: Sendable {
     /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; nothing else, so a worker thread spends its time on
     /// the ECDSA alone (``remember(in:)`` records a success in the cache afterwards, on any thread).
     public mutating func checkSignature() {
-        guard let digest = pendingDigest, let jws = token, let trusted = key else { return }
+        guard let check = pendingCheck else { return }
+        settle(check, valid: check.key.isValidES256Signature(check.signature, digest: check.digest))
+    }
+
+    /// The ECDSA still to do, for a caller that checks many at once (``ECPublicKey/areValidES256Signatures(_:)``)
+    /// and hands each answer back through ``settleSignatureCheck(valid:)``; nil when there is none.
+    public var pendingCheck: ES256SignatureCheck? {
+        guard let digest = pendingDigest, let jws = token, let trusted = key else { return nil }
+        return ES256SignatureCheck(key: trusted.key, signature: Array(jws.signatureBytes), digest: digest)
+    }
+
+    /// Records the answer to ``pendingCheck``, as ``checkSignature()`` would have.
+    public mutating func settleSignatureCheck(valid: Bool) {
+        guard let check = pendingCheck else { return }
+        settle(check, valid: valid)
+    }
+
+    private mutating func settle(_ check: ES256SignatureCheck, valid: Bool) {
         pendingDigest = nil
-        guard trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest) else {
+        guard valid else {
             signature = .failed
-            failure = .error(.badSignature, "J5", "the signature does not verify with the key for \(trusted.keyID)")
+            failure = .error(.badSignature, "J5",
+                             "the signature does not verify with the key for \(key?.keyID ?? "the kid")")
             return
         }
-        newlyVerifiedDigest = digest
+        newlyVerifiedDigest = check.digest
         signature = .verified
     }
 

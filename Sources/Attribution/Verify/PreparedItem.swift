@@ -20,6 +20,14 @@ public struct PreparedItem: Sendable {
     var form = Form.finished
     var jws: JWSVerification?
 
+    /// The ES256 check the signature step would run for this item, if that is all it has to do.
+    var pendingES256Check: ES256SignatureCheck? {
+        switch form {
+        case .body, .bareJWS: jws?.pendingCheck
+        case .skAdNetwork, .finished: nil
+        }
+    }
+
     /// True when the signature step has work to do: an ECDSA, or a whole SKAdNetwork verification.
     public var needsSignatureCheck: Bool {
         switch form {

@@ -10,21 +10,12 @@ struct BatchWorker: Sendable {
     let fastPath: FastPostbackPath?
     let render: RecordRenderer
 
-    /// All three steps on one thread (``StageLayout/workers``). With the fast path on, each step runs over the
-    /// whole batch before the next, so the batch's signatures are checked together (about 13% less ECDSA work
-    /// than one by one).
+    /// All three steps on one thread (``StageLayout/workers``), each over the whole batch before the next, so the
+    /// batch's signatures are checked together (about 13% less ECDSA work than one by one).
     func finish(_ batch: VerifiedBatch) {
-        guard fastPath == nil else {
-            prepare(batch)
-            checkSignatures(batch)
-            complete(batch)
-            return
-        }
-        batch.outcomes.reserveCapacity(batch.items.count)
-        batch.records.reserveCapacity(batch.items.count)
-        for item in batch.items {
-            append(verifier.verify(item), of: item, to: batch)
-        }
+        prepare(batch)
+        checkSignatures(batch)
+        complete(batch)
     }
 
     // MARK: - Split steps
@@ -40,24 +31,32 @@ struct BatchWorker: Sendable {
         }
     }
 
-    /// Step 2 (worker): the ECDSA, nothing else; the fast path's items checked together in one batch.
+    /// Step 2 (worker): the ECDSA, nothing else; the fast path's items checked together in one batch, the general
+    /// path's in another.
     func checkSignatures(_ batch: VerifiedBatch) {
-        var fastIndices: [Int] = []
-        var fastItems: [FastPostbackPath.Prepared] = []
+        var fastIndices: [Int] = [], generalIndices: [Int] = []
+        var fastItems: [FastPostbackPath.Prepared] = [], generalItems: [PreparedItem] = []
         for index in batch.prepared.indices {
             switch batch.prepared[index] {
             case .fast(let prepared):
                 fastIndices.append(index)
                 fastItems.append(prepared)
-            case .general(var prepared):
-                verifier.checkSignature(&prepared)
-                batch.prepared[index] = .general(prepared)
+            case .general(let prepared):
+                generalIndices.append(index)
+                generalItems.append(prepared)
             }
         }
-        guard let fastPath, !fastItems.isEmpty else { return }
-        fastPath.checkSignatures(&fastItems)
-        for (index, prepared) in zip(fastIndices, fastItems) {
-            batch.prepared[index] = .fast(prepared)
+        if let fastPath, !fastItems.isEmpty {
+            fastPath.checkSignatures(&fastItems)
+            for (index, prepared) in zip(fastIndices, fastItems) {
+                batch.prepared[index] = .fast(prepared)
+            }
+        }
+        if !generalItems.isEmpty {
+            verifier.checkSignatures(&generalItems)
+            for (index, prepared) in zip(generalIndices, generalItems) {
+                batch.prepared[index] = .general(prepared)
+            }
         }
     }
 
