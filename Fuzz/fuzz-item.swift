@@ -68,6 +68,13 @@ public func fuzzItem(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     checkInvariants(result)
     checkRecord(result)
     checkFastPath(item, result)
+    // The general path's signature step over a batch (the item twice) gives each copy the single result.
+    var batch = [verifier.prepare(item), verifier.prepare(item)]
+    verifier.checkSignatures(&batch)
+    for prepared in batch {
+        precondition(summary(verifier.complete(prepared)) == summary(result),
+                     "a batched signature check gave another result")
+    }
     if result.signature == .verified {
         let stored = cachedVerifier.verify(item)
         let found = cachedVerifier.verify(item)
