@@ -38,7 +38,9 @@ struct WycheproofECDSATests {
           arguments: try loadCases())
     func vectorInBatchOfOne(_ vector: VectorCase) throws {
         let check = try Self.check(vector)
-        #expect(ECPublicKey.areValidES256Signatures([check]) == [vector.isValid])
+        // The batch verifier itself: the public entry point sends a lone check to EVP_PKEY_verify.
+        let verifier = try #require(ThreadVerificationContexts.current?.batchVerifier)
+        #expect(verifier.verify([check]) == [vector.isValid])
     }
 
     /// All vectors (valid and invalid, several keys) in one batch, twice over and in a shuffled order, so

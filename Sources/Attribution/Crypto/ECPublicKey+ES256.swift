@@ -31,11 +31,14 @@ extension ECPublicKey {
 extension ECPublicKey {
     /// Whether each check's signature is a valid ES256 signature of its digest under its key: the answers
     /// ``isValidES256Signature(_:digest:)`` gives one by one (false for a signature that is not 64 bytes or a key
-    /// not on P-256), computed together with one modular inversion for the whole batch and without converting
-    /// points to affine coordinates (``P256BatchVerifier``): about 13% less work per signature from two
-    /// signatures on. A lone signature is cheaper through ``isValidES256Signature(_:digest:)``.
+    /// not on P-256). Two or more are computed together, with one modular inversion for the whole batch and
+    /// without converting points to affine coordinates (``P256BatchVerifier``: about 13% less work per
+    /// signature); a lone check goes through ``isValidES256Signature(_:digest:)``, which is cheaper alone.
     public static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
-        ThreadVerificationContexts.current?.batchVerifier?.verify(checks)
+        guard checks.count >= 2 else {
+            return checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
+        }
+        return ThreadVerificationContexts.current?.batchVerifier?.verify(checks)
             ?? [Bool](repeating: false, count: checks.count)
     }
 }

@@ -70,9 +70,9 @@ public struct ItemVerifier: Sendable {
         }
     }
 
-    /// Step 2 for many items at once: their ES256 signatures checked together (one inversion for all,
-    /// ``ECPublicKey/areValidES256Signatures(_:)``) when there are two or more, everything else as
-    /// ``checkSignature(_:)`` does; the same answers.
+    /// Step 2 for many items at once: their ES256 signatures checked together (one inversion for all, from two on:
+    /// ``ECPublicKey/areValidES256Signatures(_:)``), everything else as ``checkSignature(_:)`` does; the same
+    /// answers.
     public func checkSignatures(_ items: inout [PreparedItem]) {
         var pending: [(index: Int, check: ES256SignatureCheck)] = []
         for index in items.indices {
@@ -81,10 +81,6 @@ public struct ItemVerifier: Sendable {
             } else {
                 checkSignature(&items[index])
             }
-        }
-        guard pending.count >= 2 else {
-            pending.forEach { checkSignature(&items[$0.index]) }
-            return
         }
         let answers = ECPublicKey.areValidES256Signatures(pending.map(\.check))
         for ((index, _), valid) in zip(pending, answers) {

@@ -91,14 +91,10 @@ public struct FastPostbackPath: Sendable {
 
     /// Step 2 for many items at once, as a worker holding a batch does it: the signatures not yet vouched for are
     /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, about 13% less work
-    /// per signature than one by one) when there are two or more, else as ``checkSignature(_:)`` does. Successes
-    /// are remembered in the token cache; a failure leaves the item to the general path as before.
+    /// per signature than one by one, from two on). Successes are remembered in the token cache; a failure leaves
+    /// the item to the general path as before.
     public func checkSignatures(_ items: inout [Prepared]) {
         let pending = items.indices.filter { items[$0].signatureVerified == nil }
-        guard pending.count >= 2 else {
-            pending.forEach { checkSignature(&items[$0]) }
-            return
-        }
         let answers = ECPublicKey.areValidES256Signatures(pending.map { index in
             ES256SignatureCheck(key: keys[items[index].key].trusted.key, signature: items[index].signature,
                                 digest: items[index].digest)
