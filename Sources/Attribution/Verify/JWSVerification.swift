@@ -89,8 +89,8 @@ public struct JWSVerification: Sendable {
     /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; nothing else, so a worker thread spends its time on
     /// the ECDSA alone (``remember(in:)`` records a success in the cache afterwards, on any thread).
     public mutating func checkSignature() {
-        guard let check = pendingCheck else { return }
-        settle(check, valid: check.key.isValidES256Signature(check.signature, digest: check.digest))
+        guard let digest = pendingDigest, let jws = token, let trusted = key else { return }
+        settleSignatureCheck(valid: trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest))
     }
 
     /// The ECDSA still to do, for a caller that checks many at once (``ECPublicKey/areValidES256Signatures(_:)``)
@@ -100,21 +100,16 @@ public struct JWSVerification: Sendable {
         return ES256SignatureCheck(key: trusted.key, signature: Array(jws.signatureBytes), digest: digest)
     }
 
-    /// Records the answer to ``pendingCheck``, as ``checkSignature()`` would have.
+    /// Records the answer to ``pendingCheck``, as ``checkSignature()`` does with its own.
     public mutating func settleSignatureCheck(valid: Bool) {
-        guard let check = pendingCheck else { return }
-        settle(check, valid: valid)
-    }
-
-    private mutating func settle(_ check: ES256SignatureCheck, valid: Bool) {
+        guard let digest = pendingDigest, let trusted = key else { return }
         pendingDigest = nil
         guard valid else {
             signature = .failed
-            failure = .error(.badSignature, "J5",
-                             "the signature does not verify with the key for \(key?.keyID ?? "the kid")")
+            failure = .error(.badSignature, "J5", "the signature does not verify with the key for \(trusted.keyID)")
             return
         }
-        newlyVerifiedDigest = check.digest
+        newlyVerifiedDigest = digest
         signature = .verified
     }
 
