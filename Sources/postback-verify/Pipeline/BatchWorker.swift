@@ -22,59 +22,41 @@ struct BatchWorker: Sendable {
 
     /// Step 1 (reader): the fast path's preparation where it applies, the general path's elsewhere.
     func prepare(_ batch: VerifiedBatch) {
-        batch.prepared = batch.items.map { item in
+        batch.routes.reserveCapacity(batch.items.count)
+        for item in batch.items {
             if let fastPath, case .bytes(let bytes) = item.content,
                let prepared = fastPath.prepare(bytes, source: item.source, line: item.line) {
-                return .fast(prepared)
+                batch.routes.append(.fast(batch.fastPrepared.count))
+                batch.fastPrepared.append(prepared)
+            } else {
+                batch.routes.append(.general(batch.generalPrepared.count))
+                batch.generalPrepared.append(verifier.prepare(item))
             }
-            return .general(verifier.prepare(item))
         }
     }
 
     /// Step 2 (worker): the ECDSA, nothing else; the fast path's items checked together in one batch, the general
     /// path's in another.
     func checkSignatures(_ batch: VerifiedBatch) {
-        var fastIndices: [Int] = [], generalIndices: [Int] = []
-        var fastItems: [FastPostbackPath.Prepared] = [], generalItems: [PreparedItem] = []
-        for index in batch.prepared.indices {
-            switch batch.prepared[index] {
-            case .fast(let prepared):
-                fastIndices.append(index)
-                fastItems.append(prepared)
-            case .general(let prepared):
-                generalIndices.append(index)
-                generalItems.append(prepared)
-            }
-        }
-        if let fastPath, !fastItems.isEmpty {
-            fastPath.checkSignatures(&fastItems)
-            for (index, prepared) in zip(fastIndices, fastItems) {
-                batch.prepared[index] = .fast(prepared)
-            }
-        }
-        if !generalItems.isEmpty {
-            verifier.checkSignatures(&generalItems)
-            for (index, prepared) in zip(generalIndices, generalItems) {
-                batch.prepared[index] = .general(prepared)
-            }
-        }
+        fastPath?.checkSignatures(&batch.fastPrepared)
+        verifier.checkSignatures(&batch.generalPrepared)
     }
 
     /// Step 3 (writer): payloads, rules and records.
     func complete(_ batch: VerifiedBatch) {
         batch.outcomes.reserveCapacity(batch.items.count)
         batch.records.reserveCapacity(batch.items.count)
-        for (item, prepared) in zip(batch.items, batch.prepared) {
-            switch prepared {
-            case .fast(let prepared):
-                if let (identifier, record) = fastPath?.record(of: prepared) {
+        for (item, route) in zip(batch.items, batch.routes) {
+            switch route {
+            case .fast(let index):
+                if let (identifier, record) = fastPath?.record(of: batch.fastPrepared[index]) {
                     batch.append(.fast(postbackIdentifier: identifier), record: record)
                 } else {
                     // The signature failed the fast path's check: the general path decides and words it.
                     append(verifier.verify(item), of: item, to: batch)
                 }
-            case .general(let prepared):
-                append(verifier.complete(prepared), of: item, to: batch)
+            case .general(let index):
+                append(verifier.complete(batch.generalPrepared[index]), of: item, to: batch)
             }
         }
     }

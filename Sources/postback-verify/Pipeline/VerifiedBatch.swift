@@ -11,14 +11,17 @@ final class VerifiedBatch: @unchecked Sendable {
     var items: [InputItem]
     /// Paths that could not be read while this batch was being read.
     var failures: [InputFailure]
-    /// The items after step 1 (and 2), when the steps are split across threads: each by the fast path or, where
-    /// that declined, by the general path.
-    var prepared: [Prepared] = []
+    /// After step 1, where each item went: the fast path or, where that declined, the general path; the index is
+    /// the item's place in ``fastPrepared`` or ``generalPrepared``.
+    var routes: [Route] = []
+    /// The fast path's items and the general path's after step 1 (and 2), each in input order: kept apart so step
+    /// 2 checks each path's signatures in place, as one batch.
+    var fastPrepared: [FastPostbackPath.Prepared] = []
+    var generalPrepared: [PreparedItem] = []
 
-    /// One item after step 1 (and 2).
-    enum Prepared {
-        case fast(FastPostbackPath.Prepared)
-        case general(PreparedItem)
+    enum Route {
+        case fast(Int)
+        case general(Int)
     }
     /// The finished items, once step 3 ran.
     var outcomes: [Outcome] = []
