@@ -86,7 +86,8 @@ public struct FastPostbackPath: Sendable {
     /// Step 2: the ECDSA alone (a success is remembered in the token cache).
     public func checkSignature(_ prepared: inout Prepared) {
         guard prepared.signatureVerified == nil else { return }
-        prepared.signatureVerified = verify(prepared.signature, digest: prepared.digest, prepared.key)
+        settle(&prepared, valid: keys[prepared.key].trusted.key.isValidES256Signature(prepared.signature,
+                                                                                       digest: prepared.digest))
     }
 
     /// Step 2 for many items at once, as a worker holding a batch does it: the signatures not yet vouched for are
@@ -100,11 +101,16 @@ public struct FastPostbackPath: Sendable {
                                 digest: items[index].digest)
         })
         for (index, valid) in zip(pending, answers) {
-            items[index].signatureVerified = valid
-            if valid {
-                cache?.insert(signingInput: items[index].digest, signature: items[index].signature,
-                              verifiedBy: keys[items[index].key].trusted.key)
-            }
+            settle(&items[index], valid: valid)
+        }
+    }
+
+    /// Records the ECDSA's answer; a success is remembered in the token cache.
+    private func settle(_ prepared: inout Prepared, valid: Bool) {
+        prepared.signatureVerified = valid
+        if valid {
+            cache?.insert(signingInput: prepared.digest, signature: prepared.signature,
+                          verifiedBy: keys[prepared.key].trusted.key)
         }
     }
 
@@ -187,14 +193,6 @@ public struct FastPostbackPath: Sendable {
         let digest = SHA256Digest(of: parts.signingInput)
         return (digest, cache?.contains(signingInput: digest, signature: signature, verifiedBy: keys[key].trusted.key)
                     ?? false)
-    }
-
-    /// The ECDSA; a success is remembered in the token cache.
-    private func verify(_ signature: some Collection<UInt8>, digest: SHA256Digest, _ key: Int) -> Bool {
-        let trusted = keys[key].trusted
-        guard trusted.key.isValidES256Signature(signature, digest: digest) else { return false }
-        cache?.insert(signingInput: digest, signature: signature, verifiedBy: trusted.key)
-        return true
     }
 
     /// Calls `body` with the canonical base64url decoding of `segment` (on the stack when small); nil when the
