@@ -97,7 +97,7 @@ public struct JWSVerification: Sendable {
     /// and hands each answer back through ``settleSignatureCheck(valid:)``; nil when there is none.
     public var pendingCheck: ES256SignatureCheck? {
         guard let digest = pendingDigest, let jws = token, let trusted = key else { return nil }
-        return ES256SignatureCheck(key: trusted.key, signature: Array(jws.signatureBytes), digest: digest)
+        return ES256SignatureCheck(key: trusted.key, signature: jws.signatureBytes, digest: digest)
     }
 
     /// Records the answer to ``pendingCheck``, as ``checkSignature()`` does with its own.
