@@ -23,8 +23,9 @@ enum HelpText {
           --strict                Warnings become rejections (code rule-warning).
           --no-dedupe             Do not mark repeated postbacks as duplicates.
           --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
-          --jobs N                Signature worker threads (default: all cores). With cores to spare, parsing
-                                  runs on the reader thread and rules and output on the writer thread.
+          --jobs N                Signature worker threads (default: all cores). With cores to spare, the reader
+                                  thread parses (and, for the usual postback, also applies the rules and writes
+                                  the record) and the writer thread finishes the other items.
           --max-impression-age D  Warn (I3) on impressions older than D (e.g. 30d, 12h, 90m, 3600s).
           --explain               Also show the exact string each SKAdNetwork signature was checked over:
                                   jsonl adds "signed-string" (U+2063 separators kept as they are); text appends
