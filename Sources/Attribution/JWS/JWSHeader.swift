@@ -22,7 +22,7 @@ public struct JWSHeader: Sendable, Hashable {
             return .failure(Finding(AttributionError.malformed("the JWS header is not valid JSON: \(error.reason)")))
         }
         switch object["alg"] {
-        case .string("ES256"):
+        case .string(let alg) where alg.isExactlyEqual(to: "ES256"):
             break
         case .string(let other):
             return .failure(.error(.unsupportedAlgorithm, "J2", "alg \(JSONValue.quoted(other)) is not ES256"))

@@ -34,7 +34,7 @@ public struct ImpressionPayload: Sendable, Hashable {
                            "is \(JSONValue.quoted(identifier)), not a UUID (8-4-4-4-12 hex digits)")
         }
         if let impressionType {
-            reader.require(impressionType == "app-impression", "impression-type",
+            reader.require(impressionType.isExactlyEqual(to: "app-impression"), "impression-type",
                            "is \(JSONValue.quoted(impressionType)), not \"app-impression\"")
         }
         if let adNetworkIdentifier {

@@ -42,14 +42,15 @@ public struct PostbackPayload: Sendable, Hashable {
         if let adNetworkIdentifier {
             reader.require(!adNetworkIdentifier.isEmpty, "ad-network-identifier", "must not be empty")
         }
-        let conversion = conversionType.flatMap(ConversionType.init(rawValue:))
+        let conversion = conversionType.flatMap { ConversionType(exactly: $0) }
         if let conversionType, conversion == nil {
-            let hint = conversionType == "reengagement" ? " (Apple signs the spelling \"re-engagement\")" : ""
+            let hint = conversionType.isExactlyEqual(to: "reengagement")
+                ? " (Apple signs the spelling \"re-engagement\")" : ""
             reader.require(false, "conversion-type",
                            "is \(JSONValue.quoted(conversionType)), not download, redownload or re-engagement\(hint)")
         }
         if let impressionType {
-            reader.require(impressionType == "app-impression", "impression-type",
+            reader.require(impressionType.isExactlyEqual(to: "app-impression"), "impression-type",
                            "is \(JSONValue.quoted(impressionType)), not \"app-impression\"")
         }
         if let sourceIdentifier {

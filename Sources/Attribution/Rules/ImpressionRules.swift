@@ -6,7 +6,7 @@
 enum ImpressionRules {
     static func check(_ payload: JSONObject, keyID: String, policy: VerificationPolicy) -> [Finding] {
         var findings: [Finding] = []
-        if case .string(let network)? = payload["ad-network-identifier"], network != keyID {
+        if case .string(let network)? = payload["ad-network-identifier"], !network.isExactlyEqual(to: keyID) {
             findings.append(.warning(
                 "I2", "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid "
                     + JSONValue.quoted(keyID)))

@@ -13,8 +13,8 @@ enum PostbackRules {
                 .invalidField, "P4",
                 "a nonwinning postback is sent once, at index 0; this one has index \(payload.postbackSequenceIndex)"))
         }
-        if keyID == ApplePublishedKey.development1.keyID
-            && payload.adNetworkIdentifier != developmentNetworkIdentifier {
+        if keyID.isExactlyEqual(to: ApplePublishedKey.development1.keyID)
+            && !payload.adNetworkIdentifier.isExactlyEqual(to: developmentNetworkIdentifier) {
             findings.append(.warning(
                 "P5", "kid \(keyID) signs developer-settings postbacks, whose ad-network-identifier is "
                     + "\(developmentNetworkIdentifier), not \(JSONValue.quoted(payload.adNetworkIdentifier))"))

@@ -48,8 +48,9 @@ public enum RuleCatalogue {
         Rule(id: "S3", code: .badSignature, appliesTo: "SKAdNetwork postback",
              summary: "attribution-signature (base64 DER) verifies over the U+2063-joined signed values"),
         Rule(id: "S4", code: .invalidField, appliesTo: "SKAdNetwork postback",
-             summary: "signed values: ids non-empty, fidelity-type 0-1, source-identifier 2-4 digits, index 0-2, "
-                 + "not both source-app-id and source-domain, nonwinning has no source-app-id"),
+             summary: "signed values: no U+2063 separator inside a string value, ids non-empty, fidelity-type 0-1, "
+                 + "source-identifier 2-4 digits, index 0-2, not both source-app-id and source-domain, "
+                 + "nonwinning has no source-app-id"),
         Rule(id: "S5", code: .invalidUnsignedField, appliesTo: "SKAdNetwork postback",
              summary: "conversion-value 0-63, coarse low/medium/high, not both, country-code two capitals"),
         Rule(id: "S6", code: nil, appliesTo: "SKAdNetwork postback",
