@@ -15,6 +15,9 @@ public final class InputReader {
     ///
     /// Grows during reading: check it after each batch to report promptly, and at the end for the exit status.
     public private(set) var failures: [InputFailure] = []
+    /// The directories named on the command line, or found in one, that held no item file at all: nothing was read
+    /// from them, which a CI job checking fixtures must hear about.
+    public private(set) var emptyDirectories: [String] = []
 
     private var inputs: ArraySlice<InputPath>
     private var listedFiles: ArraySlice<[UInt8]> = []
@@ -117,6 +120,9 @@ public final class InputReader {
             }
             let listing = DirectoryListing(directory: bytes)
             failures.append(contentsOf: listing.failures)
+            if listing.files.isEmpty && listing.failures.isEmpty {
+                emptyDirectories.append(name)
+            }
             listedFiles = listing.files[...]
         }
     }

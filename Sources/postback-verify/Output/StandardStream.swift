@@ -20,6 +20,15 @@ final class StandardStream {
     /// True when the descriptor is a terminal (colour, progress).
     var isTerminal: Bool { isatty(descriptor) == 1 }
 
+    /// True when both descriptors are the same terminal device: then a progress line on one would land between the
+    /// records written to the other.
+    func isSameTerminal(as other: StandardStream) -> Bool {
+        guard isTerminal, other.isTerminal else { return false }
+        var mine = stat(), theirs = stat()
+        guard fstat(descriptor, &mine) == 0, fstat(other.descriptor, &theirs) == 0 else { return true }
+        return mine.st_rdev == theirs.st_rdev
+    }
+
     /// Writes `text` without a line terminator (progress display).
     func write(raw text: String) {
         buffer.append(contentsOf: text.utf8)

@@ -3,7 +3,7 @@
 ///
 /// It accepts a *subset* of what the strict parser accepts, and reads it the same way, so a text it accepts has
 /// exactly the members and values the strict parser would give: an object (whitespace only where RFC 8259 puts
-/// it), each member name one of `names` and used at most once, each value a string of ASCII 0x20-0x7F without
+/// it), each member name one of `names` and used at most once, each value a string of ASCII 0x20-0x7E without
 /// escapes, a non-negative integer without fraction or exponent that fits `UInt64`, `true` or `false`. Nothing
 /// else: no BOM, escape, non-ASCII byte, control character, `null`, nested container, sign, fraction, exponent,
 /// unknown or repeated name. Since names and strings carry no escapes, equal bytes mean equal names.
@@ -107,7 +107,7 @@ struct FlatJSONScanner {
         }
     }
 
-    /// A string of ASCII 0x20-0x7F without escapes; returns the content's range (quotes excluded).
+    /// A string of printable ASCII 0x20-0x7E without escapes; returns the content's range (quotes excluded).
     private mutating func scanString() -> Range<Int>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
