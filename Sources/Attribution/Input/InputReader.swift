@@ -77,7 +77,8 @@ public final class InputReader {
         switch source {
         case .standardInput:
             current = LineItemReader(
-                descriptor: FileDescriptor(borrowing: STDIN_FILENO, path: "-"), maximumItemBytes: maximumItemBytes
+                descriptor: FileDescriptor(borrowing: STDIN_FILENO, path: "-"), maximumItemBytes: maximumItemBytes,
+                joiningPrintedDocuments: true
             )
         case .file(let path, let name):
             do {
