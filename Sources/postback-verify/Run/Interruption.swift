@@ -30,9 +30,19 @@ enum Interruption {
         }
         watcher.stackSize = 1 << 18
         watcher.start()
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
         for signalNumber in [SIGINT, SIGTERM] {
-            _ = signal(signalNumber, SignalPipe.handler)
+            // A signal the parent set to be ignored stays ignored (a background job's SIGINT, by convention).
+            let previous = signal(signalNumber, SignalPipe.handler)
+            if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                _ = signal(signalNumber, SIG_IGN)
+            }
+            sigaddset(&unblock, signalNumber)
         }
+        // A parent may have spawned us with these blocked (the mask is inherited); threads started later inherit
+        // this thread's mask, so unblocking here covers the whole run.
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 
     /// The conventional exit status for a run ended by `signalNumber`: 130 for SIGINT, 143 for SIGTERM.

@@ -13,7 +13,7 @@ import Foundation
 /// interruption takes the lock between two batches, flushes the whole records already rendered, clears the
 /// progress line, writes the summary and exits: so every record written is whole and counted (CLI contract 1.1).
 final class RunOutput: @unchecked Sendable {
-    // @unchecked: every stored property is used only while `lock` is held.
+    // @unchecked: every stored property is used only while `lock` is held, but `signalNumberReceived`.
     private let lock = NSLock()
     let records: StandardStream
     let messages: StandardStream
@@ -23,6 +23,9 @@ final class RunOutput: @unchecked Sendable {
     private let showsSummary: Bool
     private let started: UInt64
     private var isEnding = false
+    /// Set by the signal watcher; guarded by `signalLock`, not `lock`, so the writer can see it between batches.
+    private let signalLock = NSLock()
+    private var signalNumberReceived: Int32?
 
     init(records: StandardStream, messages: StandardStream, showsProgress: Bool, showsSummary: Bool,
          started: UInt64) {
@@ -33,18 +36,24 @@ final class RunOutput: @unchecked Sendable {
         self.started = started
     }
 
-    /// Runs one batch's writing with the lock held. Returns false, without running it, once the run is ending.
+    /// Runs one batch's writing with the lock held. Returns false, without running it, once the run is ending or a
+    /// signal asks it to (checked before locking, so the writer cannot keep the lock from the interruption).
     func batch(_ body: (RunOutput) -> Bool) -> Bool {
+        guard pendingSignal == nil else { return false }
         lock.lock()
         defer { lock.unlock() }
         guard !isEnding else { return false }
         return body(self)
     }
 
-    /// The normal end of the run: from here on an interruption changes nothing.
+    /// The normal end of the run: from here on an interruption changes nothing. A signal that came first ends the
+    /// run as interrupted instead.
     func end(_ body: (RunOutput) -> Int32) -> Int32 {
         lock.lock()
         defer { lock.unlock() }
+        if let signalNumber = pendingSignal {
+            endInterrupted(by: signalNumber)
+        }
         isEnding = true
         return body(self)
     }
@@ -52,12 +61,19 @@ final class RunOutput: @unchecked Sendable {
     /// Ends the run for SIGINT or SIGTERM at a record boundary and exits with 130 or 143; returns only when the
     /// run is already ending on its own.
     func interrupt(by signalNumber: Int32) {
+        signalLock.lock()
+        signalNumberReceived = signalNumber
+        signalLock.unlock()
         lock.lock()
         guard !isEnding else {
             lock.unlock()
             return
         }
-        isEnding = true
+        endInterrupted(by: signalNumber)
+    }
+
+    /// With `lock` held: the whole records rendered so far, a cleared progress line, the summary, and the exit.
+    private func endInterrupted(by signalNumber: Int32) -> Never {
         records.flush()
         progress.clear()
         if showsSummary {
@@ -67,6 +83,12 @@ final class RunOutput: @unchecked Sendable {
         }
         messages.flush()
         _exit(Interruption.exitStatus(for: signalNumber))
+    }
+
+    private var pendingSignal: Int32? {
+        signalLock.lock()
+        defer { signalLock.unlock() }
+        return signalNumberReceived
     }
 
     var elapsedSeconds: Double {
