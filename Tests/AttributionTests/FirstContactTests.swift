@@ -229,3 +229,53 @@ extension FirstContactTests {
         #expect(stderr.contains("interrupted by \(name); \(lines.count) items got records"), "\(stderr)")
     }
 }
+
+// MARK: - On a terminal
+
+extension FirstContactTests {
+    /// Runs the binary on a new pseudo-terminal (standard output and standard error both on it), through
+    /// util-linux's `script`, and returns what the terminal received.
+    static func runOnTerminal(_ arguments: [String], environment: [String: String]) throws -> String {
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        try #require(FileManager.default.isExecutableFile(atPath: script.path), "util-linux's script(1) is needed")
+        let quoted = ([try CommandLineTests.binary().path] + arguments)
+            .map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = script
+        process.arguments = ["-qfec", quoted, "/dev/null"]
+        process.currentDirectoryURL = TestPaths.packageRoot
+        var inherited = ProcessInfo.processInfo.environment
+        inherited.removeValue(forKey: "NO_COLOR")
+        process.environment = inherited.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        try process.run()
+        let received = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    @Test("Colour on a terminal unless NO_COLOR is non-empty or TERM is dumb", arguments: [
+        (["TERM": "xterm"], true), (["TERM": "xterm", "NO_COLOR": ""], true),
+        (["TERM": "xterm", "NO_COLOR": "1"], false), (["TERM": "dumb"], false),
+    ])
+    func colourConventions(_ environment: [String: String], coloured: Bool) throws {
+        let terminal = try Self.runOnTerminal(["--allow-development", "Fixtures/valid/apple"], environment: environment)
+        #expect(terminal.contains("VALID"))
+        #expect(terminal.contains("\u{1B}[32m") == coloured, "\(terminal)")
+    }
+
+    @Test("No progress line is drawn on the terminal that shows the records, and none is left behind")
+    func noProgressBetweenRecords() throws {
+        let input = try Self.bodies(30_000)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let started = Date()
+        let terminal = try Self.runOnTerminal(["--no-dedupe", "--allow-development", "--jobs", "1", input.path],
+                                              environment: ["TERM": "xterm"])
+        #expect(Date().timeIntervalSince(started) > 1.5, "long enough for progress to be due, or this proves nothing")
+        #expect(terminal.contains("30000 items: 30000 valid"))
+        #expect(!terminal.contains("items/s, "), "a progress line was drawn among the records")
+        #expect(!terminal.contains("\r\u{1B}[K"))
+    }
+}
