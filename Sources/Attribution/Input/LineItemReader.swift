@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Splits one line-oriented input into items, in memory bounded by the item cap whatever the input's size.
 ///

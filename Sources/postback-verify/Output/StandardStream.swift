@@ -4,6 +4,13 @@ import Glibc
 import Darwin
 #endif
 
+#if canImport(Glibc)
+/// The C function, named apart from this type's own `write`.
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+private let systemWrite = Darwin.write
+#endif
+
 /// A buffered writer on a file descriptor that reports write failures instead of ignoring them.
 final class StandardStream {
     private let descriptor: Int32
@@ -55,7 +62,7 @@ final class StandardStream {
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { bytes in
-                Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
