@@ -1,4 +1,4 @@
-/// The identifier of a rule in the catalogue (`../shared/spec/adattributionkit.md` section 7), e.g. `J1` or `T4`.
+/// The identifier of a rule in the catalogue (the specification's section 7, listed in the README), e.g. `J1` or `T4`.
 public struct RuleID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
