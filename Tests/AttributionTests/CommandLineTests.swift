@@ -28,6 +28,19 @@ struct CommandLineTests {
                             "build the postback-verify binary first (swift build)")
     }
 
+    /// The binary started on `arguments` with its standard output and standard error on pipes.
+    static func start(_ arguments: [String]) throws -> (process: Process, output: Pipe, error: Pipe) {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = TestPaths.packageRoot
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, output, error)
+    }
+
     static func run(_ arguments: [String], stdin: String = "") throws -> Run {
         let process = Process()
         process.executableURL = try binary()
@@ -161,14 +174,9 @@ struct CommandLineTests {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("closed-output.jsonl")
         try Data(String(repeating: line, count: 20_000).utf8).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path]
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
         let started = Date()
-        try process.run()
+        let (process, output, error) = try Self.start(
+            ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path])
         _ = output.fileHandleForReading.availableData
         try output.fileHandleForReading.close()
         let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

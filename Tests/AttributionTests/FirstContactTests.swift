@@ -196,13 +196,8 @@ extension FirstContactTests {
     func signalIntoSlowReader(_ signalNumber: Int32) throws {
         let input = try Self.bodies(20_000)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = try CommandLineTests.binary()
-        process.arguments = ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path]
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
+        let (process, output, error) = try CommandLineTests.start(
+            ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path])
         var received = Data()
         // A slow reader: small reads with pauses, so the writer blocks mid-stream with records in flight.
         for _ in 0..<6 {

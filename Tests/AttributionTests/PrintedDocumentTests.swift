@@ -43,21 +43,13 @@ struct PrintedDocumentTests {
                       expected: [.init(1, oversized: 53), .init(4, "z")], maximumItemBytes: 32),
     ]
 
-    @Test("splits standard input, fed in small writes, into the expected items", arguments: cases)
-    func joinsOnStandardInput(_ testCase: LineSplitCase) throws {
+    /// A line over the cap is met whole (one large write) or in pieces (small writes): the items must not differ.
+    @Test("splits standard input into the expected items, whether fed in small writes or in one",
+          arguments: cases, [false, true])
+    func joinsOnStandardInput(_ testCase: LineSplitCase, inSmallWrites: Bool) throws {
         let (readEnd, writeEnd) = try LineItemReaderTests.makePipe()
         defer { close(readEnd) }
-        let input = testCase.input
-        let writer = Thread {
-            var offset = 0
-            while offset < input.count {
-                let count = min(5, input.count - offset)
-                _ = input[offset..<(offset + count)].withUnsafeBytes { Glibc.write(writeEnd, $0.baseAddress, count) }
-                offset += count
-            }
-            close(writeEnd)
-        }
-        writer.start()
+        LineItemReaderTests.trickle(testCase.input, into: writeEnd) { inSmallWrites ? $0 % 5 + 1 : 1 << 20 }
         let reader = LineItemReader(fileDescriptor: readEnd, source: "-", maximumItemBytes: testCase.maximumItemBytes,
                                     joiningPrintedDocuments: true)
         let items = try LineItemReaderTests.readAll(reader, batch: 3)

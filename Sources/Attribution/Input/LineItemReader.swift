@@ -159,10 +159,7 @@ public final class LineItemReader {
                 lineNumber += 1
                 start = newline + 1
                 let (kind, byteCount) = line.finish(terminated: true)
-                endDocument(into: &batch)
-                if kind == .item {
-                    batch.appendOversized(line: lineNumber, byteCount: byteCount)
-                }
+                appendOversized(line, kind: kind, byteCount: byteCount, to: &batch)
             } else if let newline {
                 var contentEnd = newline
                 if contentEnd > start && buffer[contentEnd - 1] == LineKind.carriageReturn {
@@ -191,10 +188,7 @@ public final class LineItemReader {
             oversizedLine = nil
             lineNumber += 1
             let (kind, byteCount) = line.finish(terminated: false)
-            endDocument(into: &batch)
-            if kind == .item {
-                batch.appendOversized(line: lineNumber, byteCount: byteCount)
-            }
+            appendOversized(line, kind: kind, byteCount: byteCount, to: &batch)
         } else if end > start {
             lineNumber += 1
             append(UnsafeBufferPointer(start: buffer + start, count: end - start), to: &batch)
@@ -207,10 +201,10 @@ public final class LineItemReader {
     private func append(_ line: UnsafeBufferPointer<UInt8>, to batch: inout ItemBatch) {
         if joinsPrintedDocuments {
             if var open = document {
-                if PrintedDocument.continues(line) || PrintedDocument.closes(line) {
+                if PrintedDocument.continues(first: line.first) || PrintedDocument.closes(first: line.first) {
                     open.append(line)
                     document = open
-                    if PrintedDocument.closes(line) { endDocument(into: &batch) }
+                    if PrintedDocument.closes(first: line.first) { endDocument(into: &batch) }
                     return
                 }
                 endDocument(into: &batch)
@@ -227,6 +221,21 @@ public final class LineItemReader {
             batch.appendOversized(line: lineNumber, byteCount: line.count)
         } else {
             batch.append(line: lineNumber, bytes: line)
+        }
+    }
+
+    /// A line over the cap: part of an open printed document when it would be one at any length, else its own item.
+    private func appendOversized(_ line: OversizedLine, kind: LineKind, byteCount: Int, to batch: inout ItemBatch) {
+        if var open = document,
+           PrintedDocument.continues(first: line.firstByte) || PrintedDocument.closes(first: line.firstByte) {
+            open.appendOversized(byteCount: byteCount)
+            document = open
+            if PrintedDocument.closes(first: line.firstByte) { endDocument(into: &batch) }
+            return
+        }
+        endDocument(into: &batch)
+        if kind == .item {
+            batch.appendOversized(line: lineNumber, byteCount: byteCount)
         }
     }
 

@@ -7,7 +7,8 @@
 /// - a line that starts with `}` closes it: the lines from `{` to `}` are one item, numbered by the `{` line;
 /// - any other line (a JSON Lines item starts with `{"`, a comment with `#`, neither with a blank) ends the document
 ///   where it stands, as one item (invalid, so nothing is lost and nothing is swallowed), and is read as usual;
-/// - so does the end of input, or a line over the item cap.
+/// - so does the end of input.
+/// Line lengths do not change the rule: a member line over the item cap makes the document one item over the cap.
 ///
 /// A document over the item cap stops being held and is counted, like a long line.
 struct PrintedDocument {
@@ -32,13 +33,15 @@ struct PrintedDocument {
         return braces == 1
     }
 
-    static func continues(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let first = line.first else { return true }
+    /// Whether a line starting with `first` (nil: an empty line) belongs to an open document.
+    static func continues(first: UInt8?) -> Bool {
+        guard let first else { return true }
         return first == LineKind.space || first == LineKind.tab
     }
 
-    static func closes(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        line.first == UInt8(ascii: "}")
+    /// Whether a line starting with `first` closes an open document.
+    static func closes(first: UInt8?) -> Bool {
+        first == UInt8(ascii: "}")
     }
 
     /// Adds a line (with the line feed that separated it from the previous one).
@@ -50,6 +53,12 @@ struct PrintedDocument {
         }
         bytes.append(LineKind.newline)
         bytes.append(contentsOf: line)
+    }
+
+    /// Adds a line over the item cap, which was counted rather than held: the document is then over the cap too.
+    mutating func appendOversized(byteCount lineByteCount: Int) {
+        byteCount += 1 + lineByteCount
+        bytes = []
     }
 
     /// The document as one item: its bytes, or only its size past the cap.
