@@ -26,16 +26,16 @@ public struct KeyRing: Sendable {
     /// Refuses to replace one of Apple's published kids: a typo must not silently swap out Apple's key.
     public mutating func add(_ key: ECPublicKey, keyID: String) throws(AttributionError) {
         guard !keyID.isEmpty else {
-            throw AttributionError(.invalidKey, rule: "J3", "a key ID must not be empty")
+            throw AttributionError(.invalidKey, rule: .j3, "a key ID must not be empty")
         }
         guard key.curve == .p256 else {
-            throw AttributionError(.invalidKey, rule: "J3", "key for \(keyID) is not a P-256 key")
+            throw AttributionError(.invalidKey, rule: .j3, "key for \(keyID) is not a P-256 key")
         }
         if ApplePublishedKey.all.contains(where: { $0.keyID.isExactlyEqual(to: keyID) }) {
-            throw AttributionError(.invalidKey, rule: "J3", "\(keyID) is one of Apple's built-in keys")
+            throw AttributionError(.invalidKey, rule: .j3, "\(keyID) is one of Apple's built-in keys")
         }
         if let existing = keys[ExactString(keyID)], existing.key != key {
-            throw AttributionError(.invalidKey, rule: "J3", "two different keys given for \(keyID)")
+            throw AttributionError(.invalidKey, rule: .j3, "two different keys given for \(keyID)")
         }
         keys[ExactString(keyID)] = TrustedKey(keyID: keyID, key: key, environment: .custom)
     }
@@ -49,12 +49,10 @@ public struct KeyRing: Sendable {
     /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
     public func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
         guard let trusted = keys[ExactString(keyID)] else {
-            return .failure(.error(.unknownKey, "J3", "no trusted key has kid \(JSONValue.quoted(keyID))"))
+            return .failure(Finding(.j3, "no trusted key has kid \(JSONValue.quoted(keyID))"))
         }
         if trusted.environment == .development && !allowsDevelopmentKeys {
-            return .failure(.error(
-                .untrustedKey, "J4",
-                "\(keyID) is an Apple development key; pass --allow-development to trust it"))
+            return .failure(Finding(.j4, "\(keyID) is an Apple development key; pass --allow-development to trust it"))
         }
         return .success(trusted)
     }

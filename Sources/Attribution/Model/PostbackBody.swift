@@ -15,7 +15,7 @@ public struct PostbackBody: Sendable, Hashable {
     /// Reads the unsigned members under rule U1; the findings are appended, and only valid values are kept.
     public static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
         let members = body.removing("jws-string")
-        var reader = FieldReader(members, owner: "body", typeRule: "U1", rangeRule: "U1", code: .invalidUnsignedField)
+        var reader = FieldReader(members, owner: "body", typeRule: .u1, rangeRule: .u1)
         let interaction = reader.string("ad-interaction-type", required: false)
         let conversionValue = reader.integer("conversion-value", required: false, in: 0...63)
         let coarse = reader.string("coarse-conversion-value", required: false)

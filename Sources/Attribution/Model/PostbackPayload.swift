@@ -24,7 +24,7 @@ public struct PostbackPayload: Sendable, Hashable {
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
     public static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
-        var reader = FieldReader(object, owner: "payload", typeRule: "P1", rangeRule: "P2", code: .invalidField)
+        var reader = FieldReader(object, owner: "payload", typeRule: .p1, rangeRule: .p2)
         let postbackIdentifier = reader.string("postback-identifier")
         let adNetworkIdentifier = reader.string("ad-network-identifier")
         let advertisedItem = reader.integer("advertised-item-identifier")

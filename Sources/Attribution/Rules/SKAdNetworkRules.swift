@@ -6,7 +6,7 @@ enum SKAdNetworkRules {
     static func checkSignedValues(_ postback: SKAdNetworkPostback) -> [Finding] {
         var findings: [Finding] = []
         func reject(_ message: String) {
-            findings.append(.error(.invalidField, "S4", message))
+            findings.append(Finding(.s4, message))
         }
         let strings: [(SKAdNetworkField, String?)] = [
             (.version, postback.version == .v1_0 ? nil : postback.version.rawValue),
@@ -54,7 +54,7 @@ enum SKAdNetworkRules {
     /// Rule S5: types and values of the unsigned members Apple defines, and not both conversion values.
     static func checkUnsignedMembers(_ members: JSONObject) -> [Finding] {
         var reader = FieldReader(
-            members, owner: "the body", typeRule: "S5", rangeRule: "S5", code: .invalidUnsignedField)
+            members, owner: "the body", typeRule: .s5, rangeRule: .s5)
         _ = reader.integer("conversion-value", required: false, in: 0...63)
         if let coarse = reader.string("coarse-conversion-value", required: false) {
             reader.require(CoarseConversionValue(exactly: coarse) != nil, "coarse-conversion-value",

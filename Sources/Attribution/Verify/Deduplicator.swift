@@ -20,8 +20,7 @@ public struct Deduplicator: Sendable {
             let what = result.skAdNetwork.map {
                 "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
             } ?? "postback-identifier \(key)"
-            result.errors.append(.error(
-                .duplicate, "D1", "\(what) was already seen valid at \(first.source):\(first.line)"))
+            result.errors.append(Finding(.d1, "\(what) was already seen valid at \(first.source):\(first.line)"))
         }
     }
 
