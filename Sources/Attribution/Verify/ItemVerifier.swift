@@ -191,12 +191,9 @@ public struct ItemVerifier: Sendable {
         result.body = body
         guard let payload else { return }
         result.postback = payload
-        findings += PostbackRules.check(payload, keyID: result.keyID ?? "")
-        if let body {
-            findings += BodyRules.check(body, payload: payload)
-        }
-        findings += TierRules.check(payload, body: body)
-        result.tier = CrowdAnonymityTier.lowest(payload, body: body)
+        let facts = PostbackFacts(payload, body: body, keyID: result.keyID ?? "")
+        findings += PostbackRules.findings(facts)
+        result.tier = CrowdAnonymityTier.lowest(facts)
         result.deduplicationKey = payload.postbackIdentifier
     }
 

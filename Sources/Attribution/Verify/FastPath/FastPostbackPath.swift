@@ -152,9 +152,11 @@ public struct FastPostbackPath: Sendable {
                     return nil
                 }
                 let payload = Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order)
-                guard let signed = SignedFields(payload), let tier = Self.tierIfNoFinding(signed, unsigned) else {
-                    return nil
-                }
+                guard let signed = SignedFields(payload),
+                      let tier = Self.tierIfNoFinding(
+                        signed, unsigned, keyID: keys[key].trusted.keyID,
+                        network: String(decoding: payload.bytes(signed.adNetworkIdentifier), as: UTF8.self))
+                else { return nil }
                 JSONLinesRecord.appendSource(source, line: line, to: &record)
                 record.append(contentsOf: keys[key].recordStatus)
                 payload.appendCompactJSON(to: &record)
@@ -209,29 +211,21 @@ public struct FastPostbackPath: Sendable {
 
     // MARK: - Rules
 
-    /// The crowd-anonymity tier when no rule among P3-P5, U2-U5 and T1-T6 fires (P1, P2 and U1 held while the
-    /// fields were read); nil when one would, so the general path words it. The same conditions as
-    /// `PostbackRules`, `BodyRules`, `TierRules` and `CrowdAnonymityTier`, over fields known to be well formed.
-    private static func tierIfNoFinding(_ signed: SignedFields, _ unsigned: UnsignedFields) -> Int? {
-        let index = signed.postbackSequenceIndex
-        let digits = signed.sourceIdentifierDigits
-        let fine = unsigned.hasFineValue, coarse = unsigned.hasCoarseValue, country = unsigned.hasCountryCode
-        let publisherItem = signed.hasPublisherItem
-        let reEngagement = signed.conversionType == .reEngagement
-        let ruleFires = (reEngagement && !signed.didWin)                                   // P3
-            || (!signed.didWin && index != 0)                                              // P4
-            || (fine && coarse)                                                            // U2
-            || (reEngagement && unsigned.interaction != .click)                            // U3
-            || unsigned.interaction == nil                                                 // U4
-            || (!signed.didWin && (fine || coarse))                                        // U5
-            || (index >= 1 && (digits != 2 || fine || publisherItem || country))           // T1-T3
-            || ((publisherItem || country) && coarse)                                      // T4
-            || (index == 0 && digits >= 3 && coarse)                                       // T5
-            || (!signed.hasMarketplace && (digits != 2 || fine || coarse || publisherItem)) // T6
-        guard !ruleFires else { return nil }
-        if !signed.hasMarketplace { return 0 }
-        if index == 0 && (publisherItem || country) { return 3 }
-        if fine || digits >= 3 { return 2 }
-        return 1
+    /// The crowd-anonymity tier when no rule of ``PostbackRules`` fires (P1, P2 and U1 held while the fields were
+    /// read); nil when one would, so that the general path words it. The rules themselves are not restated here.
+    private static func tierIfNoFinding(
+        _ signed: SignedFields, _ unsigned: UnsignedFields, keyID: String, network: String
+    ) -> Int? {
+        let facts = PostbackFacts(
+            keyID: keyID, adNetworkIdentifier: network, conversionType: signed.conversionType,
+            didWin: signed.didWin, postbackSequenceIndex: Int(signed.postbackSequenceIndex),
+            sourceIdentifierDigits: signed.sourceIdentifierDigits, hasMarketplace: signed.hasMarketplace,
+            hasPublisherItem: signed.hasPublisherItem,
+            body: PostbackFacts.Body(
+                hasFineValue: unsigned.hasFineValue, hasCoarseValue: unsigned.hasCoarseValue,
+                hasCountryCode: unsigned.hasCountryCode,
+                interaction: PostbackFacts.Interaction(unsigned.interaction)))
+        guard !PostbackRules.anyFires(facts) else { return nil }
+        return CrowdAnonymityTier.lowest(facts)
     }
 }
