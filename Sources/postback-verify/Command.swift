@@ -44,7 +44,14 @@ enum Command {
             format: options.format, text: TextRecord(colour: useColour, explain: options.explains),
             explain: options.explains)
         let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
-        var deduplicator = Deduplicator()
+        let deduplication: RunDeduplication
+        do {
+            deduplication = try RunDeduplication(options)
+        } catch {
+            errors.write(line: "postback-verify: error: \(error.reason)")
+            errors.flush()
+            return 2
+        }
         var summary = RunSummary()
         var progress = Progress(stream: errors, enabled: errors.isTerminal && !options.isQuiet, started: started)
         var failures: [InputFailure] = []
@@ -82,13 +89,13 @@ enum Command {
                     worker.complete(batch)
                 }
                 let outcomes = batch.outcomes
+                guard let duplicates = deduplication.begin(batch) else { return false }
                 for index in batch.items.indices {
                     let item = batch.items[index]
                     var result: VerificationResult
                     switch outcomes[index] {
-                    case .fast(let identifier):
-                        guard options.deduplicates,
-                              deduplicator.firstSeen(identifier, source: item.source, line: item.line) != nil else {
+                    case .fast:
+                        guard duplicates[index] != nil else {
                             summary.countValid(expectation: options.expectation)
                             output.write(line: batch.records[index])
                             continue
@@ -98,8 +105,8 @@ enum Command {
                     case .general(let general):
                         result = general
                     }
-                    if options.deduplicates {
-                        deduplicator.apply(to: &result, source: item.source, line: item.line)
+                    if let first = duplicates[index] {
+                        result.markDuplicate(of: first)
                     }
                     let record = result.duplicateOf == nil
                         ? batch.records[index] : render(result, source: item.source, line: item.line)
@@ -112,17 +119,25 @@ enum Command {
                 failures += batch.failures
                 report(batch.failures, to: errors)
                 // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
-                if !moreReady { output.flush() }
+                // With --state, also before the batch's keys are committed: a key is remembered only once its
+                // record was delivered.
+                if !moreReady || deduplication.remembersAcrossRuns { output.flush() }
                 progress.update(items: summary.items)
                 errors.flush()
                 writeFailure = output.failure
-                return writeFailure == nil
+                return writeFailure == nil && deduplication.commit()
             })
         output.flush()
         writeFailure = writeFailure ?? output.failure
         if let writeFailure {
             progress.clear()
             errors.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
+            errors.flush()
+            return 2
+        }
+        if let stateFailure = deduplication.failure {
+            progress.clear()
+            errors.write(line: "postback-verify: error: \(stateFailure)")
             errors.flush()
             return 2
         }
