@@ -19,7 +19,10 @@ final class SQLiteConnection {
         var opened: OpaquePointer?
         let status = sqlite3_open_v2(path, &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
-            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            var message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+            if let opened, sqlite3_system_errno(opened) != 0 {
+                message += " (\(String(cString: strerror(sqlite3_system_errno(opened)))))"
+            }
             sqlite3_close_v2(opened)
             throw SQLiteFailure(code: status, message: message)
         }

@@ -195,7 +195,8 @@ package final class StateDatabase {
             if thorough {
                 let check = try connection.prepare("PRAGMA quick_check(1)")
                 guard try check.step(), check.text(0) == "ok" else {
-                    throw StateError(.damaged, "state file \(path) is damaged: \(check.text(0))")
+                    let finding = check.text(0).split(whereSeparator: \.isNewline).joined(separator: " ")
+                    throw StateError(.damaged, "state file \(path) is damaged (\(finding)); left as it is")
                 }
             }
             return true
