@@ -4,7 +4,11 @@ import Foundation
 extension Date {
     /// Whole milliseconds since 1970-01-01T00:00:00Z, rounded down.
     var millisecondsSince1970: Int64 {
-        Int64((timeIntervalSince1970 * 1000).rounded(.down))
+        let milliseconds = timeIntervalSince1970 * 1000
+        // A Date made from whole milliseconds can read back a hair below them (binary fractions, and Date
+        // counting from 2001): within a microsecond of a whole millisecond is that millisecond.
+        let nearest = milliseconds.rounded()
+        return Int64(abs(milliseconds - nearest) < 0.001 ? nearest : milliseconds.rounded(.down))
     }
 
     init(milliseconds: Int64) {
