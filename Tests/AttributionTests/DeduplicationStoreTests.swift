@@ -124,7 +124,8 @@ struct DeduplicationStoreTests {
                 group.addTask {
                     var count = 0
                     for chunk in stride(from: 0, to: keys.count, by: 7) {
-                        let sightings = keys[chunk..<min(chunk + 7, keys.count)].map { Self.sighting($0, "s\(number)") }
+                        let sightings = keys[chunk..<min(chunk + 7, keys.count)]
+                            .map { Self.sighting($0, "s\(number)") }
                         count += try store.deduplicate(sightings, at: Date()) { $0 }.filter { $0 == .firstSeen }.count
                     }
                     return count

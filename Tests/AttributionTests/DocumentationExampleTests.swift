@@ -48,7 +48,8 @@ struct DocumentationExampleTests {
         try ring.add(try ECPublicKey(pemRepresentation: pem), keyID: TestPostbackSigner.keyID)
         let verifier = ItemVerifier(keyRing: ring)
         let seen = try DeduplicationStoreTests.store(kind)
-        let body = Array(try TestPostbackSigner().body(postbackIdentifier: "3C0E6B52-1F0A-4A55-8E43-0D3A7C2B9E10").utf8)
+        let identifier = "3C0E6B52-1F0A-4A55-8E43-0D3A7C2B9E10"
+        let body = Array(try TestPostbackSigner().body(postbackIdentifier: identifier).utf8)
         var saved: [VerificationResult] = []
 
         #expect(receive(body, requestID: "r1", verifier: verifier, seen: seen) { _ in throw StorageDown() } == 500)

@@ -107,6 +107,19 @@ struct StateCommandLineTests {
         #expect(forgotten.records.first?["verdict"] as? String == "valid")
     }
 
+    @Test("Without --state a duplicate names its line and source but no run: records depend on the input alone")
+    func withoutStateNoRunTime() throws {
+        let body = try signer.body(postbackIdentifier: "7E0C4B1A-2D3F-4A5B-9C8D-1E2F3A4B5C6D")
+        let file = try input("twice.jsonl", [body, body])
+        let one = try run(["--format", "jsonl", "--quiet", file])
+        let two = try run(["--format", "jsonl", "--quiet", file])
+        try #require(one.records.count == 2)
+        #expect(one.records[1]["duplicate-of"] as? Int == 1)
+        #expect(one.records[1]["duplicate-of-source"] as? String == file)
+        #expect(one.records[1]["duplicate-of-run"] == nil)
+        #expect(one.stdout == two.stdout)
+    }
+
     // MARK: Code points, not canonical equivalence
 
     @Test("Regression: postback-identifiers A+U+030A and U+00C5 are two postbacks, in memory and in the state",
@@ -253,7 +266,8 @@ struct StateCommandLineTests {
         },
         BadState(testDescription: "our schema with a version that is not a number") { path in
             try makeState(path, rows: 10)
-            try SQLiteConnection(path: path, readOnly: false).execute("UPDATE postback_verify_schema SET version = 'x'")
+            try SQLiteConnection(path: path, readOnly: false)
+                .execute("UPDATE postback_verify_schema SET version = 'x'")
         },
         BadState(testDescription: "our version table without the postbacks table") { path in
             try makeState(path, rows: 0)

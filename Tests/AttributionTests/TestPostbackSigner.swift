@@ -48,8 +48,9 @@ final class TestPostbackSigner {
         var random = SplitMix64(seed: seed)
         return try (0..<count).map { _ in
             let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
-            let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                                   bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6],
+                                   bytes[7], bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13],
+                                   bytes[14], bytes[15]))
             return try body(postbackIdentifier: uuid.uuidString)
         }
     }

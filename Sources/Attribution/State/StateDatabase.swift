@@ -53,7 +53,11 @@ package final class StateDatabase {
         do {
             try Self.createSchemaIfEmpty(connection, path: path)
             try Self.useWriteAheadLog(connection)
-            try connection.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192; PRAGMA wal_autocheckpoint = 8192")
+            // NORMAL: in WAL mode a commit is not synced, a checkpoint is; power loss can undo the last commits
+            // (their postbacks are then reported valid again), never corrupt the file. A 16 MiB page cache and
+            // checkpoints every 64 MiB of log: fewer reads and rewrites of the same index pages, memory still fixed.
+            try connection.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; "
+                                   + "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864")
             insert = try connection.prepare(StateSchema.insert)
             lookup = try connection.prepare(StateSchema.lookup)
             forget = try connection.prepare(StateSchema.forget)
@@ -219,8 +223,8 @@ package final class StateDatabase {
     /// Creates the tables in an empty database; checks them again otherwise, under the write lock (the file may
     /// have been created or replaced since the read-only check).
     private static func createSchemaIfEmpty(_ connection: SQLiteConnection, path: String) throws {
-        // A batch's keys land on random index pages and a commit writes each page it touched: 4 KiB pages wrote
-        // the fewest bytes and made the fewest writes per key of the sizes tried. Only a new database takes this.
+        // A batch's keys land on random index pages and a commit writes each page it touched: of 1, 4, 8 and 16 KiB
+        // pages, 4 KiB cost the least per key. Only a new database takes this; an existing one keeps its size.
         try connection.execute("PRAGMA page_size = 4096")
         try connection.execute("BEGIN IMMEDIATE")
         defer { if connection.isInTransaction { try? connection.execute("ROLLBACK") } }

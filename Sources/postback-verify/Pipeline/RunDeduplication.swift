@@ -32,7 +32,9 @@ final class RunDeduplication {
         } else if let path = options.statePath {
             memory = .state(try StateDatabase(path: path, retentionDays: options.retentionDays ?? 10))
         } else {
-            memory = .run(Deduplicator(runStarted: started))
+            // No time stamped: without a state a run's records depend on its input alone (duplicates within a
+            // run need no `duplicate-of-run`), so two runs over the same input write the same bytes.
+            memory = .run(Deduplicator())
         }
     }
 
