@@ -48,7 +48,6 @@ package final class StateDatabase {
             }
         }
         let connection = try Self.open(path, readOnly: false)
-        connection.setBusyTimeout(milliseconds: Self.busyTimeout)
         self.connection = connection
         do {
             try Self.createSchemaIfEmpty(connection, path: path)
@@ -163,7 +162,10 @@ package final class StateDatabase {
 
     private static func open(_ path: String, readOnly: Bool) throws(StateError) -> SQLiteConnection {
         do throws(SQLiteFailure) {
-            return try SQLiteConnection(path: path, readOnly: readOnly)
+            let connection = try SQLiteConnection(path: path, readOnly: readOnly)
+            // Another run may be creating the file or committing a batch: wait for it, as for a batch.
+            connection.setBusyTimeout(milliseconds: busyTimeout)
+            return connection
         } catch {
             throw stateError(error, path: path, doing: readOnly ? "cannot open state file" : "cannot create or "
                              + "write state file")
@@ -260,8 +262,8 @@ package final class StateDatabase {
         case .damaged:
             return StateError(code, "state file \(path) is damaged (\(error.message)); left as it is")
         case .busy:
-            return StateError(code, "state file \(path) stayed locked by another process for "
-                              + "\(busyTimeout / 1000) s (\(error.message))")
+            return StateError(code, "state file \(path) is locked by another process (waited up to "
+                              + "\(busyTimeout / 1000) s: \(error.message))")
         default:
             return StateError(code, "\(doing) \(path): \(error.message)")
         }
