@@ -10,4 +10,10 @@ static inline sqlite3_destructor_type attribution_sqlite_transient(void) {
     return SQLITE_TRANSIENT;
 }
 
+/// Leaves the write-ahead log for the next connection to checkpoint instead of checkpointing (and syncing it) when
+/// the last connection closes: `sqlite3_db_config` is variadic, which Swift cannot call.
+static inline int attribution_sqlite_skip_checkpoint_on_close(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+}
+
 #endif

@@ -289,14 +289,19 @@ struct StateCommandLineTests {
         },
     ]
 
-    /// A genuine state file with `rows` postbacks, written by the library and closed (checkpointed).
+    /// A genuine state file with `rows` postbacks, written by the library, then checkpointed into the main file
+    /// (the write-ahead log a run leaves behind folded in and removed), as a state at rest looks.
     static func makeState(_ path: String, rows: Int) throws {
-        let state = try StateDatabase(path: path, retentionDays: 10)
-        let sightings = (0..<rows).map {
-            PostbackSighting(key: DeduplicationKey(UUID().uuidString), source: "made.jsonl", line: $0 + 1)
+        do {
+            let state = try StateDatabase(path: path, retentionDays: 10)
+            let sightings = (0..<rows).map {
+                PostbackSighting(key: DeduplicationKey(UUID().uuidString), source: "made.jsonl", line: $0 + 1)
+            }
+            _ = try state.begin(sightings, at: Date())
+            try state.commit()
         }
-        _ = try state.begin(sightings, at: Date())
-        try state.commit()
+        try SQLiteConnection(path: path, readOnly: false).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
     @Test("A state file that is not ours, damaged or newer: exit 2, named on stderr, left byte for byte",

@@ -38,6 +38,11 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
+    /// Closing leaves the write-ahead log as it is (see the shim): the next connection checkpoints it.
+    func skipCheckpointOnClose() {
+        _ = attribution_sqlite_skip_checkpoint_on_close(handle)
+    }
+
     /// Runs SQL that returns no rows we need (several statements allowed).
     func execute(_ sql: String) throws(SQLiteFailure) {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
