@@ -219,7 +219,7 @@ package final class StateDatabase {
         } catch let error as StateError {
             throw error
         } catch let error as SQLiteFailure {
-            throw stateError(error, path: path, doing: "cannot use state file")
+            throw stateError(error, path: path, doing: "cannot use state file", untouched: true)
         } catch {
             throw StateError(.failed, "cannot use state file \(path): \(error)")
         }
@@ -257,13 +257,16 @@ package final class StateDatabase {
         }
     }
 
-    private static func stateError(_ error: SQLiteFailure, path: String, doing: String) -> StateError {
+    /// - Parameter untouched: the failure came from the start-up check, before anything wrote to the file.
+    private static func stateError(_ error: SQLiteFailure, path: String, doing: String, untouched: Bool = false)
+        -> StateError {
         let code = error.stateCode
+        let left = untouched ? "; left as it is" : ""
         switch code {
         case .notOurs:
-            return StateError(code, "\(path) is not a postback-verify state file (\(error.message)); left as it is")
+            return StateError(code, "\(path) is not a postback-verify state file (\(error.message))\(left)")
         case .damaged:
-            return StateError(code, "state file \(path) is damaged (\(error.message)); left as it is")
+            return StateError(code, "state file \(path) is damaged (\(error.message))\(left)")
         case .busy:
             return StateError(code, "state file \(path) is locked by another process (waited up to "
                               + "\(busyTimeout / 1000) s: \(error.message))")
