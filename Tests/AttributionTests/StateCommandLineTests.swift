@@ -140,6 +140,19 @@ struct StateCommandLineTests {
         }
     }
 
+    @Test("Regression: SKAdNetwork transaction-ids A+U+030A and U+00C5 are two postbacks, in memory and in the state",
+          arguments: [false, true])
+    func canonicallyEquivalentTransactionsAreDistinct(withState: Bool) throws {
+        let decomposed = try signer.skAdNetworkBody(transactionID: "A\u{030A}-transaction")
+        let precomposed = try signer.skAdNetworkBody(transactionID: "\u{00C5}-transaction")
+        let file = try input("skadnetwork.jsonl", [decomposed, precomposed, precomposed])
+        let state = withState ? ["--state", statePath] : []
+        let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
+        #expect(run.records.map { $0["kind"] as? String } == ["skadnetwork", "skadnetwork", "skadnetwork"])
+        #expect(run.records.map { $0["verdict"] as? String } == ["valid", "valid", "invalid"], "\(run.stdout)")
+        #expect(run.records.map { $0["duplicate-of"] as? Int } == [nil, nil, 2])
+    }
+
     // MARK: The guarantees
 
     @Test("A run killed with SIGKILL, then the same input again: nothing lost, no duplicate of an unseen record")

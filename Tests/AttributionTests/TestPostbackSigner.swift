@@ -4,27 +4,48 @@ import Testing
 @testable import Attribution
 
 /// Signs AdAttributionKit postback bodies with the TEST-ONLY fixture key `Fixtures/keys/fixture-apple-identifier-0`
-/// (kid `fixture-apple-identifier/0`), so tests can make as many distinct genuine postbacks as they need.
+/// (kid `fixture-apple-identifier/0`), and SKAdNetwork 4.0 bodies with `Fixtures/keys/fixture-skadnetwork-p256`,
+/// so tests can make as many distinct genuine postbacks as they need.
 ///
 /// Signing goes through libcrypto's `EVP_DigestSign` directly, not through this package's verification code;
 /// the payload is the valid tier-2 postback of `Fixtures/dedupe/` with the identifier given.
 final class TestPostbackSigner {
     static let keyID = "fixture-apple-identifier/0"
-    /// The CLI arguments that trust the fixture key (paths relative to the package root, where tests run it).
-    static let keyArguments = ["--key", "fixture-apple-identifier/0=Fixtures/keys/fixture-apple-identifier-0.pem"]
+    /// The CLI arguments that trust the fixture keys (paths relative to the package root, where tests run it).
+    static let keyArguments = ["--key", "fixture-apple-identifier/0=Fixtures/keys/fixture-apple-identifier-0.pem",
+                               "--skadnetwork-key-p256", "Fixtures/keys/fixture-skadnetwork-p256.pem"]
 
     private let key: OpaquePointer
+    private let skAdNetworkKey: OpaquePointer
 
     init() throws {
-        let pem = try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(
-            "keys/fixture-apple-identifier-0.private.pem"))
+        key = try Self.privateKey("fixture-apple-identifier-0.private.pem")
+        skAdNetworkKey = try Self.privateKey("fixture-skadnetwork-p256.private.pem")
+    }
+
+    private static func privateKey(_ file: String) throws -> OpaquePointer {
+        let pem = try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent("keys/\(file)"))
         let bio = pem.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
         defer { BIO_free(bio) }
-        key = try #require(PEM_read_bio_PrivateKey(bio, nil, nil, nil), "cannot read the fixture private key")
+        return try #require(PEM_read_bio_PrivateKey(bio, nil, nil, nil), "cannot read the fixture private key")
     }
 
     deinit {
         EVP_PKEY_free(key)
+        EVP_PKEY_free(skAdNetworkKey)
+    }
+
+    /// One SKAdNetwork 4.0 body (one line) for `transactionID`, signed over the spec's section 9 string: the
+    /// values of version, ad-network-id, source-identifier, app-id, transaction-id, redownload, source-app-id,
+    /// fidelity-type, did-win and postback-sequence-index, joined by U+2063 (like `Fixtures/make-fixtures.py`).
+    func skAdNetworkBody(transactionID: String) throws -> String {
+        let signed = ["4.0", "fixture.skadnetwork", "5239", "1108187390", transactionID, "false", "1234567891", "1",
+                      "true", "0"].joined(separator: "\u{2063}")
+        let signature = try der(Array(signed.utf8), key: skAdNetworkKey).base64EncodedString()
+        return #"{"version":"4.0","ad-network-id":"fixture.skadnetwork","source-identifier":"5239","#
+            + #""app-id":1108187390,"transaction-id":"# + Self.quoted(transactionID)
+            + #","redownload":false,"source-app-id":1234567891,"fidelity-type":1,"did-win":true,"#
+            + #""postback-sequence-index":0,"attribution-signature":""# + signature + #""}"#
     }
 
     /// One compact postback body (one JSON Lines line) whose signed `postback-identifier` is `identifier`. Non-ASCII
@@ -55,8 +76,8 @@ final class TestPostbackSigner {
         }
     }
 
-    /// A raw r‖s ES256 signature (RFC 7518 section 3.4) of `message`.
-    private func sign(_ message: [UInt8]) throws -> [UInt8] {
+    /// An ECDSA-SHA256 signature of `message` in DER, as SKAdNetwork's `attribution-signature` holds it.
+    private func der(_ message: [UInt8], key: OpaquePointer) throws -> Data {
         let context = try #require(EVP_MD_CTX_new())
         defer { EVP_MD_CTX_free(context) }
         try #require(EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1)
@@ -64,10 +85,15 @@ final class TestPostbackSigner {
         try #require(EVP_DigestSign(context, nil, &length, message, message.count) == 1)
         var der = [UInt8](repeating: 0, count: length)
         try #require(EVP_DigestSign(context, &der, &length, message, message.count) == 1)
-        var cursor: UnsafePointer<UInt8>? = der.withUnsafeBufferPointer { $0.baseAddress }
+        return Data(der[..<length])
+    }
+
+    /// A raw r‖s ES256 signature (RFC 7518 section 3.4) of `message`.
+    private func sign(_ message: [UInt8]) throws -> [UInt8] {
+        let der = [UInt8](try der(message, key: key))
         let parsed = try der.withUnsafeBufferPointer { buffer in
-            cursor = buffer.baseAddress
-            return try #require(d2i_ECDSA_SIG(nil, &cursor, length))
+            var cursor = buffer.baseAddress
+            return try #require(d2i_ECDSA_SIG(nil, &cursor, buffer.count))
         }
         defer { ECDSA_SIG_free(parsed) }
         var r: OpaquePointer?, s: OpaquePointer?
