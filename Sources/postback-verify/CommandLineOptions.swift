@@ -121,6 +121,9 @@ struct CommandLineOptions {
                 guard options.statePath == nil else { throw UsageError("\(name) given twice") }
                 let path = try value()
                 guard !path.isEmpty else { throw UsageError("--state needs a file path") }
+                guard path != "-" else {
+                    throw UsageError("--state needs a file path, not - (write ./- for a file named -)")
+                }
                 options.statePath = path
             case "--retention":
                 let text = try value()

@@ -361,11 +361,14 @@ struct StateCommandLineTests {
         ["--state", "x.sqlite", "--retention", "ten"],
         ["--state", "x.sqlite", "--retention", "-1"],
         ["--state", ""],
+        ["--state", "-"],
     ])
     func optionMistakes(_ arguments: [String]) throws {
         let run = try CommandLineTests.run(arguments + ["-"], stdin: "")
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("postback-verify: error: "), "\(run.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: TestPaths.packageRoot.appendingPathComponent("x.sqlite").path))
+        for name in ["x.sqlite", "-"] {
+            #expect(!FileManager.default.fileExists(atPath: TestPaths.packageRoot.appendingPathComponent(name).path))
+        }
     }
 }
