@@ -44,7 +44,7 @@ public struct Deduplicator: Sendable {
     }
 
     /// The first valid occurrence of `key`, without recording anything.
-    public func firstOccurrence(of key: DeduplicationKey) -> DuplicateReference? {
+    func firstOccurrence(of key: DeduplicationKey) -> DuplicateReference? {
         seen[key]
     }
 }
