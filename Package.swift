@@ -13,9 +13,14 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CAttributionSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "Attribution",
-            dependencies: ["CAttributionOpenSSL"]
+            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite"]
         ),
         .executableTarget(
             name: "postback-verify",
@@ -29,7 +34,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AttributionTests",
-            dependencies: ["Attribution"],
+            // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys.
+            dependencies: ["Attribution", "CAttributionOpenSSL"],
             // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
             exclude: ["Vectors"]
         ),

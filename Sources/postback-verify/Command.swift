@@ -36,6 +36,14 @@ enum Command {
     }
 
     private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
+        let deduplication: RunDeduplication
+        do {
+            deduplication = try RunDeduplication(options)
+        } catch {
+            errors.write(line: "postback-verify: error: \(error.reason)")
+            errors.flush()
+            return 2
+        }
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
             records: output, messages: errors,
@@ -50,7 +58,6 @@ enum Command {
             text: TextRecord(colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
             explain: options.explains)
         let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
-        var deduplicator = Deduplicator()
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
         // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
@@ -84,32 +91,34 @@ enum Command {
                     worker.complete(batch)
                 }
                 return run.batch { run in
-                    write(batch, to: run, options: options, verifier: verifier, render: render,
-                          deduplicator: &deduplicator)
+                    guard let duplicates = deduplication.begin(batch) else { return false }
+                    write(batch, duplicates: duplicates, to: run, options: options, verifier: verifier,
+                          render: render)
                     run.report(batch.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
-                    if !moreReady { run.records.flush() }
+                    // With --state, also before the batch's keys are committed: a key is remembered only once its
+                    // record was delivered.
+                    if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil
+                    return run.records.failure == nil && deduplication.commit()
                 }
             })
-        return run.end { run in finish(run, input: input, options: options) }
+        return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
     }
 
-    /// Writes a batch's records in input order, applying D1 and counting each for the summary.
+    /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
     private static func write(
-        _ batch: VerifiedBatch, to run: RunOutput, options: CommandLineOptions, verifier: ItemVerifier,
-        render: RecordRenderer, deduplicator: inout Deduplicator
+        _ batch: VerifiedBatch, duplicates: [DuplicateReference?], to run: RunOutput, options: CommandLineOptions,
+        verifier: ItemVerifier, render: RecordRenderer
     ) {
         let outcomes = batch.outcomes
         for index in batch.items.indices {
             let item = batch.items[index]
             var result: VerificationResult
             switch outcomes[index] {
-            case .fast(let identifier):
-                guard options.deduplicates,
-                      deduplicator.firstSeen(identifier, source: item.source, line: item.line) != nil else {
+            case .fast:
+                guard duplicates[index] != nil else {
                     run.summary.countValid(expectation: options.expectation)
                     run.records.write(line: batch.records[index])
                     continue
@@ -119,8 +128,8 @@ enum Command {
             case .general(let general):
                 result = general
             }
-            if options.deduplicates {
-                deduplicator.apply(to: &result, source: item.source, line: item.line)
+            if let first = duplicates[index] {
+                result.markDuplicate(of: first)
             }
             let record = result.duplicateOf == nil
                 ? batch.records[index] : render(result, source: item.source, line: item.line)
@@ -133,11 +142,19 @@ enum Command {
     }
 
     /// The end of a run that was not interrupted: the last records, late messages, the summary and the status.
-    private static func finish(_ run: RunOutput, input: ReaderHandle, options: CommandLineOptions) -> Int32 {
+    private static func finish(
+        _ run: RunOutput, input: ReaderHandle, deduplication: RunDeduplication, options: CommandLineOptions
+    ) -> Int32 {
         run.records.flush()
         if let writeFailure = run.records.failure {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
+            run.messages.flush()
+            return 2
+        }
+        if let stateFailure = deduplication.failure {
+            run.progress.clear()
+            run.messages.write(line: "postback-verify: error: \(stateFailure)")
             run.messages.flush()
             return 2
         }
