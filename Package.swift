@@ -34,8 +34,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AttributionTests",
-            // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys.
-            dependencies: ["Attribution", "CAttributionOpenSSL"],
+            // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys;
+            // postback-verify: the command line's input readers and pipeline are tested directly too.
+            dependencies: ["Attribution", "CAttributionOpenSSL", "postback-verify"],
             // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
             exclude: ["Vectors"]
         ),

@@ -1,5 +1,5 @@
 extension ItemVerifier {
-    /// Verifies one item read by ``InputReader``; an oversized item (never buffered) gets its J1 result.
+    /// Verifies one item read by the command line's reader; an oversized item (never buffered) gets its J1 result.
     public func verify(_ item: InputItem) -> VerificationResult {
         var prepared = prepare(item)
         checkSignature(&prepared)

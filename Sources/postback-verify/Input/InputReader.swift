@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Attribution
 
 /// Reads every input of the command line in order and hands out items in batches, across file boundaries.
 ///
@@ -12,16 +13,16 @@ import Darwin
 /// run ends with status 2, but every readable item gets its record).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
-public final class InputReader {
+final class InputReader {
     /// The largest item, in bytes, returned as bytes; longer ones are `.oversized(byteCount:)`.
-    public let maximumItemBytes: Int
+    let maximumItemBytes: Int
     /// The inputs that could not be opened, listed or read so far, in the order met.
     ///
     /// Grows during reading: check it after each batch to report promptly, and at the end for the exit status.
-    public private(set) var failures: [InputFailure] = []
+    private(set) var failures: [InputFailure] = []
     /// The directories named on the command line, or found in one, that held no item file at all: nothing was read
     /// from them, which a CI job checking fixtures must hear about.
-    public private(set) var emptyDirectories: [String] = []
+    private(set) var emptyDirectories: [String] = []
 
     private var inputs: ArraySlice<InputPath>
     private var listedFiles: ArraySlice<[UInt8]> = []
@@ -29,13 +30,13 @@ public final class InputReader {
     private var current: LineItemReader?
 
     /// Reads the given inputs in order.
-    public init(inputs: [InputPath], maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes) {
+    init(inputs: [InputPath], maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes) {
         self.inputs = inputs[...]
         self.maximumItemBytes = maximumItemBytes
     }
 
     /// Reads the inputs named by the CLI's PATH arguments, in order: no path, or `-`, is standard input.
-    public convenience init(paths: [String], maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes) {
+    convenience init(paths: [String], maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes) {
         self.init(inputs: InputPath.parse(arguments: paths), maximumItemBytes: maximumItemBytes)
     }
 
@@ -43,7 +44,7 @@ public final class InputReader {
     ///
     /// Waits for input only while it has no item: with items in hand it returns rather than wait on a pipe, a
     /// terminal or a FIFO, so live streams are answered line by line. Regular files fill the batch.
-    public func nextBatch(maximumCount: Int) -> [InputItem]? {
+    func nextBatch(maximumCount: Int) -> [InputItem]? {
         precondition(maximumCount > 0, "maximumCount must be positive")
         var items: [InputItem] = []
         while items.count < maximumCount {
@@ -72,7 +73,7 @@ public final class InputReader {
     }
 
     /// The next item, or `nil` when every input is exhausted.
-    public func next() -> InputItem? {
+    func next() -> InputItem? {
         nextBatch(maximumCount: 1)?.first
     }
 

@@ -1,3 +1,4 @@
+import Attribution
 import Foundation
 
 /// Producer → worker pool → in-order consumer, with a bounded number of batches in flight.
@@ -6,7 +7,7 @@ import Foundation
 /// formatting), and the calling thread consumes the results strictly in production order. At most `capacity`
 /// batches exist at once (queued, being worked on, or finished but not yet consumed), so memory is bounded by the
 /// batch size whatever the input length, and a slow consumer throttles the producer.
-public final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Sendable {
+final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Sendable {
     // @unchecked: every stored property below is read and written only while `condition` is locked.
     private let condition = NSCondition()
     /// Batches waiting for a worker; at most `capacity` long, so taking from the front is cheap.
@@ -18,14 +19,14 @@ public final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecke
     private let capacity: Int
 
     /// - Parameter capacity: the most batches in flight at once (queued, being transformed, or awaiting `consume`).
-    public init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// Runs the pipeline to the end of input; `consume` sees every output in order, on the calling thread, with a
     /// flag telling whether the next output is already waiting (so it can postpone a flush). `consume` returns
     /// false to stop early (the other threads are then left blocked; the caller is about to exit).
-    public func run(
+    func run(
         workers: Int,
         produce: @escaping @Sendable () -> Input?,
         transform: @escaping @Sendable (Input) -> Output,

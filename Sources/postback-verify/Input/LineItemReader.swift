@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Attribution
 
 /// Splits one line-oriented input into items, in memory bounded by the item cap whatever the input's size.
 ///
@@ -13,18 +14,18 @@ import Darwin
 /// (``PrintedDocument`` gives the rule).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
-public final class LineItemReader {
+final class LineItemReader {
     /// The item cap of the CLI contract ("Guarantees"): 16 KiB.
-    public static let defaultMaximumItemBytes = 16 * 1024
+    static let defaultMaximumItemBytes = 16 * 1024
     /// The size of each `read(2)`: 64 KiB, or more when the cap needs it.
-    public static let readBufferBytes = 64 * 1024
+    static let readBufferBytes = 64 * 1024
 
     /// The source name given to every item: the path, or `-` for standard input.
-    public let source: String
+    let source: String
     /// The largest item, in bytes after the terminator is removed, that is returned as bytes.
-    public let maximumItemBytes: Int
+    let maximumItemBytes: Int
     /// The read buffer's fixed size in bytes; it never grows.
-    public var bufferCapacity: Int { capacity }
+    var bufferCapacity: Int { capacity }
 
     private let descriptor: FileDescriptor
     private let buffer: UnsafeMutablePointer<UInt8>
@@ -43,7 +44,7 @@ public final class LineItemReader {
     private var lastBatchByteCount = 0
 
     /// Reads from a descriptor that the caller keeps open and closes after use (e.g. `0` for standard input).
-    public convenience init(
+    convenience init(
         fileDescriptor: Int32, source: String, maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes,
         joiningPrintedDocuments: Bool = false
     ) {
@@ -54,7 +55,7 @@ public final class LineItemReader {
     }
 
     /// Opens a file for reading; it is closed when the reader is released.
-    public convenience init(
+    convenience init(
         path: String, maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes
     ) throws(InputFailure) {
         self.init(
@@ -83,7 +84,7 @@ public final class LineItemReader {
     /// Waits for input only while it has no item: once it holds one, it returns as soon as reading more would
     /// wait, so a paused pipe's lines come out at once (live streaming). From a regular file it fills the batch.
     /// A read error is thrown once, after the items read before it have been returned; then the input ends.
-    public func nextBatch(maximumCount: Int) throws(InputFailure) -> [InputItem]? {
+    func nextBatch(maximumCount: Int) throws(InputFailure) -> [InputItem]? {
         precondition(maximumCount > 0, "maximumCount must be positive")
         var items: [InputItem] = []
         _ = try readItems(into: &items, upTo: maximumCount)
@@ -91,7 +92,7 @@ public final class LineItemReader {
     }
 
     /// The next item, or `nil` at the end of input.
-    public func next() throws(InputFailure) -> InputItem? {
+    func next() throws(InputFailure) -> InputItem? {
         try nextBatch(maximumCount: 1)?.first
     }
 

@@ -1,3 +1,4 @@
+import Attribution
 /// How a line counts once its terminator is removed: skipped (blank or comment) or an item.
 ///
 /// CLI contract, "Invocation": blank means empty or only spaces and tabs; a comment's first non-blank byte is `#`.

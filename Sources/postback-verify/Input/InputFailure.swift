@@ -3,25 +3,26 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Attribution
 
 /// An input that could not be opened, listed or read: the CLI names it on stderr and exits with status 2.
 ///
 /// Not an item's fault, so never a record: bad items get records, unreadable paths get one of these.
 /// Thrown by `LineItemReader`; collected, not thrown, by `InputReader`.
-public struct InputFailure: Error, Sendable, Hashable, CustomStringConvertible {
+struct InputFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The path as given or derived, or `-` for standard input.
-    public let path: String
+    let path: String
     /// Why, as the system says it (`No such file or directory`, `Is a directory`, `Permission denied`...).
-    public let message: String
+    let message: String
 
     /// Creates a failure for a path with a message for people.
-    public init(path: String, message: String) {
+    init(path: String, message: String) {
         self.path = path
         self.message = message
     }
 
     /// `PATH: MESSAGE`, ready for stderr after the program's name.
-    public var description: String { "\(path): \(message)" }
+    var description: String { "\(path): \(message)" }
 }
 
 extension InputFailure {
