@@ -194,17 +194,8 @@ enum Command {
     private static func keyRing(_ options: CommandLineOptions) throws(UsageError) -> KeyRing {
         var ring = KeyRing(allowingDevelopmentKeys: options.allowsDevelopmentKeys)
         for (keyID, path) in options.keys {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw UsageError("cannot read key file \(path) (for kid \(keyID))")
-            }
             do {
-                let bytes = [UInt8](data)
-                let key: ECPublicKey
-                if let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN") {
-                    key = try ECPublicKey(pemRepresentation: text)
-                } else {
-                    key = try ECPublicKey(derRepresentation: bytes)
-                }
+                let key = try ECPublicKey(keyFile: path)
                 try ring.add(key, keyID: keyID)
             } catch {
                 throw UsageError("key file \(path) (for kid \(keyID)) cannot be used: \(error.reason)")
