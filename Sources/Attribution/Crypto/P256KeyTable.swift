@@ -7,8 +7,8 @@ import CAttributionOpenSSL
 /// into libcrypto) and a multiple of any other point from scratch, doubling and adding a fresh window of
 /// multiples per call; the second part is most of what `EVP_PKEY_verify` spends. Postbacks come signed by one
 /// key or a handful, so a table per trusted key is built once and serves every later signature. Building one
-/// costs about as much as the tables save over a few thousand signatures, so ``P256KeyTables`` builds it only
-/// for a key that has already verified that many.
+/// costs as much as the table saves over several hundred signatures, so ``P256KeyTables`` builds it only for a
+/// key that has already verified more.
 ///
 /// Shared read-only by all threads once built: `EC_POINT_mul` only reads the group (its `const EC_GROUP *`), and
 /// each thread passes its own `BN_CTX` and result points. Nil where libcrypto cannot precompute (see the shim):

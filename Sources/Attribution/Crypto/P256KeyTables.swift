@@ -17,10 +17,11 @@ final class P256KeyTables: @unchecked Sendable {
     /// The tables every thread's ``P256BatchVerifier`` uses.
     static let shared = P256KeyTables(threshold: defaultThreshold)
 
-    /// Signatures a key verifies before its table is built: building costs about as much as the table saves over
-    /// this many verifications (measured in Benchmarks/README.md), so a key that has verified this many, and is
-    /// likely to verify many more, repays it.
-    static let defaultThreshold = 2048
+    /// Signatures a key verifies before its table is built: more than the table saves its building cost over
+    /// (Benchmarks/README.md has the measurements), so a key builds one only once the work spent without it
+    /// already exceeds the building (the rent-or-buy rule: never more than twice the better choice's cost), and
+    /// one item, or a short run, never pays for a table.
+    static let defaultThreshold = 1024
     /// Signatures counted before a key gets its table (0: on its first signature).
     let threshold: Int
     /// Keys that get a table, at most, and keys whose signatures are counted, at most.
