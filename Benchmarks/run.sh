@@ -247,7 +247,8 @@ if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$SKIP_MIXED" != 1 && "
   [[ "$status" -eq 1 ]] || die "mixed day: expected exit status 1 (duplicates and forgeries), got $status"
   records="$(wc -l <"$WORK/mx/records.jsonl")"
   [[ "$records" -eq "$N" ]] || die "mixed day: expected $N records, got $records"
-  mixed_counts="$(grep -o '"code": *"[a-z-]*"' "$WORK/mx/records.jsonl" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $NF; sep=", "}')"
+  mixed_counts="$(grep -o '"code": *"[a-z-]*"' "$WORK/mx/records.jsonl" | sed 's/.*"\([a-z-]*\)"$/\1/' | sort | uniq -c \
+    | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')"
   rm -f "$WORK/mx/records.jsonl"
   say "== paired: openssl speed -multi $JOBS_ALL then postback-verify --jobs $JOBS_ALL on the mixed day, $PAIRS pairs"
   ratios=() osslrates=() clirates=()
