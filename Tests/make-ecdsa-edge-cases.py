@@ -12,7 +12,7 @@ script's intent (both must agree or the script stops). The digest is chosen free
 """
 import hashlib
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 
 p = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffff
@@ -66,11 +66,15 @@ def openssl_accepts(d, digest, r, s):
 
 def case(name, d, digest, r, s, intended):
     assert openssl_accepts(d, digest, r, s) == intended, name
-    der = ec.derive_private_key(d, ec.SECP256R1()).public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    print(f'        EdgeCase("{name}", key: "{der.hex()}",')
-    print(f'                 digest: "{digest.hex()}",')
-    print(f'                 signature: "{(b32(r) + b32(s)).hex()}", isValid: {str(intended).lower()}),')
+    point = ec.derive_private_key(d, ec.SECP256R1()).public_key().public_numbers()
+    print("        EdgeCase(")
+    print(f'            "{name}",')
+    print(f'            x: "{b32(point.x).hex()}",')
+    print(f'            y: "{b32(point.y).hex()}",')
+    print(f'            digest: "{digest.hex()}",')
+    print(f'            r: "{b32(r).hex()}",')
+    print(f'            s: "{b32(s).hex()}",')
+    print(f"            isValid: {str(intended).lower()}),")
 
 
 for i in range(2):

@@ -45,7 +45,9 @@ final class ReferenceSigner {
             defer { ECDSA_SIG_free(signature) }
             var raw = [UInt8](repeating: 0, count: 64)
             _ = BN_bn2binpad(ECDSA_SIG_get0_r(signature), &raw, 32)
-            raw.withUnsafeMutableBufferPointer { _ = BN_bn2binpad(ECDSA_SIG_get0_s(signature), $0.baseAddress! + 32, 32) }
+            raw.withUnsafeMutableBufferPointer {
+                _ = BN_bn2binpad(ECDSA_SIG_get0_s(signature), $0.baseAddress! + 32, 32)
+            }
             return raw
         }
     }

@@ -10,8 +10,8 @@ import Foundation
 /// never modified or freed, so a thread keeps its reference without locking again.
 ///
 /// Bounded: tables for at most ``maximumTables`` keys (real traffic has one key or a handful; each table holds a
-/// few hundred KiB) and counts for at most ``maximumCountedKeys``; keys beyond those keep the generic
-/// multiplication.
+/// few hundred KiB; later keys keep the generic multiplication), and counts for a bounded number of keys (when
+/// full, the counts of keys without a table start over).
 final class P256KeyTables: @unchecked Sendable {
     // Safe to share across threads: every stored property but the constants is read and written under `lock`.
     /// The tables every thread's ``P256BatchVerifier`` uses.
@@ -49,7 +49,11 @@ final class P256KeyTables: @unchecked Sendable {
     func table(forPoint point: [UInt8], adding count: Int) -> P256KeyTable? {
         let (table, build): (P256KeyTable?, Bool) = lock.withLock {
             if keys[point] == nil {
-                guard keys.count < maximumCountedKeys else { return (nil, false) }
+                if keys.count >= maximumCountedKeys {
+                    // Counting starts over for the keys without a table (tables, and builds under way, stay).
+                    keys = keys.filter { $0.value.started }
+                    guard keys.count < maximumCountedKeys else { return (nil, false) }
+                }
                 keys[point] = KeyState()
             }
             if let table = keys[point]!.table { return (table, false) }

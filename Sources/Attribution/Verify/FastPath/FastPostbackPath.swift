@@ -4,10 +4,11 @@
 ///
 /// It answers only when it is certain: the body and payload are flat objects ``FlatJSONScanner`` accepts (known
 /// members only, in any order, plain values, escapes decoded), the header is exactly `alg` `ES256` and a trusted
-/// `kid`, the signature verifies, and no rule of the catalogue fires, errors and warnings alike. Then the record is, byte for byte, what
-/// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s
-/// result (the tests compare the two over every fixture and mutation). For anything else it answers nil and
-/// changes nothing: the caller runs the general path, which finds and words the findings.
+/// `kid`, the signature verifies, and no rule of the catalogue fires, errors and warnings alike. Then the record
+/// is, byte for byte, what ``JSONLinesRecord/render(_:source:line:explain:)`` writes for
+/// ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s result (the tests compare the two over every fixture and
+/// mutation). For anything else it answers nil and changes nothing: the caller runs the general path, which finds
+/// and words the findings.
 ///
 /// It works in three steps: ``prepare(_:source:line:)`` does everything but the ECDSA in one pass over the bytes
 /// (so an item a rule sends to the general path costs no ECDSA here), ``checkSignatures(_:)`` checks a batch's
