@@ -95,9 +95,9 @@ public struct FastPostbackPath: Sendable {
     }
 
     /// Step 2 for many items at once, as a worker holding a batch does it: the signatures not yet vouched for are
-    /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, about 13% less work
-    /// per signature than one by one, from two on). Successes are remembered in the token cache; a failure leaves
-    /// the item to the general path as before.
+    /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, and the key's table
+    /// of multiples once it has one). Successes are remembered in the token cache; a failure leaves the item to the
+    /// general path as before.
     public func checkSignatures(_ items: inout [Prepared]) {
         let pending = items.indices.filter { items[$0].signatureVerified == nil }
         let answers = ECPublicKey.areValidES256Signatures(pending.map { index in
