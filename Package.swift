@@ -29,7 +29,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AttributionTests",
-            dependencies: ["Attribution"]
+            dependencies: ["Attribution"],
+            // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
+            exclude: ["Vectors"]
         ),
     ]
 )

@@ -12,8 +12,8 @@ What it does
     again. ECDSA signatures are randomised, so the tokens change on every run; names, payloads, manifest
     and README do not.
   * Fixtures/{valid,invalid}/apple/ and Fixtures/{valid,invalid}/skadnetwork-apple/: byte-exact copies of
-    Apple's documentation examples from DIR/apple and DIR/skadnetwork (default: ../shared/vectors next to
-    the repository, or $POSTBACK_VERIFY_VECTORS). If DIR is not there, the copies already in Fixtures/ are
+    Apple's documentation examples from DIR/apple and DIR/skadnetwork (default: the in-repository copy
+    Tests/AttributionTests/Vectors/reference, or $POSTBACK_VERIFY_VECTORS). If DIR is not there, the copies already in Fixtures/ are
     kept; either way their SHA-256 is checked.
   * Fixtures/skadnetwork/: SKAdNetwork 1.0 to 4.0 postbacks signed with the test-only SKAdNetwork keys,
     which the verifier loads with --skadnetwork-key-p256 / --skadnetwork-key-p192 (Apple's private keys
@@ -22,7 +22,7 @@ What it does
   * Fixtures/manifest.json and Fixtures/README.md: the expected result of every item, from one table.
 
 The expected results are written down by hand below, from the specification
-(../shared/spec/adattributionkit.md, cli-contract.md), not computed by any verifier.
+(the product specification of AdAttributionKit and the CLI contract), not computed by any verifier.
 """
 from __future__ import annotations
 
@@ -1095,6 +1095,23 @@ def dedupe():
     add(path, None, line=8, kind="impression", verdict="valid", what="an impression (impressions are not deduplicated)")
     add(path, None, line=9, kind="impression", verdict="valid", what="the same impression again: still valid")
 
+    # Spec section 2: postback-identifier compares by code points, not by Unicode canonical equivalence.
+    path = d + "exact-postback-identifiers.jsonl"
+    suffix = uid(path)[1:]
+    precomposed = jws(postback(path + "#P", postback_identifier="\u00c5" + suffix))
+    decomposed = jws(postback(path + "#D", postback_identifier="A\u030a" + suffix))
+    lines = [
+        "# two genuine postbacks whose ids are equal only under Unicode canonical equivalence",
+        cj(body(precomposed)),                              # 2 valid
+        cj(body(decomposed)),                               # 3 valid: another postback-identifier
+        cj(body(precomposed, coarse_conversion_value="low")),  # 4 duplicate of 2
+    ]
+    FILES[path] = ("\n".join(lines) + "\n").encode()
+    add(path, None, line=2, tier=1, verdict="valid", what="postback-identifier starting with U+00C5")
+    add(path, None, line=3, tier=1, verdict="valid",
+        what="postback-identifier starting with A + U+030A: canonically equivalent to line 2, yet another postback")
+    add(path, None, line=4, rule="D1", duplicate_of=2, what="D1: line 2's postback again (byte-identical id)")
+
 
 # ===================================================================================== SKAdNetwork
 
@@ -1504,6 +1521,19 @@ def skadnetwork_invalid():
     s4("s4-nonwinning-source-app-id-4.0.json", "4.0", "4.0 nonwinning with source-app-id", did_win=False)
     s4("s4-transaction-id-empty.json", "2.1", "transaction-id \"\"", transaction_id="")
     s4("s4-ad-network-id-empty.json", None, "1.0 with ad-network-id \"\"", ad_network_id="")
+    # S4: U+2063 inside a signed string value (spec section 9): genuinely signed over the version's own order, yet
+    # refused, because the signed string no longer says where one value ends.
+    s4("s4-separator-in-ad-network-id.json", "2.1", "ad-network-id holds U+2063", ad_network_id=f"a{SEP}b.example")
+    s4("s4-separator-in-transaction-id.json", "4.0", "transaction-id holds U+2063",
+       transaction_id=tid(d + "sep") + SEP + "x")
+    s4("s4-separator-in-source-domain.json", "4.0", "source-domain holds U+2063",
+       source_app_id=DROP, source_domain=f"example.com{SEP}")
+    s4("s4-separator-only-ad-network-id-p192.json", None, "1.0 with ad-network-id U+2063 alone",
+       ad_network_id=SEP)
+    n = "s4-resplit-2.0-as-1.0-p192.json"
+    genuine, resplit = skan_resplit(d + n)
+    i(n, "S4", resplit, "a genuine 2.0 postback re-split as a 1.0 body (U+2063 moved into ad-network-id and "
+      "transaction-id); its signature verifies under the same P-192 key")
     s4("s4-and-s5.json", "2.2", "fidelity-type 2 and conversion-value 64: the signed-field error comes first",
        fidelity_type=2, conversion_value=64)
 
@@ -1536,6 +1566,21 @@ def skadnetwork_invalid():
     b = skan_signed(skan("2.1", d + n))
     i(n, "J1", b, "campaign-id written 042 (a leading zero is not JSON)",
       text=pj(merge(b, {"campaign-id": Raw("042")})))
+
+
+def skan_resplit(name: str) -> tuple[dict, dict]:
+    """A genuine 2.0 body (P-192) and the same signature on a 1.0 body whose values hold the separator: the two
+    signed strings are byte-identical, so only the separator rule tells them apart (spec section 9)."""
+    genuine = skan_signed(skan("2.0", name, source_app_id=DROP))
+    resplit = {
+        "ad-network-id": f"2.0{SEP}{genuine['ad-network-id']}",
+        "campaign-id": genuine["campaign-id"],
+        "app-id": genuine["app-id"],
+        "transaction-id": f"{genuine['transaction-id']}{SEP}false",
+        "attribution-signature": genuine["attribution-signature"],
+    }
+    assert skan_string(resplit, SKAN_ORDERS["1.0"]) == skan_string(genuine, SKAN_ORDERS["2.0"])
+    return genuine, resplit
 
 
 def skadnetwork_dedupe():
@@ -1575,6 +1620,31 @@ def skadnetwork_dedupe():
     skan_add(path, v, line=8, rule="D1", duplicate_of=7, text=None,
              what="D1: V again with an unsigned postback-sequence-index 1 added: not signed in 3.0, so ignored")
 
+    # Spec sections 2 and 9: transaction ids compare by code points; a re-split body is refused, not counted.
+    path = d + "exact-transaction-ids.jsonl"
+    precomposed = skan_signed(skan("4.0", path + "#P", transaction_id="\u00c5-" + tid(path + "#P")))
+    decomposed = skan_signed(skan("4.0", path + "#D", transaction_id="A\u030a-" + tid(path + "#P")))
+    genuine, resplit = skan_resplit(path + "#R")
+    lines = [
+        "# transaction ids equal only under Unicode equivalence, and a 2.0 postback re-split as 1.0",
+        cj(precomposed),                                             # 2 valid
+        cj(decomposed),                                              # 3 valid: another transaction-id
+        cj(genuine),                                                 # 4 valid (2.0, P-192)
+        cj(resplit),                                                 # 5 S4: the same signature re-read as 1.0
+        cj(genuine),                                                 # 6 duplicate of 4
+    ]
+    FILES[path] = ("\n".join(lines) + "\n").encode()
+    skan_add(path, precomposed, line=2, verdict="valid", environment="custom", text=None,
+             what="transaction-id starting with U+00C5")
+    skan_add(path, decomposed, line=3, verdict="valid", environment="custom", text=None,
+             what="transaction-id starting with A + U+030A: canonically equivalent to line 2, yet another id")
+    skan_add(path, genuine, line=4, verdict="valid", environment="custom", text=None,
+             what="a genuine 2.0 postback (P-192 test key)")
+    skan_add(path, resplit, line=5, rule="S4", text=None,
+             what="S4: line 4's signature on a 1.0 body with U+2063 moved into ad-network-id and transaction-id")
+    skan_add(path, genuine, line=6, rule="D1", duplicate_of=4, text=None,
+             what="D1: line 4 again (the refused re-split on line 5 did not change what was seen)")
+
 
 # ============================================================================================ Apple
 
@@ -1606,7 +1676,7 @@ README_HEAD = """\
 # Fixtures
 
 Signed test fixtures for `postback-verify`: one item per file, named after what it tests, for every rule of
-`../shared/spec/adattributionkit.md` section 7 that a fixture can exercise. Generated by
+the specification's section 7 that a fixture can exercise. Generated by
 [`make-fixtures.py`](make-fixtures.py); expectations are in [`manifest.json`](manifest.json) and in the table
 below (both produced from the same data). The expectations were written from the specification, not from the
 output of any verifier.
@@ -1661,7 +1731,7 @@ built-in keys by the first two commands. `skadnetwork/dedupe/` is D1 on `transac
 ## Regenerating
 
 ```sh
-python3 Fixtures/make-fixtures.py                 # Apple copies from ../shared/vectors
+python3 Fixtures/make-fixtures.py                 # Apple copies from Tests/AttributionTests/Vectors/reference
 python3 Fixtures/make-fixtures.py --vectors DIR   # or from DIR/apple (also $POSTBACK_VERIFY_VECTORS)
 ```
 
@@ -1674,7 +1744,7 @@ runs while names, payloads, `manifest.json` and this README stay the same.
 `valid/apple/postback-development-valid.json`, `invalid/apple/postback-production-bad-signature.json` and
 `invalid/apple/impression-example.jws` are Apple's examples from the AdAttributionKit documentation
 ("Verifying a postback", "Identifying the parameters in a postback", "Generating JWS impressions"), copied
-byte-exact from `../shared/vectors/apple/` (see its README); the script checks their SHA-256. They are Apple's
+byte-exact from `Tests/AttributionTests/Vectors/reference/apple/` (see its README); the script checks their SHA-256. They are Apple's
 data, not generated here, and they are the only fixtures signed by real keys:
 
 | file | SHA-256 |
@@ -1682,7 +1752,7 @@ data, not generated here, and they are the only fixtures signed by real keys:
 {APPLE_ROWS}
 
 Apple's SKAdNetwork examples ("Verifying an install-validation postback" and the pages on earlier postback
-versions) are copied byte-exact from `../shared/vectors/skadnetwork/` the same way. The 2.0 one is Apple's text
+versions) are copied byte-exact from `Tests/AttributionTests/Vectors/reference/skadnetwork/` the same way. The 2.0 one is Apple's text
 with two missing commas repaired (see that folder's README); the 1.0 and 2.0 ones carry a placeholder signature.
 
 | file | SHA-256 |
@@ -1782,7 +1852,7 @@ def write_outputs():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = os.environ.get("POSTBACK_VERIFY_VECTORS") or str(HERE.parent.parent / "shared" / "vectors")
+    default = os.environ.get("POSTBACK_VERIFY_VECTORS") or str(HERE.parent / "Tests" / "AttributionTests" / "Vectors" / "reference")
     ap.add_argument("--vectors", default=default,
                     help="directory holding apple/ and skadnetwork/ (default: %(default)s)")
     args = ap.parse_args()

@@ -10,7 +10,7 @@ import re
 import sys
 
 FIXTURES = "Fixtures"
-JSON_TEST_SUITE = os.path.join("..", "shared", "jsontestsuite", "test_parsing")
+JSON_TEST_SUITE = os.path.join("Tests", "AttributionTests", "Vectors", "jsontestsuite", "test_parsing")
 
 
 def fixture_items():

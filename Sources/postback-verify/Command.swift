@@ -36,19 +36,21 @@ enum Command {
     }
 
     private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
-        let started = DispatchTime.now().uptimeNanoseconds
         let output = StandardStream(descriptor: 1)
+        let run = RunOutput(
+            records: output, messages: errors,
+            // A progress line on the terminal that shows the records would land between them.
+            showsProgress: errors.isTerminal && !options.isQuiet && !errors.isSameTerminal(as: output),
+            showsSummary: !options.isQuiet, started: DispatchTime.now().uptimeNanoseconds)
+        Interruption.watch { run.interrupt(by: $0) }
+
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
-        let useColour = options.colour ?? (output.isTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
         let render = RecordRenderer(
-            format: options.format, text: TextRecord(colour: useColour, explain: options.explains),
+            format: options.format,
+            text: TextRecord(colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
             explain: options.explains)
         let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
         var deduplicator = Deduplicator()
-        var summary = RunSummary()
-        var progress = Progress(stream: errors, enabled: errors.isTerminal && !options.isQuiet, started: started)
-        var failures: [InputFailure] = []
-        var writeFailure: String?
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
         // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
@@ -81,74 +83,94 @@ enum Command {
                 if layout == .split {
                     worker.complete(batch)
                 }
-                let outcomes = batch.outcomes
-                for index in batch.items.indices {
-                    let item = batch.items[index]
-                    var result: VerificationResult
-                    switch outcomes[index] {
-                    case .fast(let identifier):
-                        guard options.deduplicates,
-                              deduplicator.firstSeen(identifier, source: item.source, line: item.line) != nil else {
-                            summary.countValid(expectation: options.expectation)
-                            output.write(line: batch.records[index])
-                            continue
-                        }
-                        // A repeat: the general path words D1 (its signature is in the token cache by now).
-                        result = verifier.verify(item)
-                    case .general(let general):
-                        result = general
-                    }
-                    if options.deduplicates {
-                        deduplicator.apply(to: &result, source: item.source, line: item.line)
-                    }
-                    let record = result.duplicateOf == nil
-                        ? batch.records[index] : render(result, source: item.source, line: item.line)
-                    summary.count(result, expectation: options.expectation)
-                    output.write(line: record)
-                    if let expectation = options.expectation, result.verdict != expectation {
-                        errors.write(line: mismatch(result, item: item, expected: expectation))
-                    }
+                return run.batch { run in
+                    write(batch, to: run, options: options, verifier: verifier, render: render,
+                          deduplicator: &deduplicator)
+                    run.report(batch.failures)
+                    // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
+                    if !moreReady { run.records.flush() }
+                    run.progress.update(items: run.summary.items)
+                    run.messages.flush()
+                    return run.records.failure == nil
                 }
-                failures += batch.failures
-                report(batch.failures, to: errors)
-                // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
-                if !moreReady { output.flush() }
-                progress.update(items: summary.items)
-                errors.flush()
-                writeFailure = output.failure
-                return writeFailure == nil
             })
-        output.flush()
-        writeFailure = writeFailure ?? output.failure
-        if let writeFailure {
-            progress.clear()
-            errors.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
-            errors.flush()
+        return run.end { run in finish(run, input: input, options: options) }
+    }
+
+    /// Writes a batch's records in input order, applying D1 and counting each for the summary.
+    private static func write(
+        _ batch: VerifiedBatch, to run: RunOutput, options: CommandLineOptions, verifier: ItemVerifier,
+        render: RecordRenderer, deduplicator: inout Deduplicator
+    ) {
+        let outcomes = batch.outcomes
+        for index in batch.items.indices {
+            let item = batch.items[index]
+            var result: VerificationResult
+            switch outcomes[index] {
+            case .fast(let identifier):
+                guard options.deduplicates,
+                      deduplicator.firstSeen(identifier, source: item.source, line: item.line) != nil else {
+                    run.summary.countValid(expectation: options.expectation)
+                    run.records.write(line: batch.records[index])
+                    continue
+                }
+                // A repeat: the general path words D1 (its signature is in the token cache by now).
+                result = verifier.verify(item)
+            case .general(let general):
+                result = general
+            }
+            if options.deduplicates {
+                deduplicator.apply(to: &result, source: item.source, line: item.line)
+            }
+            let record = result.duplicateOf == nil
+                ? batch.records[index] : render(result, source: item.source, line: item.line)
+            run.summary.count(result, expectation: options.expectation)
+            run.records.write(line: record)
+            if let expectation = options.expectation, result.verdict != expectation {
+                run.messages.write(line: mismatch(result, item: item, expected: expectation))
+            }
+        }
+    }
+
+    /// The end of a run that was not interrupted: the last records, late messages, the summary and the status.
+    private static func finish(_ run: RunOutput, input: ReaderHandle, options: CommandLineOptions) -> Int32 {
+        run.records.flush()
+        if let writeFailure = run.records.failure {
+            run.progress.clear()
+            run.messages.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
+            run.messages.flush()
             return 2
         }
-        let lateFailures = input.takeFailures()
-        failures += lateFailures
-        report(lateFailures, to: errors)
-        progress.clear()
-        if !options.isQuiet {
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            errors.write(line: summary.render(seconds: seconds, failures: failures.count))
+        run.report(input.takeFailures())
+        run.progress.clear()
+        for directory in input.reader.emptyDirectories {
+            run.messages.write(line: "postback-verify: warning: directory \(TerminalText.escaped(directory)) holds "
+                + "no item file (*.json, *.jsonl, *.jws, *.txt; names are case-sensitive)")
         }
-        errors.flush()
-        if !failures.isEmpty { return 2 }
-        return summary.unexpected == 0 ? 0 : 1
+        if !options.isQuiet {
+            run.messages.write(line: run.summary.render(seconds: run.elapsedSeconds, failures: run.failures.count))
+        }
+        let checkedNothing = options.expectation != nil && run.summary.items == 0
+        if checkedNothing {
+            run.messages.write(line: "postback-verify: error: --expect \(options.expectation!.rawValue): no items "
+                + "were read, so nothing was checked")
+        }
+        run.messages.flush()
+        if !run.failures.isEmpty { return 2 }
+        return run.summary.unexpected == 0 && !checkedNothing ? 0 : 1
+    }
+
+    /// Colour on a terminal unless the environment asks for none: `NO_COLOR` set to a non-empty value
+    /// (no-color.org), or `TERM=dumb`.
+    private static func allowsColour() -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     }
 
     private static func mismatch(_ result: VerificationResult, item: InputItem, expected: Verdict) -> String {
-        let reason = result.firstError.map { " (\($0.code?.rawValue ?? "")): \($0.message)" } ?? ""
-        return "postback-verify: \(item.source):\(item.line): expected \(expected.rawValue), "
-            + "got \(result.verdict.rawValue)\(reason)"
-    }
-
-    private static func report(_ failures: [InputFailure], to stream: StandardStream) {
-        for failure in failures {
-            stream.write(line: "postback-verify: error: cannot read \(failure.path): \(failure.message)")
-        }
+        let reason = result.firstError.map { " (\($0.code?.rawValue ?? "")): \(TerminalText.escaped($0.message))" }
+        return "postback-verify: \(TerminalText.escaped(item.source)):\(item.line): expected \(expected.rawValue), "
+            + "got \(result.verdict.rawValue)\(reason ?? "")"
     }
 
     /// Apple's keys plus every `--key`, each refused at load time unless it is an EC P-256 public key.

@@ -12,7 +12,8 @@ enum HelpText {
           PATH                    A file or directory; none, or -, reads standard input.
                                   *.json files hold one item; other files one item per line; directories are
                                   searched for *.json, *.jsonl, *.jws and *.txt in byte order of path.
-                                  Blank lines and lines starting with # are skipped.
+                                  Blank lines and lines starting with # are skipped. On standard input a
+                          document printed over several lines (a lone { ... }) is one item.
 
         OPTIONS:
           --format text|jsonl     Output form (default: text). jsonl writes one JSON record per line.
@@ -28,7 +29,7 @@ enum HelpText {
                                   the record) and the writer thread finishes the other items.
           --max-impression-age D  Warn (I3) on impressions older than D (e.g. 30d, 12h, 90m, 3600s).
           --explain               Also show the exact string each SKAdNetwork signature was checked over:
-                                  jsonl adds "signed-string" (U+2063 separators kept as they are); text appends
+                                  jsonl adds "signed-string" (U+2063 separators written \\u2063); text appends
                                   signed="..." with each U+2063 shown as | (text only; a | in a value looks alike).
           --skadnetwork-key-p256 PATH
                                   Verify SKAdNetwork 2.1 and later with the PEM (or DER) P-256 public key at PATH
@@ -40,15 +41,18 @@ enum HelpText {
                                   valid postback body of the usual shape is checked and written without a JSON
                                   tree; the records are the same byte for byte.
           --color auto|always|never
-                                  Colour in text output (default: auto, only on a terminal; NO_COLOR is honoured).
+                                  Colour in text output (default: auto, only on a terminal, and not when NO_COLOR
+                          is set to a non-empty value or TERM is dumb).
           -q, --quiet             No summary on standard error.
           -h, --help              Show this help.
           --version               Show the version.
 
         EXIT STATUS:
-          0  every item valid (or, with --expect, every item had the expected verdict); also when no items were read
-          1  at least one item was not
+          0  every item valid (or, with --expect, every item had the expected verdict); without --expect, also
+             when no items were read
+          1  at least one item was not, or --expect was given and no items were read
           2  usage error, unreadable path or unusable key file (named on standard error)
+          130, 143  interrupted by SIGINT or SIGTERM: every record written is whole, the summary says so
 
         EXAMPLES:
           postback-verify postbacks.jsonl

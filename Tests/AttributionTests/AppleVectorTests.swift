@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Attribution
 
-/// Apple's documentation examples and RFC 7515 A.3, with the results `../shared/vectors/README.md` gives.
+/// Apple's documentation examples and RFC 7515 A.3, with the results `Vectors/reference/README.md` gives.
 @Suite("Apple's examples")
 struct AppleVectorTests {
     static let clock: @Sendable () -> UInt64 = { 1_800_000_000_000 }
@@ -11,7 +11,7 @@ struct AppleVectorTests {
         let verifier = ItemVerifier(
             keyRing: KeyRing(allowingDevelopmentKeys: allowingDevelopment),
             policy: VerificationPolicy(clock: Self.clock))
-        return verifier.verify(try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/\(path)")))
+        return verifier.verify(try TestPaths.bytes(TestPaths.vector("reference/apple/\(path)")))
     }
 
     @Test("The current postback example verifies with development keys allowed")
@@ -56,7 +56,7 @@ struct AppleVectorTests {
 
     @Test("The impression example is unknown-key yet decodes and passes the field rules")
     func impressionExample() throws {
-        let line = try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/impression-example.jws"))
+        let line = try TestPaths.bytes(TestPaths.vector("reference/apple/impression-example.jws"))
             .prefix { $0 != UInt8(ascii: "\n") }
         let result = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true)).verify(line)
         #expect(result.verdict == .invalid)
@@ -64,7 +64,7 @@ struct AppleVectorTests {
         #expect(result.kind == .impression)
         #expect(result.keyID == "example.adattributionkit")
 
-        let token = try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/impression-example.jws"))
+        let token = try TestPaths.bytes(TestPaths.vector("reference/apple/impression-example.jws"))
         let jws = try CompactJWS(ArraySlice(token.prefix { $0 != UInt8(ascii: "\n") }))
         let payload = try #require(try StrictJSONParser.parse(jws.payloadBytes).objectValue)
         var findings: [Finding] = []
@@ -78,10 +78,10 @@ struct AppleVectorTests {
 
     @Test("RFC 7515 A.3 verifies at the JWS level and fails through the item verifier (no kid)")
     func rfc7515AppendixA3() throws {
-        let pem = String(decoding: try TestPaths.bytes(TestPaths.sharedFile("vectors/rfc7515/a3-public-key.pem")),
+        let pem = String(decoding: try TestPaths.bytes(TestPaths.vector("reference/rfc7515/a3-public-key.pem")),
                          as: UTF8.self)
         let key = TrustedKey(keyID: "rfc7515", key: try ECPublicKey(pemRepresentation: pem), environment: .custom)
-        let text = try TestPaths.bytes(TestPaths.sharedFile("vectors/rfc7515/a3.jws"))
+        let text = try TestPaths.bytes(TestPaths.vector("reference/rfc7515/a3.jws"))
         let token = ArraySlice(text.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") })
         // A.3's header has no kid, so resolve any header to the A.3 key by reading alg only.
         let outcome = JWSVerification.verify(token) { _ in .success(key) }

@@ -28,6 +28,19 @@ struct CommandLineTests {
                             "build the postback-verify binary first (swift build)")
     }
 
+    /// The binary started on `arguments` with its standard output and standard error on pipes.
+    static func start(_ arguments: [String]) throws -> (process: Process, output: Pipe, error: Pipe) {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = TestPaths.packageRoot
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, output, error)
+    }
+
     static func run(_ arguments: [String], stdin: String = "") throws -> Run {
         let process = Process()
         process.executableURL = try binary()
@@ -49,7 +62,7 @@ struct CommandLineTests {
 
     /// Apple's development example body on one line.
     static func appleBodyLine() throws -> String {
-        let data = try Data(contentsOf: TestPaths.sharedFile("vectors/apple/postback-development-valid.json"))
+        let data = try Data(contentsOf: TestPaths.vector("reference/apple/postback-development-valid.json"))
         let object = try JSONSerialization.jsonObject(with: data)
         return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
     }
@@ -88,7 +101,7 @@ struct CommandLineTests {
 
     @Test("files and directories: Apple's examples get their documented results")
     func appleFiles() throws {
-        let apple = TestPaths.sharedFile("vectors/apple").path
+        let apple = TestPaths.vector("reference/apple").path
         let run = try Self.run(["--format", "jsonl", apple])
         let byFile = Dictionary(uniqueKeysWithValues: run.records.map {
             (URL(fileURLWithPath: $0["source"] as? String ?? "").lastPathComponent,
@@ -106,7 +119,7 @@ struct CommandLineTests {
 
     @Test("Apple's SKAdNetwork examples, all in one run, get their documented results")
     func appleSKAdNetworkDirectory() throws {
-        let run = try Self.run(["--format", "jsonl", TestPaths.sharedFile("vectors/skadnetwork").path])
+        let run = try Self.run(["--format", "jsonl", TestPaths.vector("reference/skadnetwork").path])
         let byFile = Dictionary(uniqueKeysWithValues: run.records.map {
             (URL(fileURLWithPath: $0["source"] as? String ?? "").lastPathComponent,
              (($0["errors"] as? [[String: Any]])?.first?["code"] as? String) ?? "valid")
@@ -120,7 +133,7 @@ struct CommandLineTests {
 
     @Test("an unreadable path is reported, the others still processed, exit 2")
     func unreadablePath() throws {
-        let good = TestPaths.sharedFile("vectors/apple/impression-example.jws").path
+        let good = TestPaths.vector("reference/apple/impression-example.jws").path
         let run = try Self.run(["--format", "jsonl", "/nonexistent/input.jsonl", good])
         #expect(run.status == 2)
         #expect(run.stderr.contains("/nonexistent/input.jsonl"))
@@ -130,8 +143,8 @@ struct CommandLineTests {
     @Test("usage errors exit 2 with a message on stderr", arguments: [
         ["--format", "xml"], ["--bogus"], ["--key", "nokey"], ["--jobs", "0"], ["--expect", "maybe"],
         ["--key", "k=/nonexistent.pem"],
-        ["--key", "apple-cas-identifier/0=../shared/vectors/apple/keys/apple-cas-identifier-0.pem"],
-        ["--key", "old=../shared/vectors/apple/keys/skadnetwork-p192.pem"],
+        ["--key", "apple-cas-identifier/0=Tests/AttributionTests/Vectors/reference/apple/keys/apple-cas-identifier-0.pem"],
+        ["--key", "old=Tests/AttributionTests/Vectors/reference/apple/keys/skadnetwork-p192.pem"],
     ])
     func usageErrors(_ arguments: [String]) throws {
         let run = try Self.run(arguments)
@@ -144,7 +157,7 @@ struct CommandLineTests {
     func writeError() throws {
         let process = Process()
         process.executableURL = try Self.binary()
-        process.arguments = ["--format", "jsonl", TestPaths.sharedFile("vectors/apple").path]
+        process.arguments = ["--format", "jsonl", TestPaths.vector("reference/apple").path]
         let error = Pipe()
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
         process.standardError = error
@@ -161,14 +174,9 @@ struct CommandLineTests {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("closed-output.jsonl")
         try Data(String(repeating: line, count: 20_000).utf8).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path]
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
         let started = Date()
-        try process.run()
+        let (process, output, error) = try Self.start(
+            ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path])
         _ = output.fileHandleForReading.availableData
         try output.fileHandleForReading.close()
         let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -183,7 +191,7 @@ struct CommandLineTests {
         let huge = FileManager.default.temporaryDirectory.appendingPathComponent("huge-line.txt")
         try Data(repeating: UInt8(ascii: "a"), count: 64 * 1024 * 1024).write(to: huge)
         defer { try? FileManager.default.removeItem(at: huge) }
-        let next = TestPaths.sharedFile("vectors/apple/impression-example.jws").path
+        let next = TestPaths.vector("reference/apple/impression-example.jws").path
         let run = try Self.run(["--format", "jsonl", huge.path, next])
         #expect(run.records.count == 2)
         let first = try #require(run.records.first)
@@ -236,7 +244,7 @@ extension CommandLineTests {
             "--key", "fixture-apple-identifier/0=Fixtures/keys/fixture-apple-identifier-0.pem",
             // The same body three times: the first is new, the others are D1 duplicates.
             plain, "Fixtures/valid/postback", "Fixtures/invalid/postback", "Fixtures/dedupe", plain,
-            "../shared/vectors/apple",
+            "Tests/AttributionTests/Vectors/reference/apple",
         ]
         let fast = try Self.run(arguments)
         let general = try Self.run(arguments + ["--no-fast-path"])

@@ -8,7 +8,7 @@ struct DeduplicatorTests {
     let verifier = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
 
     func genuine() throws -> [UInt8] {
-        try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/postback-development-valid.json"))
+        try TestPaths.bytes(TestPaths.vector("reference/apple/postback-development-valid.json"))
     }
 
     /// The genuine body with one signature character changed: same postback-identifier, signature fails.

@@ -7,13 +7,8 @@ import Testing
 /// keys and keys made with the `openssl` command line for the cases no published vector covers.
 @Suite("EC public keys")
 struct ECPublicKeyTests {
-    /// `/work/shared`: the shared folder beside the package root (this file is three levels below the root).
-    static let sharedFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared").standardizedFileURL
-
-    static func sharedText(_ path: String) throws -> String {
-        try String(contentsOf: sharedFolder.appendingPathComponent(path), encoding: .utf8)
+    static func vectorText(_ path: String) throws -> String {
+        try String(contentsOf: TestPaths.vector(path), encoding: .utf8)
     }
 
     static let appleKeyFiles = [
@@ -30,14 +25,14 @@ struct ECPublicKeyTests {
 
     @Test("Apple's published keys load as P-256", arguments: appleKeyFiles)
     func appleKey(_ file: String) throws {
-        let key = try ECPublicKey(pemRepresentation: Self.sharedText("vectors/apple/keys/\(file)"))
+        let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/apple/keys/\(file)"))
         #expect(key.curve == .p256)
         #expect(key.derRepresentation.count == 91)
     }
 
     @Test("A key read from PEM equals the same key read from DER")
     func pemEqualsDER() throws {
-        let pem = try Self.sharedText("vectors/apple/keys/apple-cas-identifier-0.pem")
+        let pem = try Self.vectorText("reference/apple/keys/apple-cas-identifier-0.pem")
         let fromPEM = try ECPublicKey(pemRepresentation: pem)
         let fromDER = try ECPublicKey(derRepresentation: Self.appleProductionKeyDER)
         #expect(fromPEM == fromDER)
@@ -47,7 +42,7 @@ struct ECPublicKeyTests {
 
     @Test("The SKAdNetwork 1.0/2.0 key loads as P-192 and is refused as P-256")
     func skAdNetworkP192Key() throws {
-        let pem = try Self.sharedText("vectors/apple/keys/skadnetwork-p192.pem")
+        let pem = try Self.vectorText("reference/apple/keys/skadnetwork-p192.pem")
         let key = try ECPublicKey(pemRepresentation: pem, curve: .p192)
         #expect(key.curve == .p192)
         #expect(throws: Self.invalidKey) { try ECPublicKey(pemRepresentation: pem) }
@@ -82,8 +77,8 @@ struct ECPublicKeyTests {
 
     @Test("RFC 7515 A.3 verifies, and a one-bit flip in signature or signing input does not")
     func rfc7515A3() throws {
-        let key = try ECPublicKey(pemRepresentation: Self.sharedText("vectors/rfc7515/a3-public-key.pem"))
-        let jws = try Self.sharedText("vectors/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/rfc7515/a3-public-key.pem"))
+        let jws = try Self.vectorText("reference/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         let (signingInput, signature) = try Self.split(jws)
         #expect(signature.count == 64)
         #expect(key.isValidES256Signature(signature, for: signingInput))
@@ -103,8 +98,8 @@ struct ECPublicKeyTests {
 
     @Test("An ES256 signature of any length but 64 bytes is false", arguments: [0, 1, 32, 63, 65, 70, 72, 128])
     func wrongLength(_ count: Int) throws {
-        let key = try ECPublicKey(pemRepresentation: Self.sharedText("vectors/rfc7515/a3-public-key.pem"))
-        let jws = try Self.sharedText("vectors/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/rfc7515/a3-public-key.pem"))
+        let jws = try Self.vectorText("reference/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         let (signingInput, signature) = try Self.split(jws)
         let resized = Array((signature + signature + signature).prefix(count))
         #expect(!key.isValidES256Signature(resized, for: signingInput))
@@ -113,8 +108,8 @@ struct ECPublicKeyTests {
 
     @Test("ES256 accepts no DER signature and no P-192 key")
     func es256Only() throws {
-        let key = try ECPublicKey(pemRepresentation: Self.sharedText("vectors/rfc7515/a3-public-key.pem"))
-        let jws = try Self.sharedText("vectors/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/rfc7515/a3-public-key.pem"))
+        let jws = try Self.vectorText("reference/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         let (signingInput, signature) = try Self.split(jws)
         let der = signature.withUnsafeBytes { raw in P1363Signature.withDEREncoding(of: raw) { Array($0) } }
         #expect(key.isValidDERSignature(der, sha256Over: signingInput))
@@ -160,8 +155,8 @@ struct ECPublicKeyTests {
 
     @Test("One key verifies from many tasks at once and every answer is right")
     func concurrentVerification() async throws {
-        let key = try ECPublicKey(pemRepresentation: Self.sharedText("vectors/rfc7515/a3-public-key.pem"))
-        let jws = try Self.sharedText("vectors/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/rfc7515/a3-public-key.pem"))
+        let jws = try Self.vectorText("reference/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         let (signingInput, signature) = try Self.split(jws)
         var flipped = signature
         flipped[40] ^= 0x04
@@ -183,8 +178,8 @@ struct ECPublicKeyTests {
 
     @Test("An empty message or signature is a plain false")
     func emptyInputs() throws {
-        let key = try ECPublicKey(pemRepresentation: Self.sharedText("vectors/rfc7515/a3-public-key.pem"))
-        let jws = try Self.sharedText("vectors/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/rfc7515/a3-public-key.pem"))
+        let jws = try Self.vectorText("reference/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         let (_, signature) = try Self.split(jws)
         #expect(!key.isValidES256Signature(signature, for: []))
         #expect(!key.isValidES256Signature([], for: []))
@@ -232,7 +227,7 @@ struct ECPublicKeyTests {
 
 extension ECPublicKeyTests {
     /// Any `invalid-key` error: `AttributionError` is equal on code and rule, not on the reason.
-    static let invalidKey = AttributionError(.invalidKey, rule: "J3", "")
+    static let invalidKey = AttributionError(.invalidKey, rule: .j3, "")
 
     /// A fresh P-192 key (`openssl ecparam -name prime192v1 -genkey`), its public half, and a SHA-256 signature
     /// of `p192TestMessage` (`openssl dgst -sha256 -sign`), checked with `openssl dgst -verify`.
@@ -257,7 +252,7 @@ extension ECPublicKeyTests {
     }
 
     static func wycheproofJWSFile() throws -> JWSVectorFile {
-        let url = sharedFolder.appendingPathComponent("wycheproof/testvectors_v1/json_web_signature_test.json")
+        let url = TestPaths.vector("wycheproof/testvectors_v1/json_web_signature_test.json")
         return try JSONDecoder().decode(JWSVectorFile.self, from: Data(contentsOf: url))
     }
 }

@@ -83,7 +83,7 @@ struct FixtureManifestTests {
     func coverage() throws {
         #expect(Self.entries.count > 200)
         let rules = Set(Self.entries.flatMap { ($0.rule.map { [$0] } ?? []) + $0.warnings })
-        let missing = RuleCatalogue.rules.map(\.id.rawValue).filter { !rules.contains($0) }
+        let missing = RuleID.allCases.map(\.rawValue).filter { !rules.contains($0) }
         #expect(missing == ["P5"], "P5 needs Apple's development key; PostbackRuleTests covers it")
         let listed = Set(Self.entries.map(\.path))
         let files = try FileManager.default.subpathsOfDirectory(atPath: TestPaths.fixtures.path)

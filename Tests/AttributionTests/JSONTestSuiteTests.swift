@@ -3,20 +3,14 @@ import Testing
 
 @testable import Attribution
 
-/// nst/JSONTestSuite's `test_parsing` files, read in place from `shared/` (see its PROVENANCE.md).
+/// nst/JSONTestSuite's `test_parsing` files, copied into `Vectors/jsontestsuite/` (see its PROVENANCE.md).
 ///
 /// The suite's `y_` files are RFC 8259 grammar, which lets member names repeat; the verifier refuses duplicates
 /// (spec section 2). So the whole suite runs under the grammar (duplicates allowed), and the `y_` files run again
 /// under the verifier's default options, where exactly the two duplicate-member files must be refused.
 @Suite("JSONTestSuite test_parsing")
 struct JSONTestSuiteTests {
-    /// `<package root>/../shared/jsontestsuite/test_parsing`, from this file at `Tests/AttributionTests/`.
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent("../shared/jsontestsuite/test_parsing")
-        .standardizedFileURL
+    static let directory = TestPaths.vector("jsontestsuite/test_parsing")
 
     static let fileNames: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
         .filter { $0.hasSuffix(".json") }

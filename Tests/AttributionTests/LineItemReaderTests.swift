@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 
 @testable import Attribution
@@ -269,19 +273,7 @@ struct LineItemReaderTests {
     func splitsTrickledPipe(_ testCase: LineSplitCase) throws {
         let (readEnd, writeEnd) = try Self.makePipe()
         defer { close(readEnd) }
-        let input = testCase.input
-        let writer = Thread {
-            var offset = 0
-            var size = 1
-            while offset < input.count {
-                let count = min(size, input.count - offset)
-                _ = input[offset..<(offset + count)].withUnsafeBytes { Glibc.write(writeEnd, $0.baseAddress, count) }
-                offset += count
-                size = size % 4_099 + 7
-            }
-            close(writeEnd)
-        }
-        writer.start()
+        Self.trickle(testCase.input, into: writeEnd) { $0 % 4_099 + 7 }
         let reader = LineItemReader(fileDescriptor: readEnd, source: "-", maximumItemBytes: testCase.maximumItemBytes)
         let items = try Self.readAll(reader, batch: 7)
         #expect(items.map(ExpectedInputItem.init) == testCase.expected)
@@ -379,6 +371,23 @@ struct LineItemReaderTests {
         #expect(waited < .seconds(5))
         #expect(first?.map(ExpectedInputItem.init) == [.init(1, "first")])
         #expect(try Self.readAll(reader).map(ExpectedInputItem.init) == [.init(2, "second"), .init(3, "third")])
+    }
+
+    /// Writes `input` into a pipe from another thread in writes of changing sizes (1 first, then `next(size)`),
+    /// then closes it.
+    static func trickle(_ input: [UInt8], into writeEnd: Int32, next: @escaping @Sendable (Int) -> Int) {
+        let writer = Thread {
+            var offset = 0
+            var size = 1
+            while offset < input.count {
+                let count = min(size, input.count - offset)
+                _ = input[offset..<(offset + count)].withUnsafeBytes { Glibc.write(writeEnd, $0.baseAddress, count) }
+                offset += count
+                size = next(size)
+            }
+            close(writeEnd)
+        }
+        writer.start()
     }
 
     static func makePipe() throws -> (Int32, Int32) {

@@ -219,9 +219,9 @@ extension PrefixRejectionTests {
             }
         }
 
-        /// Every `.json` body under `valid/postback`, and Apple's development example from the shared vectors.
+        /// Every `.json` body under `valid/postback`, and Apple's development example from `Vectors/reference`.
         static func bodies() throws -> [ValidItem] {
-            let apple = TestPaths.sharedFile("vectors/apple/postback-development-valid.json")
+            let apple = TestPaths.vector("reference/apple/postback-development-valid.json")
             return try (files(in: "valid/postback", ending: ".json") + [apple]).map { url in
                 let bytes = try TestPaths.bytes(url)
                 let body = try #require(try StrictJSONParser.parse(bytes).objectValue)

@@ -262,14 +262,22 @@ struct StrictJSONParserTests {
         #expect(try StrictJSONParser.parse(text.utf8.lazy.map { $0 }) == expected)
     }
 
-    @Test("Serialisation is compact, keeps member order and escapes what RFC 8259 requires")
+    @Test("Serialisation is compact, keeps member order, escapes what RFC 8259 requires and what a terminal must not get raw")
     func serialises() throws {
         let text = #"{ "b" : [ 1 , -2.50E+3 , true , false , null ] , "a" : { } , "c" : [ ] , "d" : "\u00e9\/\u0001" "#
             + "}"
         let value = try StrictJSONParser.parse(Array(text.utf8))
         #expect(value.jsonText == #"{"b":[1,-2.50E+3,true,false,null],"a":{},"c":[],"d":"é/\u0001"}"#)
         #expect(JSONValue.quoted("a\"b\\c\n\r\t\u{8}\u{C}\u{0}\u{1F}\u{7F}/€") == #""a\"b\\c\n\r\t\b\f\u0000\u001f"#
-            + "\u{7F}/€\"")
+            + #"\u007f/€""#)
+        // C1 controls, bidirectional overrides and isolates, line separators, U+2063, private use: as \uXXXX
+        // (a surrogate pair above U+FFFF), and they decode to the same string; printable non-ASCII stays UTF-8.
+        let hostile = "é\u{85}\u{9B}\u{202E}\u{2066}\u{2028}\u{2063}\u{FEFF}\u{E000}\u{F0000}ü"
+        #expect(JSONValue.quoted(hostile)
+            == #""é\u0085\u009b\u202e\u2066\u2028\u2063\ufeff\ue000\udb80\udc00ü""#)
+        #expect(try StrictJSONParser.parse(Array(JSONValue.quoted(hostile).utf8)) == .string(hostile))
+        // DEL is valid raw inside a JSON string (RFC 8259 section 7): read as itself, written escaped.
+        #expect(try StrictJSONParser.parse(Array("\"a\u{7F}b\"".utf8)) == .string("a\u{7F}b"))
         #expect(JSONValue.quoted("") == #""""#)
     }
 

@@ -1,15 +1,18 @@
 import Foundation
 
-/// Where the package and the shared reference material are, found from this file's path so tests run from any
-/// working directory: `<root>/Tests/AttributionTests/TestPaths.swift`, with `../shared` beside `<root>`.
+/// Where the package and its test data are, found from this file's path so tests run from any working directory:
+/// `<root>/Tests/AttributionTests/TestPaths.swift`. External reference data (Apple's and RFC 7515's vectors,
+/// Wycheproof, JSONTestSuite) lives in `Tests/AttributionTests/Vectors/`, each folder with its licence and
+/// provenance; nothing is read from outside the repository.
 enum TestPaths {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
+    static let vectors = packageRoot.appendingPathComponent("Tests/AttributionTests/Vectors")
     static let fixtures = packageRoot.appendingPathComponent("Fixtures")
 
-    static func sharedFile(_ relativePath: String) -> URL {
-        shared.appendingPathComponent(relativePath)
+    /// A file under `Tests/AttributionTests/Vectors/`, e.g. `reference/apple/impression-example.jws`.
+    static func vector(_ relativePath: String) -> URL {
+        vectors.appendingPathComponent(relativePath)
     }
 
     static func bytes(_ url: URL) throws -> [UInt8] {

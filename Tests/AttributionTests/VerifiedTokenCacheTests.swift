@@ -6,7 +6,7 @@ import Testing
 @Suite("Verified-token cache")
 struct VerifiedTokenCacheTests {
     static func appleBody() throws -> [UInt8] {
-        try TestPaths.bytes(TestPaths.sharedFile("vectors/apple/postback-development-valid.json"))
+        try TestPaths.bytes(TestPaths.vector("reference/apple/postback-development-valid.json"))
     }
 
     @Test("A repeat is served from the cache and gives the same result")

@@ -7,11 +7,7 @@ import Testing
 /// through the same primitive the JWS path uses: ``ECPublicKey/isValidES256Signature(_:for:)``.
 @Suite("Wycheproof ECDSA P-256 SHA-256 (P1363)")
 struct WycheproofECDSATests {
-    /// The vector file, read in place from the shared folder beside the package.
-    static let vectorFile = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/wycheproof/testvectors_v1/ecdsa_secp256r1_sha256_p1363_test.json")
-        .standardizedFileURL
+    static let vectorFile = TestPaths.vector("wycheproof/testvectors_v1/ecdsa_secp256r1_sha256_p1363_test.json")
 
     /// The order n of the P-256 base point (SEC 2 §2.4.2), big-endian.
     static let p256Order = hexBytes("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")

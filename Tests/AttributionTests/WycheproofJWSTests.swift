@@ -10,8 +10,7 @@ import Testing
 /// (a key for encryption, for instance) rejects the case, as a refused `--key` file would stop the verifier.
 @Suite("Wycheproof JSON Web Signature (ES256)")
 struct WycheproofJWSTests {
-    /// The vector file, read in place from the shared folder beside the package.
-    static let vectorFile = TestPaths.sharedFile("wycheproof/testvectors_v1/json_web_signature_test.json")
+    static let vectorFile = TestPaths.vector("wycheproof/testvectors_v1/json_web_signature_test.json")
 
     /// The ES256 groups by `comment`, with the `tcId`s each must hold, in file order. A group appears once per
     /// Wycheproof group: `ec_key_for_encryption` is two groups of one case each (`use` enc, then `key_ops`).
@@ -125,7 +124,7 @@ struct WycheproofJWSTests {
         #expect(cases.map(\.tcId) == [354, 356])
         for vector in cases {
             let jwk = try #require(vector.jwk)
-            #expect(throws: AttributionError(.invalidKey, rule: "J3", "")) { try ECPublicKey(jwk: jwk) }
+            #expect(throws: AttributionError(.invalidKey, rule: .j3, "")) { try ECPublicKey(jwk: jwk) }
         }
     }
 
@@ -142,7 +141,7 @@ struct WycheproofJWSTests {
         if operations.isAccepted {
             #expect(throws: Never.self) { try ECPublicKey(jwk: jwk) }
         } else {
-            #expect(throws: AttributionError(.invalidKey, rule: "J3", "")) { try ECPublicKey(jwk: jwk) }
+            #expect(throws: AttributionError(.invalidKey, rule: .j3, "")) { try ECPublicKey(jwk: jwk) }
         }
     }
 }

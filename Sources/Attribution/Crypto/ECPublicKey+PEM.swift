@@ -9,7 +9,7 @@ extension ECPublicKey {
             let reason = block.label.hasSuffix("PRIVATE KEY")
                 ? "a private key (\(block.label)); give the public key (`openssl pkey -pubout`)"
                 : "a PEM \(block.label) block, expected PUBLIC KEY"
-            throw AttributionError(.invalidKey, rule: "J3", reason)
+            throw AttributionError(.invalidKey, rule: .j3, reason)
         }
         try self.init(derRepresentation: block.der, curve: curve)
     }

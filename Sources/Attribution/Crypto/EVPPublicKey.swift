@@ -14,7 +14,7 @@ final class EVPPublicKey: @unchecked Sendable {
     /// Decodes a DER SubjectPublicKeyInfo (RFC 5280 §4.1.2.7), refusing bytes left over after it.
     init(subjectPublicKeyInfo der: [UInt8]) throws(AttributionError) {
         guard !der.isEmpty else {
-            throw AttributionError(.invalidKey, rule: "J3", "the key is empty")
+            throw AttributionError(.invalidKey, rule: .j3, "the key is empty")
         }
         let (decoded, consumed) = der.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
             guard let start = buffer.baseAddress else { return (nil, 0) }
@@ -25,7 +25,7 @@ final class EVPPublicKey: @unchecked Sendable {
         }
         guard let key = decoded else {
             throw AttributionError(
-                .invalidKey, rule: "J3",
+                .invalidKey, rule: .j3,
                 "not a DER SubjectPublicKeyInfo, or its point is not on its curve "
                     + "(\(OpenSSLErrorQueue.drainedReason()))"
             )
@@ -33,7 +33,7 @@ final class EVPPublicKey: @unchecked Sendable {
         guard consumed == der.count else {
             EVP_PKEY_free(key)
             throw AttributionError(
-                .invalidKey, rule: "J3", "trailing data after the SubjectPublicKeyInfo (\(der.count - consumed) bytes)"
+                .invalidKey, rule: .j3, "trailing data after the SubjectPublicKeyInfo (\(der.count - consumed) bytes)"
             )
         }
         self.key = key

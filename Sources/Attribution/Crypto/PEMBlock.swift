@@ -16,19 +16,19 @@ struct PEMBlock {
     /// Reads the single PEM block of `text`; explanatory text around it is allowed (RFC 7468 §2), headers are not.
     init(parsing text: String) throws(AttributionError) {
         guard text.utf8.count <= Self.maximumTextByteCount else {
-            throw AttributionError(.invalidKey, rule: "J3", "more than \(Self.maximumTextByteCount) bytes of PEM text")
+            throw AttributionError(.invalidKey, rule: .j3, "more than \(Self.maximumTextByteCount) bytes of PEM text")
         }
         var text = text
         let beginCount = text.ranges(of: "-----BEGIN ").count
         guard beginCount == 1 else {
             throw AttributionError(
-                .invalidKey, rule: "J3",
+                .invalidKey, rule: .j3,
                 beginCount == 0 ? "no PEM block (-----BEGIN ...-----)" : "\(beginCount) PEM blocks, expected one"
             )
         }
         let block = text.withUTF8 { utf8 -> Result<PEMBlock, AttributionError> in
             guard let bio = BIO_new_mem_buf(utf8.baseAddress, Int32(utf8.count)) else {
-                return .failure(AttributionError(.invalidKey, rule: "J3", OpenSSLErrorQueue.drainedReason()))
+                return .failure(AttributionError(.invalidKey, rule: .j3, OpenSSLErrorQueue.drainedReason()))
             }
             defer { BIO_free(bio) }
             var name: UnsafeMutablePointer<CChar>?
@@ -43,12 +43,12 @@ struct PEMBlock {
             }
             guard status == 1, let name, let header, let data else {
                 return .failure(AttributionError(
-                    .invalidKey, rule: "J3", "not a readable PEM block (\(OpenSSLErrorQueue.drainedReason()))"
+                    .invalidKey, rule: .j3, "not a readable PEM block (\(OpenSSLErrorQueue.drainedReason()))"
                 ))
             }
             // Proc-Type/DEK-Info headers mean an encrypted legacy key, never a public key.
             guard header.pointee == 0 else {
-                return .failure(AttributionError(.invalidKey, rule: "J3", "a PEM block with headers"))
+                return .failure(AttributionError(.invalidKey, rule: .j3, "a PEM block with headers"))
             }
             let der = Array(UnsafeBufferPointer(start: data, count: length))
             return .success(PEMBlock(label: String(cString: name), der: der))

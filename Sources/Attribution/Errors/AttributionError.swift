@@ -21,7 +21,7 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
 
     /// A J1 `malformed-input` error: the shape every strict decoder throws.
     public static func malformed(_ reason: String, file: String = #fileID, line: UInt = #line) -> AttributionError {
-        AttributionError(.malformedInput, rule: "J1", reason, file: file, line: line)
+        AttributionError(.malformedInput, rule: .j1, reason, file: file, line: line)
     }
 
     public var description: String { "\(code.rawValue) (\(rule)): \(reason)" }

@@ -1,16 +1,122 @@
-/// The identifier of a rule in the catalogue (`../shared/spec/adattributionkit.md` section 7), e.g. `J1` or `T4`.
-public struct RuleID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
+/// A rule of the catalogue (spec section 7), and the catalogue itself: the cases are the rules in catalogue order,
+/// which is the order of the checks and orders a result's findings (J, then the payload's P, U, T or I rules, then
+/// SKAdNetwork's S1-S6 as they are applied, D1 last because it looks across items); each case's class, error code
+/// and sentence are in the switches below, and nowhere else.
+///
+/// A closed set: a new rule is a new case, and the compiler then asks for its code and sentence. A finding can
+/// only name a rule of the catalogue, and its class (error or warning) comes from here, not from the caller.
+public enum RuleID: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
+    case j1 = "J1"
+    case j2 = "J2"
+    case j3 = "J3"
+    case j4 = "J4"
+    case j5 = "J5"
+    case p1 = "P1"
+    case p2 = "P2"
+    case p3 = "P3"
+    case p4 = "P4"
+    case p5 = "P5"
+    case u1 = "U1"
+    case u2 = "U2"
+    case u3 = "U3"
+    case u4 = "U4"
+    case u5 = "U5"
+    case t1 = "T1"
+    case t2 = "T2"
+    case t3 = "T3"
+    case t4 = "T4"
+    case t5 = "T5"
+    case t6 = "T6"
+    case i1 = "I1"
+    case i2 = "I2"
+    case i3 = "I3"
+    case s1 = "S1"
+    case s2 = "S2"
+    case s3 = "S3"
+    case s4 = "S4"
+    case s5 = "S5"
+    case s6 = "S6"
+    case d1 = "D1"
 
-    public init(rawValue: String) {
-        self.rawValue = rawValue
+    /// The error code when the rule rejects; nil for a warning rule (which `--strict` reports as `rule-warning`).
+    public var code: ErrorCode? {
+        switch self {
+        case .j1: .malformedInput
+        case .j2: .unsupportedAlgorithm
+        case .j3: .unknownKey
+        case .j4: .untrustedKey
+        case .j5, .s3: .badSignature
+        case .p1, .p2, .p3, .p4, .i1, .s2, .s4: .invalidField
+        case .p5, .u4, .u5, .t1, .t2, .t3, .t4, .t5, .t6, .i2, .i3, .s6: nil
+        case .u1, .u2, .u3, .s5: .invalidUnsignedField
+        case .s1: .unsupportedVersion
+        case .d1: .duplicate
+        }
+    }
+
+    /// Whether the rule only warns: it never changes a verdict unless strict mode promotes it.
+    public var isWarning: Bool { code == nil }
+
+    /// What the rule applies to, as the catalogue says.
+    public var appliesTo: String {
+        switch self {
+        case .j1, .j2, .j3, .j4, .j5: "JWS"
+        case .p1, .p2, .p3, .p4, .p5: "postback payload"
+        case .u1, .u2, .u3, .u4, .u5: "postback body"
+        case .t1, .t2, .t3, .t4, .t5, .t6: "postback"
+        case .i1, .i2, .i3: "impression"
+        case .s1, .s2, .s3, .s4, .s5, .s6: "SKAdNetwork postback"
+        case .d1: "postback, SKAdNetwork postback"
+        }
+    }
+
+    /// The rule in a few words.
+    public var summary: String {
+        switch self {
+        case .j1: "envelope, base64url, JSON, size, nesting"
+        case .j2: "alg is ES256; no crit"
+        case .j3: "kid names a loaded key or an Apple development kid"
+        case .j4: "development kid only with --allow-development"
+        case .j5: "signature verifies"
+        case .p1: "required fields, JSON types"
+        case .p2: "enumerations and ranges"
+        case .p3: "re-engagement implies did-win"
+        case .p4: "nonwinning implies index 0"
+        case .p5: "apple-development-identifier/1 implies network development.adattributionkit"
+        case .u1: "types and ranges"
+        case .u2: "not both fine and coarse"
+        case .u3: "re-engagement implies ad-interaction-type click"
+        case .u4: "ad-interaction-type present"
+        case .u5: "nonwinning implies no conversion value"
+        case .t1: "index 1-2: 2-digit source-identifier"
+        case .t2: "index 1-2: no fine conversion-value"
+        case .t3: "index 1-2: no publisher-item-identifier, no country-code"
+        case .t4: "tier 3 fields: no coarse value"
+        case .t5: "3-4-digit source-identifier at index 0: no coarse"
+        case .t6: "no marketplace-identifier (tier 0): 2 digits, no value, no publisher-item-identifier"
+        case .i1: "fields, types and ranges"
+        case .i2: "ad-network-identifier equals the kid"
+        case .i3: "timestamp not in the future nor too old"
+        case .s1: "version absent (1.0) or exactly one of \"1.0\", \"2.0\", \"2.1\", \"2.2\", \"3.0\", \"4.0\""
+        case .s2: "the version's signed members present (but optional ones), JSON types, integers 0 ... 2^64-1"
+        case .s3: "attribution-signature (base64 DER) verifies over the U+2063-joined signed values"
+        case .s4:
+            "signed values: no U+2063 separator inside a string value, ids non-empty, fidelity-type 0-1, "
+                + "source-identifier 2-4 digits, index 0-2, not both source-app-id and source-domain, "
+                + "nonwinning has no source-app-id"
+        case .s5: "conversion-value 0-63, coarse low/medium/high, not both, country-code two capitals"
+        case .s6: "a 2.2 postback verified only with the 2.0/2.1 order (without fidelity-type)"
+        case .d1: "postback-identifier (SKAdNetwork: transaction-id and index) not already seen valid"
+        }
     }
 
     public var description: String { rawValue }
-}
 
-extension RuleID: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) {
-        self.init(rawValue: value)
+    /// Catalogue order.
+    public static func < (left: RuleID, right: RuleID) -> Bool {
+        positions[left]! < positions[right]!
     }
+
+    private static let positions: [RuleID: Int] = Dictionary(
+        uniqueKeysWithValues: allCases.enumerated().map { ($0.element, $0.offset) })
 }

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The input files below a directory: every `*.json`, `*.jsonl`, `*.jws` and `*.txt`, recursively, sorted in byte
 /// order of the full path (CLI contract, "Invocation").

@@ -1,4 +1,17 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(Glibc)
+/// The C functions, named apart from this type's own `read` (which would shadow them).
+private let systemRead = Glibc.read
+private let systemPoll = Glibc.poll
+#elseif canImport(Darwin)
+private let systemRead = Darwin.read
+private let systemPoll = Darwin.poll
+#endif
 
 /// An open file descriptor for reading, closed on release when this owns it.
 ///
@@ -47,7 +60,7 @@ final class FileDescriptor {
     /// Reads up to `count` bytes, waiting for data if needed; `0` means end of input.
     func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws(InputFailure) -> Int {
         while true {
-            let result = Glibc.read(rawValue, buffer, count)
+            let result = systemRead(rawValue, buffer, count)
             if result >= 0 {
                 return result
             }
@@ -82,7 +95,7 @@ final class FileDescriptor {
         var request = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
         var ready: Int32
         repeat {
-            ready = Glibc.poll(&request, 1, timeout)
+            ready = systemPoll(&request, 1, timeout)
         } while ready < 0 && errno == EINTR
         // An error from poll itself is left for read to report.
         return ready != 0

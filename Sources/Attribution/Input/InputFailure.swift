@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An input that could not be opened, listed or read: the CLI names it on stderr and exits with status 2.
 ///

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension InputReader {
     /// One input to read next: standard input, or a file named as given or found in a directory.

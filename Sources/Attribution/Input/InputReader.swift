@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads every input of the command line in order and hands out items in batches, across file boundaries.
 ///
@@ -15,6 +19,9 @@ public final class InputReader {
     ///
     /// Grows during reading: check it after each batch to report promptly, and at the end for the exit status.
     public private(set) var failures: [InputFailure] = []
+    /// The directories named on the command line, or found in one, that held no item file at all: nothing was read
+    /// from them, which a CI job checking fixtures must hear about.
+    public private(set) var emptyDirectories: [String] = []
 
     private var inputs: ArraySlice<InputPath>
     private var listedFiles: ArraySlice<[UInt8]> = []
@@ -74,7 +81,8 @@ public final class InputReader {
         switch source {
         case .standardInput:
             current = LineItemReader(
-                descriptor: FileDescriptor(borrowing: STDIN_FILENO, path: "-"), maximumItemBytes: maximumItemBytes
+                descriptor: FileDescriptor(borrowing: STDIN_FILENO, path: "-"), maximumItemBytes: maximumItemBytes,
+                joiningPrintedDocuments: true
             )
         case .file(let path, let name):
             do {
@@ -117,6 +125,9 @@ public final class InputReader {
             }
             let listing = DirectoryListing(directory: bytes)
             failures.append(contentsOf: listing.failures)
+            if listing.files.isEmpty && listing.failures.isEmpty {
+                emptyDirectories.append(name)
+            }
             listedFiles = listing.files[...]
         }
     }

@@ -1,10 +1,16 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Splits one line-oriented input into items, in memory bounded by the item cap whatever the input's size.
 ///
 /// Lines end at `\n` or `\r\n` (one `\r` before the `\n` is removed; a `\r` anywhere else, including just before
 /// the end of input, is content). Blank lines and `#` comments yield no item but still count for line numbers.
-/// A line over `maximumItemBytes` is read past in chunks and yields `.oversized(byteCount:)`.
+/// A line over `maximumItemBytes` is read past in chunks and yields `.oversized(byteCount:)`. With
+/// `joiningPrintedDocuments` (standard input), a JSON document printed over several lines is one item
+/// (``PrintedDocument`` gives the rule).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 public final class LineItemReader {
@@ -31,16 +37,19 @@ public final class LineItemReader {
     private var oversizedLine: OversizedLine?
     private var deferredError: InputFailure?
     private var isFinished = false
+    private let joinsPrintedDocuments: Bool
+    private var document: PrintedDocument?
     /// The bytes of the last batch read, to size the next one's storage.
     private var lastBatchByteCount = 0
 
     /// Reads from a descriptor that the caller keeps open and closes after use (e.g. `0` for standard input).
     public convenience init(
-        fileDescriptor: Int32, source: String, maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes
+        fileDescriptor: Int32, source: String, maximumItemBytes: Int = LineItemReader.defaultMaximumItemBytes,
+        joiningPrintedDocuments: Bool = false
     ) {
         self.init(
             descriptor: FileDescriptor(borrowing: fileDescriptor, path: source),
-            maximumItemBytes: maximumItemBytes
+            maximumItemBytes: maximumItemBytes, joiningPrintedDocuments: joiningPrintedDocuments
         )
     }
 
@@ -54,8 +63,9 @@ public final class LineItemReader {
         )
     }
 
-    init(descriptor: FileDescriptor, maximumItemBytes: Int) {
+    init(descriptor: FileDescriptor, maximumItemBytes: Int, joiningPrintedDocuments: Bool = false) {
         precondition(maximumItemBytes >= 0, "maximumItemBytes must not be negative")
+        self.joinsPrintedDocuments = joiningPrintedDocuments
         self.descriptor = descriptor
         self.source = descriptor.path
         self.maximumItemBytes = maximumItemBytes
@@ -149,9 +159,7 @@ public final class LineItemReader {
                 lineNumber += 1
                 start = newline + 1
                 let (kind, byteCount) = line.finish(terminated: true)
-                if kind == .item {
-                    batch.appendOversized(line: lineNumber, byteCount: byteCount)
-                }
+                appendOversized(line, kind: kind, byteCount: byteCount, to: &batch)
             } else if let newline {
                 var contentEnd = newline
                 if contentEnd > start && buffer[contentEnd - 1] == LineKind.carriageReturn {
@@ -180,18 +188,32 @@ public final class LineItemReader {
             oversizedLine = nil
             lineNumber += 1
             let (kind, byteCount) = line.finish(terminated: false)
-            if kind == .item {
-                batch.appendOversized(line: lineNumber, byteCount: byteCount)
-            }
+            appendOversized(line, kind: kind, byteCount: byteCount, to: &batch)
         } else if end > start {
             lineNumber += 1
             append(UnsafeBufferPointer(start: buffer + start, count: end - start), to: &batch)
         }
+        endDocument(into: &batch)
         start = 0
         end = 0
     }
 
     private func append(_ line: UnsafeBufferPointer<UInt8>, to batch: inout ItemBatch) {
+        if joinsPrintedDocuments {
+            if var open = document {
+                if PrintedDocument.continues(first: line.first) || PrintedDocument.closes(first: line.first) {
+                    open.append(line)
+                    document = open
+                    if PrintedDocument.closes(first: line.first) { endDocument(into: &batch) }
+                    return
+                }
+                endDocument(into: &batch)
+            }
+            if PrintedDocument.opens(line) {
+                document = PrintedDocument(line: lineNumber, opening: line, maximumItemBytes: maximumItemBytes)
+                return
+            }
+        }
         guard LineKind(of: line) == .item else {
             return
         }
@@ -200,6 +222,27 @@ public final class LineItemReader {
         } else {
             batch.append(line: lineNumber, bytes: line)
         }
+    }
+
+    /// A line over the cap: part of an open printed document when it would be one at any length, else its own item.
+    private func appendOversized(_ line: OversizedLine, kind: LineKind, byteCount: Int, to batch: inout ItemBatch) {
+        if var open = document,
+           PrintedDocument.continues(first: line.firstByte) || PrintedDocument.closes(first: line.firstByte) {
+            open.appendOversized(byteCount: byteCount)
+            document = open
+            if PrintedDocument.closes(first: line.firstByte) { endDocument(into: &batch) }
+            return
+        }
+        endDocument(into: &batch)
+        if kind == .item {
+            batch.appendOversized(line: lineNumber, byteCount: byteCount)
+        }
+    }
+
+    /// Emits the open printed document, if any, as one item.
+    private func endDocument(into batch: inout ItemBatch) {
+        document?.emit(into: &batch)
+        document = nil
     }
 
     /// Moves the partial line to the front so the next read has the rest of the buffer.

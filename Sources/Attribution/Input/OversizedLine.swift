@@ -4,6 +4,8 @@
 /// turn out to be the first half of a CRLF terminator, which is why it stays pending until the next byte.
 struct OversizedLine {
     private(set) var byteCount = 0
+    /// The line's first byte (a printed document's indented member starts with a blank, its end with `}`).
+    private(set) var firstByte: UInt8?
     private var lastByteWasCarriageReturn = false
     private var decidedKind: LineKind?
     private var pendingCarriageReturn = false
@@ -13,6 +15,7 @@ struct OversizedLine {
         guard let last = chunk.last else {
             return
         }
+        if byteCount == 0 { firstByte = chunk.first }
         byteCount += chunk.count
         lastByteWasCarriageReturn = last == LineKind.carriageReturn
         guard decidedKind == nil else {

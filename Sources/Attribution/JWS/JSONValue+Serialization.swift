@@ -68,7 +68,17 @@ extension JSONValue {
             var runStart = 0
             for index in PlainJSONText.end(in: bytes, from: 0)..<bytes.count {
                 let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x7F,
+                      index >= runStart else { continue }
+                if byte >= 0x7F {
+                    // DEL, or the lead byte of a scalar a terminal must not get raw (TerminalText); other
+                    // non-ASCII scalars and continuation bytes stay in the run as UTF-8.
+                    guard let (scalar, length) = terminalUnsafeScalar(in: bytes, at: index) else { continue }
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                    appendEscape(scalar, to: &output)
+                    runStart = index + length
+                    continue
+                }
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 appendEscape(byte, to: &output)
                 runStart = index + 1
@@ -76,6 +86,39 @@ extension JSONValue {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// The scalar starting at `index` of valid UTF-8 and its length in bytes, when ``TerminalText`` must escape it.
+    private static func terminalUnsafeScalar(
+        in bytes: UnsafeBufferPointer<UInt8>, at index: Int
+    ) -> (Unicode.Scalar, Int)? {
+        let lead = bytes[index]
+        let length: Int
+        var value: UInt32
+        switch lead {
+        case 0x7F: return (Unicode.Scalar(lead), 1)
+        case 0xC0...0xDF: (length, value) = (2, UInt32(lead & 0x1F))
+        case 0xE0...0xEF: (length, value) = (3, UInt32(lead & 0x0F))
+        case 0xF0...0xF7: (length, value) = (4, UInt32(lead & 0x07))
+        default: return nil  // a continuation byte
+        }
+        guard index + length <= bytes.count else { return nil }
+        for offset in 1..<length {
+            value = value << 6 | UInt32(bytes[index + offset] & 0x3F)
+        }
+        guard let scalar = Unicode.Scalar(value), TerminalText.mustEscape(scalar) else { return nil }
+        return (scalar, length)
+    }
+
+    /// `\uXXXX` for a scalar (a UTF-16 surrogate pair above U+FFFF), as RFC 8259 section 7 allows for any one.
+    private static func appendEscape(_ scalar: Unicode.Scalar, to output: inout [UInt8]) {
+        let hexDigits: StaticString = "0123456789abcdef"
+        for unit in String(scalar).utf16 {
+            output.append(contentsOf: #"\u"#.utf8)
+            for shift in stride(from: 12, through: 0, by: -4) {
+                output.append(hexDigits.utf8Start[Int((unit >> UInt16(shift)) & 0x0F)])
+            }
+        }
     }
 
     /// The RFC 8259 section 7 escape of one byte that must not appear raw in a string.

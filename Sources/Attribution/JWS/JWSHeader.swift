@@ -15,27 +15,27 @@ public struct JWSHeader: Sendable, Hashable {
         let object: JSONObject
         do {
             guard let parsed = try StrictJSONParser.parse(headerBytes).objectValue else {
-                return .failure(.error(.malformedInput, "J1", "the JWS header is not a JSON object"))
+                return .failure(Finding(.j1, "the JWS header is not a JSON object"))
             }
             object = parsed
         } catch {
             return .failure(Finding(AttributionError.malformed("the JWS header is not valid JSON: \(error.reason)")))
         }
         switch object["alg"] {
-        case .string("ES256"):
+        case .string(let alg) where alg.isExactlyEqual(to: "ES256"):
             break
         case .string(let other):
-            return .failure(.error(.unsupportedAlgorithm, "J2", "alg \(JSONValue.quoted(other)) is not ES256"))
+            return .failure(Finding(.j2, "alg \(JSONValue.quoted(other)) is not ES256"))
         case nil:
-            return .failure(.error(.unsupportedAlgorithm, "J2", "the JWS header has no alg"))
+            return .failure(Finding(.j2, "the JWS header has no alg"))
         case let other?:
-            return .failure(.error(.unsupportedAlgorithm, "J2", "alg is \(other.typeName), not the string ES256"))
+            return .failure(Finding(.j2, "alg is \(other.typeName), not the string ES256"))
         }
         if object.contains("crit") {
-            return .failure(.error(.unsupportedAlgorithm, "J2", "the JWS header has crit, which this verifier refuses"))
+            return .failure(Finding(.j2, "the JWS header has crit, which this verifier refuses"))
         }
         guard case .string(let keyID)? = object["kid"], !keyID.isEmpty else {
-            return .failure(.error(.unknownKey, "J3", "the JWS header has no non-empty string kid"))
+            return .failure(Finding(.j3, "the JWS header has no non-empty string kid"))
         }
         return .success(JWSHeader(keyID: keyID, object: object))
     }

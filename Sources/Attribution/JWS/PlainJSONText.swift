@@ -1,9 +1,10 @@
-/// Finds where a run of "plain" JSON string content ends: printable ASCII (0x20-0x7F) other than the quote and the
-/// backslash, the bytes a JSON string holds as they are with nothing to check. Shared by ``StrictJSONParser`` and
+/// Finds where a run of "plain" JSON string content ends: printable ASCII (0x20-0x7E) other than the quote and the
+/// backslash, the bytes a JSON string holds, and a record writes, as they are with nothing to check. (DEL is not
+/// plain: output escapes it, see ``TerminalText``.) Shared by ``StrictJSONParser`` and
 /// ``FlatJSONScanner`` so both read string content the same way.
 enum PlainJSONText {
     /// The index of the first byte at or after `start` that is not plain (a quote, a backslash, a control
-    /// character or a byte of 0x80 and above), or `bytes.count`. Eight bytes at a time while they are all plain.
+    /// character, DEL or a byte of 0x80 and above), or `bytes.count`. Eight bytes at a time while they are all plain.
     @inline(__always)
     static func end(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -13,10 +14,12 @@ enum PlainJSONText {
         while index + 8 <= bytes.count {
             let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
             // A byte below 0x20, a quote (0x22) or a backslash (0x5C) has a zero after XOR or a borrow below 0x20;
-            // a byte at or above 0x80 has its top bit set. Any of these ends the fast steps.
+            // DEL (0x7F) sets its top bit when 1 is added; a byte at or above 0x80 has its top bit set. Any of these
+            // ends the fast steps (a carry or borrow between bytes only ever flags too much, never too little).
             let quotes = word ^ (ones &* 0x22)
             let backslashes = word ^ (ones &* 0x5C)
-            let special = ((word &- ones &* 0x20) | (quotes &- ones) | (backslashes &- ones) | word) & highs
+            let special = ((word &- ones &* 0x20) | (quotes &- ones) | (backslashes &- ones) | (word &+ ones) | word)
+                & highs
             if special != 0 { break }
             index += 8
         }
@@ -28,6 +31,6 @@ enum PlainJSONText {
 
     @inline(__always)
     static func isPlain(_ byte: UInt8) -> Bool {
-        byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+        byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
     }
 }

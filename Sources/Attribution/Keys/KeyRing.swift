@@ -3,7 +3,7 @@
 ///
 /// Immutable once built and `Sendable`: one ring is shared by every worker thread.
 public struct KeyRing: Sendable {
-    private var keys: [String: TrustedKey]
+    private var keys: [ExactString: TrustedKey]
     /// Whether Apple's development kids are trusted (rule J4); they are always *known* (rule J3).
     public let allowsDevelopmentKeys: Bool
     /// The keys SKAdNetwork postbacks are verified with (not looked up by kid): Apple's unless replaced with
@@ -13,9 +13,9 @@ public struct KeyRing: Sendable {
     /// Apple's production key, plus Apple's development keys when `allowingDevelopmentKeys` is true.
     public init(allowingDevelopmentKeys: Bool = false) {
         self.allowsDevelopmentKeys = allowingDevelopmentKeys
-        var keys: [String: TrustedKey] = [:]
+        var keys: [ExactString: TrustedKey] = [:]
         for published in ApplePublishedKey.all {
-            keys[published.keyID] = TrustedKey(
+            keys[ExactString(published.keyID)] = TrustedKey(
                 keyID: published.keyID, key: published.publicKey, environment: published.environment)
         }
         self.keys = keys
@@ -26,18 +26,18 @@ public struct KeyRing: Sendable {
     /// Refuses to replace one of Apple's published kids: a typo must not silently swap out Apple's key.
     public mutating func add(_ key: ECPublicKey, keyID: String) throws(AttributionError) {
         guard !keyID.isEmpty else {
-            throw AttributionError(.invalidKey, rule: "J3", "a key ID must not be empty")
+            throw AttributionError(.invalidKey, rule: .j3, "a key ID must not be empty")
         }
         guard key.curve == .p256 else {
-            throw AttributionError(.invalidKey, rule: "J3", "key for \(keyID) is not a P-256 key")
+            throw AttributionError(.invalidKey, rule: .j3, "key for \(keyID) is not a P-256 key")
         }
-        if ApplePublishedKey.all.contains(where: { $0.keyID == keyID }) {
-            throw AttributionError(.invalidKey, rule: "J3", "\(keyID) is one of Apple's built-in keys")
+        if ApplePublishedKey.all.contains(where: { $0.keyID.isExactlyEqual(to: keyID) }) {
+            throw AttributionError(.invalidKey, rule: .j3, "\(keyID) is one of Apple's built-in keys")
         }
-        if let existing = keys[keyID], existing.key != key {
-            throw AttributionError(.invalidKey, rule: "J3", "two different keys given for \(keyID)")
+        if let existing = keys[ExactString(keyID)], existing.key != key {
+            throw AttributionError(.invalidKey, rule: .j3, "two different keys given for \(keyID)")
         }
-        keys[keyID] = TrustedKey(keyID: keyID, key: key, environment: .custom)
+        keys[ExactString(keyID)] = TrustedKey(keyID: keyID, key: key, environment: .custom)
     }
 
     /// Every key ``trustedKey(for:)`` accepts: Apple's production key, the added keys, and Apple's development keys
@@ -48,13 +48,11 @@ public struct KeyRing: Sendable {
 
     /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
     public func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
-        guard let trusted = keys[keyID] else {
-            return .failure(.error(.unknownKey, "J3", "no trusted key has kid \(JSONValue.quoted(keyID))"))
+        guard let trusted = keys[ExactString(keyID)] else {
+            return .failure(Finding(.j3, "no trusted key has kid \(JSONValue.quoted(keyID))"))
         }
         if trusted.environment == .development && !allowsDevelopmentKeys {
-            return .failure(.error(
-                .untrustedKey, "J4",
-                "\(keyID) is an Apple development key; pass --allow-development to trust it"))
+            return .failure(Finding(.j4, "\(keyID) is an Apple development key; pass --allow-development to trust it"))
         }
         return .success(trusted)
     }

@@ -7,17 +7,15 @@ struct FieldReader {
     let object: JSONObject
     let typeRule: RuleID
     let rangeRule: RuleID
-    let code: ErrorCode
     /// What the fields belong to, for messages ("payload", "body").
     let owner: String
     private(set) var findings: [Finding] = []
 
-    init(_ object: JSONObject, owner: String, typeRule: RuleID, rangeRule: RuleID, code: ErrorCode) {
+    init(_ object: JSONObject, owner: String, typeRule: RuleID, rangeRule: RuleID) {
         self.object = object
         self.owner = owner
         self.typeRule = typeRule
         self.rangeRule = rangeRule
-        self.code = code
     }
 
     /// Records a value error (the range rule) for `name` unless `condition` holds; returns `condition`.
@@ -25,7 +23,7 @@ struct FieldReader {
     /// The expectation is an autoclosure: its message is built only when the check fails, not on every valid item.
     mutating func require(_ condition: Bool, _ name: String, _ expectation: @autoclosure () -> String) -> Bool {
         if !condition {
-            findings.append(.error(code, rangeRule, "\(name) \(expectation())"))
+            findings.append(Finding(rangeRule, "\(name) \(expectation())"))
         }
         return condition
     }
@@ -70,7 +68,7 @@ struct FieldReader {
     private mutating func member(_ name: String, required: Bool, expected: String) -> JSONValue? {
         guard let value = object[name] else {
             if required {
-                findings.append(.error(code, typeRule, "\(owner) has no \(name) (\(expected) is required)"))
+                findings.append(Finding(typeRule, "\(owner) has no \(name) (\(expected) is required)"))
             }
             return nil
         }
@@ -78,7 +76,7 @@ struct FieldReader {
     }
 
     private mutating func mistyped<T>(_ name: String, _ value: JSONValue, expected: String) -> T? {
-        findings.append(.error(code, typeRule, "\(name) must be \(expected), not \(value.typeName)"))
+        findings.append(Finding(typeRule, "\(name) must be \(expected), not \(value.typeName)"))
         return nil
     }
 }

@@ -19,7 +19,7 @@ public struct ImpressionPayload: Sendable, Hashable {
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
     public static func decode(_ object: JSONObject, findings: inout [Finding]) -> ImpressionPayload? {
-        var reader = FieldReader(object, owner: "impression", typeRule: "I1", rangeRule: "I1", code: .invalidField)
+        var reader = FieldReader(object, owner: "impression", typeRule: .i1, rangeRule: .i1)
         let identifier = reader.string("impression-identifier")
         let publisherItem = reader.integer("publisher-item-identifier")
         let impressionType = reader.string("impression-type")
@@ -34,7 +34,7 @@ public struct ImpressionPayload: Sendable, Hashable {
                            "is \(JSONValue.quoted(identifier)), not a UUID (8-4-4-4-12 hex digits)")
         }
         if let impressionType {
-            reader.require(impressionType == "app-impression", "impression-type",
+            reader.require(impressionType.isExactlyEqual(to: "app-impression"), "impression-type",
                            "is \(JSONValue.quoted(impressionType)), not \"app-impression\"")
         }
         if let adNetworkIdentifier {

@@ -12,26 +12,21 @@ public struct PostbackBody: Sendable, Hashable {
     /// Every member except `jws-string`, in received order, unknown ones included.
     public let members: JSONObject
 
-    /// The names the spec gives a meaning; any other member is an unsigned extra (kept, not an error).
-    public static let knownMembers: Set<String> = [
-        "jws-string", "ad-interaction-type", "conversion-value", "coarse-conversion-value", "country-code",
-    ]
-
     /// Reads the unsigned members under rule U1; the findings are appended, and only valid values are kept.
     public static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
         let members = body.removing("jws-string")
-        var reader = FieldReader(members, owner: "body", typeRule: "U1", rangeRule: "U1", code: .invalidUnsignedField)
+        var reader = FieldReader(members, owner: "body", typeRule: .u1, rangeRule: .u1)
         let interaction = reader.string("ad-interaction-type", required: false)
         let conversionValue = reader.integer("conversion-value", required: false, in: 0...63)
         let coarse = reader.string("coarse-conversion-value", required: false)
         let country = reader.string("country-code", required: false)
 
-        let interactionType = interaction.flatMap(AdInteractionType.init(rawValue:))
+        let interactionType = interaction.flatMap { AdInteractionType(exactly: $0) }
         if let interaction {
             reader.require(interactionType != nil, "ad-interaction-type",
                            "is \(JSONValue.quoted(interaction)), not \"view\" or \"click\"")
         }
-        let coarseValue = coarse.flatMap(CoarseConversionValue.init(rawValue:))
+        let coarseValue = coarse.flatMap { CoarseConversionValue(exactly: $0) }
         if let coarse {
             reader.require(coarseValue != nil, "coarse-conversion-value",
                            "is \(JSONValue.quoted(coarse)), not \"low\", \"medium\" or \"high\"")

@@ -24,7 +24,7 @@ public struct PostbackPayload: Sendable, Hashable {
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
     public static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
-        var reader = FieldReader(object, owner: "payload", typeRule: "P1", rangeRule: "P2", code: .invalidField)
+        var reader = FieldReader(object, owner: "payload", typeRule: .p1, rangeRule: .p2)
         let postbackIdentifier = reader.string("postback-identifier")
         let adNetworkIdentifier = reader.string("ad-network-identifier")
         let advertisedItem = reader.integer("advertised-item-identifier")
@@ -42,14 +42,15 @@ public struct PostbackPayload: Sendable, Hashable {
         if let adNetworkIdentifier {
             reader.require(!adNetworkIdentifier.isEmpty, "ad-network-identifier", "must not be empty")
         }
-        let conversion = conversionType.flatMap(ConversionType.init(rawValue:))
+        let conversion = conversionType.flatMap { ConversionType(exactly: $0) }
         if let conversionType, conversion == nil {
-            let hint = conversionType == "reengagement" ? " (Apple signs the spelling \"re-engagement\")" : ""
+            let hint = conversionType.isExactlyEqual(to: "reengagement")
+                ? " (Apple signs the spelling \"re-engagement\")" : ""
             reader.require(false, "conversion-type",
                            "is \(JSONValue.quoted(conversionType)), not download, redownload or re-engagement\(hint)")
         }
         if let impressionType {
-            reader.require(impressionType == "app-impression", "impression-type",
+            reader.require(impressionType.isExactlyEqual(to: "app-impression"), "impression-type",
                            "is \(JSONValue.quoted(impressionType)), not \"app-impression\"")
         }
         if let sourceIdentifier {

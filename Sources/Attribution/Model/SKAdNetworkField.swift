@@ -1,5 +1,5 @@
 /// A member of an SKAdNetwork postback that some version's signature covers, named as the JSON body names it
-/// (spec §9). Types are those of Apple's examples (`../shared/vectors/skadnetwork/`).
+/// (spec §9). Types are those of Apple's examples (`Tests/AttributionTests/Vectors/reference/skadnetwork/`).
 public enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The postback version, a string such as `"4.0"` (absent in 1.0).
     case version

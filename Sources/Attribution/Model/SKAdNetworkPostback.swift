@@ -58,7 +58,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
         _ body: JSONObject, version: SKAdNetworkVersion, signedFields: [SKAdNetworkField], findings: inout [Finding]
     ) -> SKAdNetworkPostback? {
         var reader = FieldReader(
-            body, owner: "the \(version.rawValue) postback", typeRule: "S2", rangeRule: "S2", code: .invalidField)
+            body, owner: "the \(version.rawValue) postback", typeRule: .s2, rangeRule: .s2)
         var strings: [SKAdNetworkField: String] = [:]
         var integers: [SKAdNetworkField: UInt64] = [:]
         var booleans: [SKAdNetworkField: Bool] = [:]

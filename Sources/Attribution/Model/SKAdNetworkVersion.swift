@@ -55,12 +55,10 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
         guard let value = body[SKAdNetworkField.version.rawValue] else { return .success(.v1_0) }
         let known = allCases.map { JSONValue.quoted($0.rawValue) }.joined(separator: ", ")
         guard case .string(let text) = value else {
-            return .failure(.error(
-                .unsupportedVersion, "S1", "version is \(value.typeName), not one of the strings \(known)"))
+            return .failure(Finding(.s1, "version is \(value.typeName), not one of the strings \(known)"))
         }
         guard let version = allCases.first(where: { $0.rawValue.utf8.elementsEqual(text.utf8) }) else {
-            return .failure(.error(
-                .unsupportedVersion, "S1", "version \(JSONValue.quoted(text)) is not one of \(known)"))
+            return .failure(Finding(.s1, "version \(JSONValue.quoted(text)) is not one of \(known)"))
         }
         return .success(version)
     }

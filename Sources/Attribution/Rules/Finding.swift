@@ -10,22 +10,17 @@ public struct Finding: Error, Sendable, Hashable, CustomStringConvertible {
     /// A sentence for people: what was found, naming the field.
     public let message: String
 
-    /// An error finding: it makes the verdict invalid.
-    public static func error(_ code: ErrorCode, _ rule: RuleID, _ message: String) -> Finding {
-        Finding(rule: rule, code: code, message: message)
+    /// The rule's finding: an error with the rule's code, or a warning, as the catalogue (``RuleID``) classes it.
+    init(_ rule: RuleID, _ message: String) {
+        self.init(rule: rule, code: rule.code, message: message)
     }
 
-    /// A warning finding: it never changes the verdict (unless strict mode promotes it).
-    public static func warning(_ rule: RuleID, _ message: String) -> Finding {
-        Finding(rule: rule, code: nil, message: message)
+    /// The finding of a decoder's thrown error.
+    init(_ error: AttributionError) {
+        self.init(error.rule, error.reason)
     }
 
-    /// An error finding carrying a decoder's thrown error.
-    public init(_ error: AttributionError) {
-        self.init(rule: error.rule, code: error.code, message: error.reason)
-    }
-
-    public init(rule: RuleID, code: ErrorCode?, message: String) {
+    private init(rule: RuleID, code: ErrorCode?, message: String) {
         self.rule = rule
         self.code = code
         self.message = message
@@ -36,7 +31,7 @@ public struct Finding: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// This warning as a strict-mode error (`rule-warning`), keeping its rule and message.
     public var promotedToError: Finding {
-        isWarning ? .error(.ruleWarning, rule, message) : self
+        isWarning ? Finding(rule: rule, code: .ruleWarning, message: message) : self
     }
 
     public var description: String {

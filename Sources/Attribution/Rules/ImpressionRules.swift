@@ -6,17 +6,17 @@
 enum ImpressionRules {
     static func check(_ payload: JSONObject, keyID: String, policy: VerificationPolicy) -> [Finding] {
         var findings: [Finding] = []
-        if case .string(let network)? = payload["ad-network-identifier"], network != keyID {
-            findings.append(.warning(
-                "I2", "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid "
+        if case .string(let network)? = payload["ad-network-identifier"], !network.isExactlyEqual(to: keyID) {
+            findings.append(Finding(.i2, "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid "
                     + JSONValue.quoted(keyID)))
         }
         guard let timestamp = payload["timestamp"]?.numberValue?.uint64Value else { return findings }
         let now = policy.clock()
         if timestamp > now {
-            findings.append(.warning("I3", "timestamp \(timestamp) is in the future (now is \(now) ms since 1970)"))
+            // The message names no clock reading, so one input gives the same record on every run.
+            findings.append(Finding(.i3, "timestamp \(timestamp) ms since 1970 is in the future (later than the verifying machine's clock)"))
         } else if let maximumAge = policy.maximumImpressionAge, now - timestamp > maximumAge {
-            findings.append(.warning("I3", "timestamp \(timestamp) is older than the limit of \(maximumAge) ms"))
+            findings.append(Finding(.i3, "timestamp \(timestamp) is older than the limit of \(maximumAge) ms"))
         }
         return findings
     }

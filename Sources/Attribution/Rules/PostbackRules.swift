@@ -6,17 +6,14 @@ enum PostbackRules {
     static func check(_ payload: PostbackPayload, keyID: String) -> [Finding] {
         var findings: [Finding] = []
         if payload.conversionType == .reEngagement && !payload.didWin {
-            findings.append(.error(.invalidField, "P3", "a re-engagement postback must have did-win true"))
+            findings.append(Finding(.p3, "a re-engagement postback must have did-win true"))
         }
         if !payload.didWin && payload.postbackSequenceIndex != 0 {
-            findings.append(.error(
-                .invalidField, "P4",
-                "a nonwinning postback is sent once, at index 0; this one has index \(payload.postbackSequenceIndex)"))
+            findings.append(Finding(.p4, "a nonwinning postback is sent once, at index 0; this one has index \(payload.postbackSequenceIndex)"))
         }
-        if keyID == ApplePublishedKey.development1.keyID
-            && payload.adNetworkIdentifier != developmentNetworkIdentifier {
-            findings.append(.warning(
-                "P5", "kid \(keyID) signs developer-settings postbacks, whose ad-network-identifier is "
+        if keyID.isExactlyEqual(to: ApplePublishedKey.development1.keyID)
+            && !payload.adNetworkIdentifier.isExactlyEqual(to: developmentNetworkIdentifier) {
+            findings.append(Finding(.p5, "kid \(keyID) signs developer-settings postbacks, whose ad-network-identifier is "
                     + "\(developmentNetworkIdentifier), not \(JSONValue.quoted(payload.adNetworkIdentifier))"))
         }
         return findings

@@ -6,7 +6,17 @@ enum SKAdNetworkRules {
     static func checkSignedValues(_ postback: SKAdNetworkPostback) -> [Finding] {
         var findings: [Finding] = []
         func reject(_ message: String) {
-            findings.append(.error(.invalidField, "S4", message))
+            findings.append(Finding(.s4, message))
+        }
+        let strings: [(SKAdNetworkField, String?)] = [
+            (.version, postback.version == .v1_0 ? nil : postback.version.rawValue),
+            (.adNetworkID, postback.adNetworkID), (.sourceIdentifier, postback.sourceIdentifier),
+            (.transactionID, postback.transactionID), (.sourceDomain, postback.sourceDomain),
+        ]
+        for case (let field, let value?) in strings where containsSeparator(value) {
+            // The signed string would no longer say where one value ends: one genuine signature could be read as
+            // other values (a 2.0 postback re-split as a 1.0 body verifies under the same P-192 key).
+            reject("\(field.rawValue) contains U+2063, the separator of the signed string")
         }
         if postback.adNetworkID.isEmpty {
             reject("ad-network-id must not be empty")
@@ -33,13 +43,21 @@ enum SKAdNetworkRules {
         return findings
     }
 
+    /// Whether `value` holds U+2063 INVISIBLE SEPARATOR, compared by its UTF-8 bytes (E2 81 A3).
+    static func containsSeparator(_ value: String) -> Bool {
+        let separator: [UInt8] = [0xE2, 0x81, 0xA3]
+        let bytes = Array(value.utf8)
+        guard bytes.count >= 3 else { return false }
+        return (0...(bytes.count - 3)).contains { bytes[$0..<($0 + 3)].elementsEqual(separator) }
+    }
+
     /// Rule S5: types and values of the unsigned members Apple defines, and not both conversion values.
     static func checkUnsignedMembers(_ members: JSONObject) -> [Finding] {
         var reader = FieldReader(
-            members, owner: "the body", typeRule: "S5", rangeRule: "S5", code: .invalidUnsignedField)
+            members, owner: "the body", typeRule: .s5, rangeRule: .s5)
         _ = reader.integer("conversion-value", required: false, in: 0...63)
         if let coarse = reader.string("coarse-conversion-value", required: false) {
-            reader.require(CoarseConversionValue(rawValue: coarse) != nil, "coarse-conversion-value",
+            reader.require(CoarseConversionValue(exactly: coarse) != nil, "coarse-conversion-value",
                            "is \(JSONValue.quoted(coarse)), not \"low\", \"medium\" or \"high\"")
         }
         if let country = reader.string("country-code", required: false) {

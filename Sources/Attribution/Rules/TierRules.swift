@@ -13,28 +13,23 @@ enum TierRules {
 
         if index >= 1 {
             if digits != 2 {
-                findings.append(.warning(
-                    "T1", "postback \(index) should carry a 2-digit source-identifier, not \(digits)"))
+                findings.append(Finding(.t1, "postback \(index) should carry a 2-digit source-identifier, not \(digits)"))
             }
             if fine {
-                findings.append(.warning("T2", "postback \(index) should carry no fine conversion-value"))
+                findings.append(Finding(.t2, "postback \(index) should carry no fine conversion-value"))
             }
             if publisherItem || country {
-                findings.append(.warning(
-                    "T3", "postback \(index) should carry no publisher-item-identifier and no country-code"))
+                findings.append(Finding(.t3, "postback \(index) should carry no publisher-item-identifier and no country-code"))
             }
         }
         if (publisherItem || country) && coarse {
-            findings.append(.warning(
-                "T4", "publisher-item-identifier or country-code means tier 3, which sends no coarse value"))
+            findings.append(Finding(.t4, "publisher-item-identifier or country-code means tier 3, which sends no coarse value"))
         }
         if index == 0 && digits >= 3 && coarse {
-            findings.append(.warning(
-                "T5", "a \(digits)-digit source-identifier at index 0 means tier 2 or 3, which sends no coarse value"))
+            findings.append(Finding(.t5, "a \(digits)-digit source-identifier at index 0 means tier 2 or 3, which sends no coarse value"))
         }
         if payload.marketplaceIdentifier == nil && (digits != 2 || fine || coarse || publisherItem) {
-            findings.append(.warning(
-                "T6", "no marketplace-identifier means tier 0: a 2-digit source-identifier, no conversion value "
+            findings.append(Finding(.t6, "no marketplace-identifier means tier 0: a 2-digit source-identifier, no conversion value "
                     + "and no publisher-item-identifier"))
         }
         return findings

@@ -4,7 +4,8 @@
 /// identifier can never make the genuine one look like a duplicate. Memory grows with the number of distinct
 /// valid postbacks, nothing else.
 public struct Deduplicator: Sendable {
-    private var seen: [String: DuplicateReference] = [:]
+    /// Keyed by code points: two ids equal only under Unicode canonical equivalence are two postbacks (spec §2).
+    private var seen: [ExactString: DuplicateReference] = [:]
 
     public init() {}
 
@@ -19,8 +20,7 @@ public struct Deduplicator: Sendable {
             let what = result.skAdNetwork.map {
                 "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
             } ?? "postback-identifier \(key)"
-            result.errors.append(.error(
-                .duplicate, "D1", "\(what) was already seen valid at \(first.source):\(first.line)"))
+            result.errors.append(Finding(.d1, "\(what) was already seen valid at \(first.source):\(first.line)"))
         }
     }
 
@@ -28,6 +28,7 @@ public struct Deduplicator: Sendable {
     /// `source`:`line` as the first and returns nil. For callers that know an item is valid without a
     /// ``VerificationResult`` (``FastPostbackPath``); a non-nil answer means the item is a duplicate.
     public mutating func firstSeen(_ key: String, source: String, line: Int) -> DuplicateReference? {
+        let key = ExactString(key)
         if let first = seen[key] { return first }
         seen[key] = DuplicateReference(source: source, line: line)
         return nil

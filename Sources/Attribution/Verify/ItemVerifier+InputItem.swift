@@ -13,8 +13,7 @@ extension ItemVerifier {
             return prepare(bytes)
         case .oversized(let byteCount):
             var prepared = PreparedItem()
-            prepared.findings.append(.error(
-                .malformedInput, "J1", "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Finding(.j1, "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
             return prepared
         }
     }

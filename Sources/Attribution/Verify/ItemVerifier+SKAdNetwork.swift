@@ -38,16 +38,13 @@ extension ItemVerifier {
             else {
                 result.signature = .failed
                 let alsoTried = version.fallbackSignedFields == nil ? "" : " (nor over the 2.0/2.1 order)"
-                findings.append(.error(
-                    .badSignature, "S3",
-                    "attribution-signature does not verify with the \(trusted.key.curve) key \(trusted.keyID) over "
+                findings.append(Finding(.s3, "attribution-signature does not verify with the \(trusted.key.curve) key \(trusted.keyID) over "
                         + "the \(version.rawValue) signed string\(alsoTried)"))
                 return
             }
             verified = fallback
             result.signedString = fallback.signedString
-            findings.append(.warning(
-                "S6", "this 2.2 postback verifies only over the 2.0/2.1 order, without fidelity-type, which is "
+            findings.append(Finding(.s6, "this 2.2 postback verifies only over the 2.0/2.1 order, without fidelity-type, which is "
                     + "therefore unsigned"))
         }
         result.signature = .verified
@@ -64,16 +61,15 @@ extension ItemVerifier {
     private static func attributionSignature(_ body: JSONObject) -> Result<[UInt8], Finding> {
         guard case .string(let text)? = body["attribution-signature"] else {
             let found = body["attribution-signature"]?.typeName ?? "missing"
-            return .failure(.error(.badSignature, "S3", "attribution-signature is \(found), not a base64 string"))
+            return .failure(Finding(.s3, "attribution-signature is \(found), not a base64 string"))
         }
         guard !text.isEmpty else {
-            return .failure(.error(.badSignature, "S3", "attribution-signature is empty"))
+            return .failure(Finding(.s3, "attribution-signature is empty"))
         }
         do {
             return .success(try Base64.decode(Array(text.utf8)))
         } catch {
-            return .failure(.error(
-                .badSignature, "S3", "attribution-signature is not strict standard base64: \(error.reason)"))
+            return .failure(Finding(.s3, "attribution-signature is not strict standard base64: \(error.reason)"))
         }
     }
 }

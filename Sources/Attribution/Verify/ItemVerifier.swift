@@ -46,8 +46,7 @@ public struct ItemVerifier: Sendable {
     public func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
         var prepared = PreparedItem()
         if item.count > Self.maximumItemBytes {
-            prepared.findings.append(.error(
-                .malformedInput, "J1", "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Finding(.j1, "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
         } else if item.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") {
             prepareBody(item, into: &prepared)
         } else {
@@ -125,7 +124,7 @@ public struct ItemVerifier: Sendable {
         let body: JSONObject
         do {
             guard let object = try StrictJSONParser.parse(item).objectValue else {
-                prepared.findings.append(.error(.malformedInput, "J1", "the item is JSON but not an object"))
+                prepared.findings.append(Finding(.j1, "the item is JSON but not an object"))
                 return
             }
             body = object
@@ -137,7 +136,7 @@ public struct ItemVerifier: Sendable {
             prepared.result.kind = .postback
             prepared.result.unsigned = body.removing("jws-string")
             guard case .string(let token) = jws else {
-                prepared.findings.append(.error(.malformedInput, "J1", "jws-string is \(jws.typeName), not a string"))
+                prepared.findings.append(Finding(.j1, "jws-string is \(jws.typeName), not a string"))
                 return
             }
             prepared.form = .body(body)
@@ -147,9 +146,7 @@ public struct ItemVerifier: Sendable {
             prepared.result.kind = .skadnetwork
             prepared.form = .skAdNetwork(body, checked: false)
         } else {
-            prepared.findings.append(.error(
-                .malformedInput, "J1",
-                "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+            prepared.findings.append(Finding(.j1, "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
         }
     }
 
@@ -163,7 +160,7 @@ public struct ItemVerifier: Sendable {
         result.signature = outcome.signature
         if let failure = outcome.failure {
             findings.append(failure)
-            if result.kind == .unknown, outcome.keyID != nil || failure.rule != "J1",
+            if result.kind == .unknown, outcome.keyID != nil || failure.rule != .j1,
                let payloadBytes = outcome.token?.payloadBytes {
                 // Only to name the kind in the record (once the header was readable); rules never see
                 // unauthenticated bytes.
@@ -174,7 +171,7 @@ public struct ItemVerifier: Sendable {
         guard let payloadBytes = outcome.verifiedPayload else { return nil }
         do {
             guard let payload = try StrictJSONParser.parse(payloadBytes).objectValue else {
-                findings.append(.error(.malformedInput, "J1", "the JWS payload is not a JSON object"))
+                findings.append(Finding(.j1, "the JWS payload is not a JSON object"))
                 return nil
             }
             result.fields = payload
@@ -216,8 +213,7 @@ public struct ItemVerifier: Sendable {
     private func finish(_ result: inout VerificationResult, findings: [Finding]) {
         guard !findings.isEmpty else { return }
         let ordered = findings.count == 1 ? findings : findings.enumerated().sorted {
-            let left = RuleCatalogue.position(of: $0.element.rule), right = RuleCatalogue.position(of: $1.element.rule)
-            return left != right ? left < right : $0.offset < $1.offset
+            $0.element.rule != $1.element.rule ? $0.element.rule < $1.element.rule : $0.offset < $1.offset
         }.map(\.element)
         result.errors = ordered.filter { !$0.isWarning }
         result.warnings = ordered.filter(\.isWarning)

@@ -71,9 +71,7 @@ public struct JWSVerification: Sendable {
         outcome.key = trusted
         guard jws.signatureBytes.count == 64 else {
             outcome.signature = .failed
-            outcome.failure = .error(
-                .badSignature, "J5",
-                "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
+            outcome.failure = Finding(.j5, "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
             return outcome
         }
         // One SHA-256 of the signing input serves the cache lookup and the ECDSA.
@@ -106,7 +104,7 @@ public struct JWSVerification: Sendable {
         pendingDigest = nil
         guard valid else {
             signature = .failed
-            failure = .error(.badSignature, "J5", "the signature does not verify with the key for \(trusted.keyID)")
+            failure = Finding(.j5, "the signature does not verify with the key for \(trusted.keyID)")
             return
         }
         newlyVerifiedDigest = digest

@@ -4,6 +4,13 @@ import Glibc
 import Darwin
 #endif
 
+#if canImport(Glibc)
+/// The C function, named apart from this type's own `write`.
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+private let systemWrite = Darwin.write
+#endif
+
 /// A buffered writer on a file descriptor that reports write failures instead of ignoring them.
 final class StandardStream {
     private let descriptor: Int32
@@ -19,6 +26,15 @@ final class StandardStream {
 
     /// True when the descriptor is a terminal (colour, progress).
     var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    /// True when both descriptors are the same terminal device: then a progress line on one would land between the
+    /// records written to the other.
+    func isSameTerminal(as other: StandardStream) -> Bool {
+        guard isTerminal, other.isTerminal else { return false }
+        var mine = stat(), theirs = stat()
+        guard fstat(descriptor, &mine) == 0, fstat(other.descriptor, &theirs) == 0 else { return true }
+        return mine.st_rdev == theirs.st_rdev
+    }
 
     /// Writes `text` without a line terminator (progress display).
     func write(raw text: String) {
@@ -46,7 +62,7 @@ final class StandardStream {
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { bytes in
-                Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }

@@ -3,16 +3,16 @@
 ///
 /// It accepts a *subset* of what the strict parser accepts, and reads it the same way, so a text it accepts has
 /// exactly the members and values the strict parser would give: an object (whitespace only where RFC 8259 puts
-/// it), each member name one of `names` and used at most once, each value a string whose characters are ASCII
-/// 0x20-0x7F other than the quote and the backslash, a non-negative integer without fraction or exponent that fits
-/// `UInt64`, `true` or `false`. Nothing else: no BOM, non-ASCII byte, control character, `null`, nested container,
-/// sign, fraction, exponent, unknown or repeated name.
+/// it), each member name one of `names` and used at most once, each value a string whose characters are printable
+/// ASCII 0x20-0x7E other than the quote and the backslash, a non-negative integer without fraction or exponent
+/// that fits `UInt64`, `true` or `false`. Nothing else: no BOM, non-ASCII byte, control character, DEL, `null`,
+/// nested container, sign, fraction, exponent, unknown or repeated name.
 ///
 /// Escapes (RFC 8259 §7) are decoded exactly, in place, when the caller lends the bytes for writing: `\/` (as
 /// Apple writes the `/` of `apple-cas-identifier/0`) and `\u0041`-style escapes of those characters; an escape of
-/// anything else (a quote, a backslash, a control character, non-ASCII) or a malformed one is left to the strict
-/// parser. So a string's range holds its decoded characters, which never need escaping in the record, and equal
-/// bytes mean equal names.
+/// anything else (a quote, a backslash, a control character, DEL, non-ASCII) or a malformed one is left to the
+/// strict parser. So a string's range holds its decoded characters, which never need escaping in the record, and
+/// equal bytes mean equal names.
 struct FlatJSONScanner {
     /// A member's value: for strings the content between the quotes, for integers and Booleans the literal.
     struct Value {

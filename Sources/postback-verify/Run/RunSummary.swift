@@ -30,13 +30,15 @@ struct RunSummary {
         if result.verdict != (expectation ?? .valid) { unexpected += 1 }
     }
 
-    func render(seconds: Double, failures: Int) -> String {
+    /// The summary line; `note` (an interruption) comes first when given.
+    func render(seconds: Double, failures: Int, note: String? = nil) -> String {
+        let prefix = "postback-verify: " + (note.map { "\($0); " } ?? "")
         guard items > 0 else {
-            return "postback-verify: no items read"
+            return prefix + "no items read"
                 + (failures > 0 ? "; \(failures) path(s) could not be read" : "")
                 + " (\(format(seconds)) s)"
         }
-        var text = "postback-verify: \(items) item\(items == 1 ? "" : "s"): \(valid) valid, \(invalid) invalid"
+        var text = prefix + "\(items) item\(items == 1 ? "" : "s"): \(valid) valid, \(invalid) invalid"
         if !invalidByCode.isEmpty {
             text += " (" + invalidByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
                 .joined(separator: ", ") + ")"
