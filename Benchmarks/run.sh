@@ -20,6 +20,10 @@
 #   QUICK=1            small and fast: N=5000 RUNS=3 OPENSSL_SECONDS=2 OPENSSL_RUNS=1 PAIRS=3, no memory runs
 #   PAIRS=7 PAIR_SECONDS=2   paired ratios: PAIRS times `openssl speed -seconds PAIR_SECONDS` then one CLI run,
 #                      per --jobs configuration; the median of the per-pair ratios (0: leave out)
+#   SHAPE=apple        the corpus's bytes: apple (Apple's serialisation and mix of postbacks) or plain (the old
+#                      corpus); see make-corpus.py
+#   KID=apple-cas-identifier/1   the kid the corpus is signed under (passed with --key)
+#   SKIP_MIXED=1       leave out the "mixed day" pairs (all cores, ~10 % retries and ~1 % forged, dedupe on)
 #   SKIP_OPENSSL=1 SKIP_THROUGHPUT=1 SKIP_MEM=1 SKIP_SINGLE=1   leave a part out
 #   CALLGRIND=1        also profile one --jobs 1 run over CALLGRIND_N=2000 items with valgrind (slow)
 #   PACKAGE_DIR=..     the package to build (default: the repository holding this script)
@@ -68,11 +72,13 @@ PAIR_SECONDS="${PAIR_SECONDS:-2}"
 SKIP_MEM="${SKIP_MEM:-0}"
 SKIP_SINGLE="${SKIP_SINGLE:-0}"
 KEEP="${KEEP:-0}"
-KID="bench-apple-identifier/0"
+KID="${KID:-apple-cas-identifier/1}"
+SHAPE="${SHAPE:-apple}"
+SKIP_MIXED="${SKIP_MIXED:-0}"
 MEM_TARGET_NODEDUPE_MIB=64
 MEM_TARGET_DEDUPE_MIB=96
 SINGLE_TARGET_MS=20
-RATIO_TARGET=0.95
+RATIO_TARGET="1.6 (--jobs 1), 1.5 (all cores), 1.4 (mixed day)"
 
 die() { echo "run.sh: error: $*" >&2; exit 2; }
 say() { printf '%s\n' "$*" >&2; }       # progress goes to stderr, results to stdout
@@ -106,7 +112,7 @@ fi
 # ------------------------------------------------------------------------------------------------ helpers
 make_corpus() {  # DIR ARGS... : a fresh key and corpus in DIR
   local dir="$1"; shift
-  "$PYTHON" "$HERE/make-corpus.py" --out "$dir" "$@"
+  "$PYTHON" "$HERE/make-corpus.py" --out "$dir" --kid "$KID" --shape "$SHAPE" "$@"
 }
 measure() { "$PYTHON" "$HERE/measure.py" "$@"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) exit 1; print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -151,7 +157,7 @@ else
   echo "binary:    $BIN ($("$BIN" --version 2>/dev/null | head -1)); package $PACKAGE_DIR at $COMMIT"
 fi
 echo "load:      $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run; other work on the machine skews results)"
-echo "settings:  N=$N RUNS=$RUNS (+$WARMUP warm-up) JOBS_ALL=$JOBS_ALL OPENSSL_SECONDS=$OPENSSL_SECONDS OPENSSL_RUNS=$OPENSSL_RUNS"
+echo "settings:  N=$N RUNS=$RUNS (+$WARMUP warm-up) JOBS_ALL=$JOBS_ALL OPENSSL_SECONDS=$OPENSSL_SECONDS OPENSSL_RUNS=$OPENSSL_RUNS SHAPE=$SHAPE KID=$KID"
 echo
 
 # ------------------------------------------------------------------------------------------------ throughput
@@ -228,6 +234,41 @@ if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$PAIRS" -gt 0 ]]; then
     PAIR_ROWS+=("| postback-verify --jobs $jobs | $PAIRS | $(calc '%.0f' "$ossl_median") | $(calc '%.0f' "$cli_median") | $(calc '%.3f' "$cli_median/$ossl_median") | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
     [[ "$jobs" != "$JOBS_ALL" ]] || break
   done
+fi
+
+# A mixed day: all cores, dedupe on (the default), ~10 % exact retries (duplicates) and ~1 % forged items (exit
+# status 1 expected), paired with `openssl speed -multi JOBS_ALL` as above.
+if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$SKIP_MIXED" != 1 && "$PAIRS" -gt 0 ]]; then
+  say "== corpus: mixed day, $N lines"
+  make_corpus "$WORK/mx" -n "$N" --mixed >&2
+  MXKEY=(--key "$KID=$WORK/mx/key.pem")
+  status=0
+  "$BIN" --quiet --format jsonl "${MXKEY[@]}" "$WORK/mx/corpus.jsonl" >"$WORK/mx/records.jsonl" || status=$?
+  [[ "$status" -eq 1 ]] || die "mixed day: expected exit status 1 (duplicates and forgeries), got $status"
+  records="$(wc -l <"$WORK/mx/records.jsonl")"
+  [[ "$records" -eq "$N" ]] || die "mixed day: expected $N records, got $records"
+  mixed_counts="$(grep -o '"code": *"[a-z-]*"' "$WORK/mx/records.jsonl" | sed 's/.*"\([a-z-]*\)"$/\1/' | sort | uniq -c \
+    | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')"
+  rm -f "$WORK/mx/records.jsonl"
+  say "== paired: openssl speed -multi $JOBS_ALL then postback-verify --jobs $JOBS_ALL on the mixed day, $PAIRS pairs"
+  ratios=() osslrates=() clirates=()
+  for ((i = 0; i < PAIRS; i++)); do
+    openssl speed -multi "$JOBS_ALL" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
+      || die "openssl speed failed"
+    ossl="$(verify_per_s "$WORK/pair.txt")" || die "could not read verify/s"
+    start="$(date +%s.%N)"
+    "$BIN" --quiet --format jsonl "${MXKEY[@]}" --jobs "$JOBS_ALL" "$WORK/mx/corpus.jsonl" >/dev/null || true
+    end="$(date +%s.%N)"
+    ratios+=("$(calc '%.4f' "$N/($end-$start)/$ossl")")
+    osslrates+=("$ossl")
+    clirates+=("$(calc '%.1f' "$N/($end-$start)")")
+    say "   pair $((i + 1)): openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio ${ratios[-1]}"
+  done
+  sorted="$(printf '%s\n' "${ratios[@]}" | sort -g)"
+  ossl_median="$(printf '%s\n' "${osslrates[@]}" | median)"
+  cli_median="$(printf '%s\n' "${clirates[@]}" | median)"
+  PAIR_ROWS+=("| mixed day ($mixed_counts), --jobs $JOBS_ALL | $PAIRS | $(calc '%.0f' "$ossl_median") | $(calc '%.0f' "$cli_median") | $(calc '%.3f' "$cli_median/$ossl_median") | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+  rm -rf "$WORK/mx"
 fi
 
 if ((${#ROWS[@]})); then

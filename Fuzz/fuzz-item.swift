@@ -1,4 +1,4 @@
-import Attribution
+@testable import Attribution
 import Foundation
 
 // libFuzzer target `fuzz-item`: ItemVerifier on one whole item (a postback body, a bare JWS or an SKAdNetwork
@@ -14,7 +14,10 @@ import Foundation
 // record is one strict JSON object that agrees with the result; and a token that verified gets the same result
 // again through a verified-token cache, both when it is stored and when it is found there. The fast path
 // (`FastPostbackPath`) answers only for an item the general path finds valid without a warning, with its record
-// byte for byte and its deduplication key, and writes nothing when it declines.
+// byte for byte and its deduplication key, and writes nothing when it declines. The fixed-key path
+// (`P256BatchVerifier` with every key's table of multiples, `P256KeyTable`) gives `EVP_PKEY_verify`'s answer for
+// the item's own signature, a one-bit change of it, and the input's bytes read as a digest and a signature under
+// each fixture key. (`Fuzz/run.sh` compiles the library with `-enable-testing` for this check.)
 
 /// A fixed "now" (2023-11-14) so I3's future-timestamp warning does not depend on when the fuzzer runs.
 private let fixedClock: @Sendable () -> UInt64 = { 1_700_000_000_000 }
@@ -54,7 +57,43 @@ public func fuzzItemInitialize(
     _ = verifier.keyRing
     _ = cachedVerifier.keyRing
     _ = fastPath
+    _ = tableVerifier
     return 0
+}
+
+/// A batch verifier whose every key gets its table of multiples on its first signature.
+private let tableVerifier: P256BatchVerifier = {
+    guard let verifier = P256BatchVerifier(tables: P256KeyTables(threshold: 0)) else {
+        fatalError("libcrypto could not make a batch verifier")
+    }
+    return verifier
+}()
+
+/// The fixture P-256 keys, for reading raw input bytes as signatures.
+private let fixtureP256Keys: [ECPublicKey] = verifier.keyRing.trustedKeys.map(\.key).filter { $0.curve == .p256 }
+
+/// The fixed-key path against EVP_PKEY_verify (`isValidES256Signature(_:digest:)`) on signatures from this input.
+private func checkTables(_ item: ArraySlice<UInt8>) {
+    var checks: [ES256SignatureCheck] = []
+    if let check = verifier.prepare(item).pendingES256Check {
+        checks.append(check)
+        if check.signature.count == 64 {
+            var flipped = check.signature
+            let bit = item.reduce(0) { $0 &+ Int($1) } % 512
+            flipped[bit / 8] ^= 1 << (bit % 8)
+            checks.append(ES256SignatureCheck(key: check.key, signature: flipped, digest: check.digest))
+        }
+    }
+    if item.count >= 96, let digest = SHA256Digest(digestBytes: Array(item.prefix(32))) {
+        let signature = Array(item.dropFirst(32).prefix(64))
+        checks += fixtureP256Keys.map { ES256SignatureCheck(key: $0, signature: signature, digest: digest) }
+    }
+    guard !checks.isEmpty else { return }
+    let expected = checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
+    precondition(tableVerifier.verify(checks) == expected, "the fixed-key tables disagree with EVP_PKEY_verify")
+    for (check, answer) in zip(checks, expected) {
+        precondition(tableVerifier.verify([check]) == [answer], "a lone check through tables disagrees with EVP")
+    }
 }
 
 /// Called by libFuzzer once per input. The item is a slice that does not start at index 0, as the CLI's
@@ -68,6 +107,7 @@ public func fuzzItem(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     checkInvariants(result)
     checkRecord(result)
     checkFastPath(item, result)
+    checkTables(item)
     // The general path's signature step over a batch (the item twice) gives each copy the single result.
     var batch = [verifier.prepare(item), verifier.prepare(item)]
     verifier.checkSignatures(&batch)

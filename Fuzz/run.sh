@@ -25,7 +25,8 @@ work=Fuzz/work
 build=$work/build
 mkdir -p "$build" "$work/corpus/$target" "$work/artifacts"
 # lld, because gold warns about every outlined ASan check it cannot export.
-flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -I Sources/CAttributionOpenSSL)
+# -enable-testing: fuzz-item checks internal types (the fixed-key tables) through `@testable import`.
+flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -enable-testing -I Sources/CAttributionOpenSSL)
 
 # The library, rebuilt when any of its sources is newer than the archive.
 archive=$build/libAttribution.a

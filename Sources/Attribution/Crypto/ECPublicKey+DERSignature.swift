@@ -5,12 +5,21 @@ extension ECPublicKey {
     /// Works for P-256 and P-192 keys (Apple, "Verifying an install-validation postback"). Only strict DER is
     /// accepted: libcrypto re-encodes the parsed signature and refuses one that differs, so BER variants (long-form
     /// lengths, padded integers) and trailing bytes are false.
+    ///
+    /// A P-256 key that has verified many signatures checks them with its table of multiples, shared with every
+    /// other value of the same key (Apple's SKAdNetwork P-256 key is Apple's AdAttributionKit key): the same
+    /// answer as `EVP_PKEY_verify`, which checks everything else.
     public func isValidDERSignature(
         _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>
     ) -> Bool {
         derSignature.withContiguousBytesForLibcrypto { der in
             message.withContiguousBytesForLibcrypto { message in
-                evpKey.isValidSHA256Signature(der: der, over: message)
+                if curve == .p256, let verifier = ThreadVerificationContexts.current?.batchVerifier,
+                   verifier.hasTable(for: self), let raw = P1363Signature.raw(fromStrictDER: der) {
+                    return verifier.verify([ES256SignatureCheck(key: self, signature: raw,
+                                                                digest: SHA256Digest(of: message))]) == [true]
+                }
+                return evpKey.isValidSHA256Signature(der: der, over: message)
             }
         }
     }

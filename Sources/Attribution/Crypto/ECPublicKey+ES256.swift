@@ -7,7 +7,8 @@ extension ECPublicKey {
     /// `rawSignature` is the decoded JWS signature segment: exactly 64 bytes r‖s, else false. `message` is the JWS
     /// signing input, the first two segments and their dot as received. High-S signatures are valid (ECDSA has
     /// no low-S rule; Apple's development postback has s > n/2); r or s of 0 or at least n are not. Always false
-    /// for a key that is not on P-256. Apple, "Verifying a postback".
+    /// for a key that is not on P-256. Apple, "Verifying a postback". Always `EVP_PKEY_verify`'s answer (the
+    /// reference the faster checks of ``areValidES256Signatures(_:)`` are tested against).
     public func isValidES256Signature(
         _ rawSignature: some Collection<UInt8>, for message: some Collection<UInt8>
     ) -> Bool {
@@ -32,13 +33,14 @@ extension ECPublicKey {
     /// Whether each check's signature is a valid ES256 signature of its digest under its key: the answers
     /// ``isValidES256Signature(_:digest:)`` gives one by one (false for a signature that is not 64 bytes or a key
     /// not on P-256). Two or more are computed together, with one modular inversion for the whole batch and
-    /// without converting points to affine coordinates (``P256BatchVerifier``: about 13% less work per
-    /// signature); a lone check goes through ``isValidES256Signature(_:digest:)``, which is cheaper alone.
+    /// without converting points to affine coordinates (``P256BatchVerifier``), and with tables of multiples for
+    /// keys that have verified many signatures (``P256KeyTables``); a lone check under a key without a table
+    /// goes through ``isValidES256Signature(_:digest:)``, which is as cheap alone.
     public static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
-        guard checks.count >= 2 else {
+        let verifier = ThreadVerificationContexts.current?.batchVerifier
+        if checks.count < 2, !(checks.first.map { verifier?.hasTable(for: $0.key) ?? false } ?? false) {
             return checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
         }
-        return ThreadVerificationContexts.current?.batchVerifier?.verify(checks)
-            ?? [Bool](repeating: false, count: checks.count)
+        return verifier?.verify(checks) ?? [Bool](repeating: false, count: checks.count)
     }
 }

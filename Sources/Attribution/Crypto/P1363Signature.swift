@@ -1,3 +1,5 @@
+import CAttributionOpenSSL
+
 /// A fixed-size ECDSA signature r‖s (IEEE P1363), the form JWS uses (RFC 7518 §3.4), turned into the DER
 /// `ECDSA-Sig-Value` (RFC 5480 §2.2.3, SEC1 §C.5) that libcrypto verifies.
 ///
@@ -50,5 +52,37 @@ enum P1363Signature {
             index += 1
         }
         return index
+    }
+}
+
+extension P1363Signature {
+    /// r‖s (two 32-byte halves) of a DER `ECDSA-Sig-Value`, for exactly the encodings libcrypto's ECDSA verify
+    /// reads (it decodes, re-encodes and refuses a signature whose bytes differ, or that has bytes left over);
+    /// nil for any other, and for a negative r or s or one of more than 32 bytes: the caller then leaves the
+    /// signature to `EVP_PKEY_verify`, which refuses it.
+    static func raw(fromStrictDER der: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let start = der.baseAddress?.assumingMemoryBound(to: UInt8.self), !der.isEmpty else { return nil }
+        var cursor: UnsafePointer<UInt8>? = start
+        guard let signature = d2i_ECDSA_SIG(nil, &cursor, der.count) else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        defer { ECDSA_SIG_free(signature) }
+        var encoded: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ECDSA_SIG(signature, &encoded)
+        defer { CRYPTO_free(encoded, #fileID, #line) }
+        guard cursor == start + der.count, let encoded, Int(length) == der.count,
+              UnsafeBufferPointer(start: encoded, count: der.count).elementsEqual(
+                  UnsafeBufferPointer(start: start, count: der.count)),
+              let r = ECDSA_SIG_get0_r(signature), let s = ECDSA_SIG_get0_s(signature),
+              BN_is_negative(r) == 0, BN_is_negative(s) == 0 else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        var raw = [UInt8](repeating: 0, count: 64)
+        let written = raw.withUnsafeMutableBufferPointer { buffer in
+            BN_bn2binpad(r, buffer.baseAddress, 32) == 32 && BN_bn2binpad(s, buffer.baseAddress! + 32, 32) == 32
+        }
+        return written ? raw : nil
     }
 }

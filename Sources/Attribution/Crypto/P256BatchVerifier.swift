@@ -1,11 +1,14 @@
 import CAttributionOpenSSL
 
 /// One thread's ES256 checks of many signatures at once: ECDSA verification (SEC 1 v2 §4.1.4) written out over
-/// libcrypto's P-256 arithmetic, about 13% fewer instructions per signature than `EVP_PKEY_verify`.
+/// libcrypto's P-256 arithmetic, with fewer instructions per signature than `EVP_PKEY_verify`.
 ///
 /// The point multiplication u1·G + u2·Q, nearly all of the cost, is libcrypto's `EC_POINT_mul` (its constant-time
-/// P-256 code); only the steps around it are written here, and they are the ones where `EVP_PKEY_verify` spends
-/// the rest on work a batch shares or a check can skip:
+/// P-256 code). For a key that has a table of multiples (``P256KeyTable``, built once a key has verified enough
+/// signatures, ``P256KeyTables``) it is two multiplications from tables, u1·G from libcrypto's built-in one and
+/// u2·Q from the key's, then one point addition (`EC_POINT_add`, which handles equal and opposite points);
+/// otherwise one `EC_POINT_mul` that computes u2·Q's multiples afresh. Only the steps around it are written here,
+/// and they are the ones where `EVP_PKEY_verify` spends the rest on work a batch shares or a check can skip:
 /// - s⁻¹ mod n: one inversion per batch (Montgomery's trick: prefix products, one `BN_mod_inverse`, three
 ///   Montgomery multiplications per signature), instead of one inversion per signature;
 /// - x(R) mod n = r: checked as X = r·Z² (mod p) on R's Jacobian coordinates (or, when r + n < p, X = (r + n)·Z²,
@@ -35,27 +38,44 @@ final class P256BatchVerifier {
     private let prime: OpaquePointer
     /// Scratch numbers: r, e, u1, u2, X, Z, a product, r + n, the running inverse, s⁻¹.
     private let r, e, u1, u2, x, z, product, rPlusN, inverse, sInverse: OpaquePointer
-    private let result: OpaquePointer
+    /// R, and u1·G and u2·Q when they are computed apart (from tables).
+    private let result, generatorMultiple, keyMultiple: OpaquePointer
     /// s of each signature of a chunk in Montgomery form, and the prefix products of those.
     private var sValues: [OpaquePointer] = []
     private var prefixes: [OpaquePointer] = []
-    /// The public point Q of each key used on this thread, with its key kept alive so its address is not reused.
-    private var points: [ObjectIdentifier: (owner: EVPPublicKey, point: OpaquePointer)] = [:]
+    /// Each key used on this thread: its public point Q, its table once it has one, and the key kept alive so its
+    /// address is not reused.
+    private var keys: [ObjectIdentifier: KnownKey] = [:]
     private static let maximumKeys = 64
+    /// Where keys' tables come from (shared by all threads).
+    private let tables: P256KeyTables
+    /// Signatures checked with tables on this thread (tests check that the table path ran).
+    private(set) var tableChecks = 0
 
-    init?() {
+    private struct KnownKey {
+        let owner: EVPPublicKey
+        let point: OpaquePointer
+        let encodedPoint: [UInt8]
+        var table: P256KeyTable?
+    }
+
+    init?(tables: P256KeyTables = .shared) {
+        self.tables = tables
         let numbers = (0..<12).map { _ in BN_new() }
         let (group, context, montgomery, primeMontgomery) = (
             EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1), BN_CTX_new(), BN_MONT_CTX_new(), BN_MONT_CTX_new())
         let result = group.flatMap { EC_POINT_new($0) }
-        guard let group, let context, let montgomery, let primeMontgomery, let result,
+        let generatorMultiple = group.flatMap { EC_POINT_new($0) }
+        let keyMultiple = group.flatMap { EC_POINT_new($0) }
+        guard let group, let context, let montgomery, let primeMontgomery, let result, let generatorMultiple,
+              let keyMultiple,
               numbers.allSatisfy({ $0 != nil }),
               BN_copy(numbers[0], EC_GROUP_get0_order(group)) != nil,
               BN_MONT_CTX_set(montgomery, numbers[0], context) == 1,
               EC_GROUP_get_curve(group, numbers[1], nil, nil, context) == 1,
               BN_MONT_CTX_set(primeMontgomery, numbers[1], context) == 1 else {
             numbers.forEach { BN_free($0) }
-            EC_POINT_free(result)
+            [result, generatorMultiple, keyMultiple].forEach { EC_POINT_free($0) }
             BN_MONT_CTX_free(montgomery)
             BN_MONT_CTX_free(primeMontgomery)
             BN_CTX_free(context)
@@ -63,8 +83,9 @@ final class P256BatchVerifier {
             OpenSSLErrorQueue.clear()
             return nil
         }
-        (self.group, self.context, orderMontgomery, self.primeMontgomery, self.result) = (
-            group, context, montgomery, primeMontgomery, result)
+        (self.group, self.context, orderMontgomery, self.primeMontgomery) = (
+            group, context, montgomery, primeMontgomery)
+        (self.result, self.generatorMultiple, self.keyMultiple) = (result, generatorMultiple, keyMultiple)
         (order, prime, r, e, u1, u2) = (numbers[0]!, numbers[1]!, numbers[2]!, numbers[3]!, numbers[4]!, numbers[5]!)
         (x, z, product, rPlusN, inverse, sInverse) = (
             numbers[6]!, numbers[7]!, numbers[8]!, numbers[9]!, numbers[10]!, numbers[11]!)
@@ -73,8 +94,8 @@ final class P256BatchVerifier {
     deinit {
         (sValues + prefixes + [r, e, u1, u2, x, z, product, rPlusN, inverse, sInverse, order, prime])
             .forEach { BN_free($0) }
-        points.values.forEach { EC_POINT_free($0.point) }
-        EC_POINT_free(result)
+        keys.values.forEach { EC_POINT_free($0.point) }
+        [result, generatorMultiple, keyMultiple].forEach { EC_POINT_free($0) }
         BN_MONT_CTX_free(orderMontgomery)
         BN_MONT_CTX_free(primeMontgomery)
         BN_CTX_free(context)
@@ -122,6 +143,7 @@ final class P256BatchVerifier {
             guard multiplied else { continue }
             candidates.append(index)
         }
+        noteSignatures(of: candidates.map { checks[$0].key })
         guard let last = candidates.indices.last,
               BN_from_montgomery(inverse, prefixes[last], orderMontgomery, context) == 1,
               BN_mod_inverse(inverse, inverse, order, context) != nil,
@@ -137,13 +159,13 @@ final class P256BatchVerifier {
                 return
             }
             let check = checks[candidates[slot]]
-            answers[candidates[slot]] = isValid(check.signature, check.digest, point(of: check.key))
+            answers[candidates[slot]] = isValid(check.signature, check.digest, known(check.key))
         }
     }
 
     /// The last steps for one signature, with s⁻¹ (in Montgomery form) in `sInverse`.
-    private func isValid(_ signature: [UInt8], _ digest: SHA256Digest, _ publicPoint: OpaquePointer?) -> Bool {
-        guard let publicPoint,
+    private func isValid(_ signature: [UInt8], _ digest: SHA256Digest, _ key: KnownKey?) -> Bool {
+        guard let key,
               signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil,
               digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil,
               // e < 2²⁵⁶ < 2n, so one subtraction reduces it.
@@ -151,7 +173,7 @@ final class P256BatchVerifier {
               // A Montgomery product of a plain number and one in Montgomery form is the plain product mod n.
               BN_mod_mul_montgomery(u1, e, sInverse, orderMontgomery, context) == 1,
               BN_mod_mul_montgomery(u2, r, sInverse, orderMontgomery, context) == 1,
-              EC_POINT_mul(group, result, u1, publicPoint, u2, context) == 1,
+              multiply(key),
               EC_POINT_is_at_infinity(group, result) == 0,
               attribution_point_x_and_z(group, result, x, z, context) == 1,
               isReduced(x), isReduced(z),
@@ -163,6 +185,46 @@ final class P256BatchVerifier {
         if matches(r) { return true }
         guard BN_add(rPlusN, r, order) == 1, BN_ucmp(rPlusN, prime) < 0 else { return false }
         return matches(rPlusN)
+    }
+
+    /// R = u1·G + u2·Q into `result`: from tables when the key has one, else in one `EC_POINT_mul`.
+    private func multiply(_ key: KnownKey) -> Bool {
+        guard let table = key.table else {
+            return EC_POINT_mul(group, result, u1, key.point, u2, context) == 1
+        }
+        tableChecks += 1
+        return EC_POINT_mul(group, generatorMultiple, u1, nil, nil, context) == 1
+            && EC_POINT_mul(table.group, keyMultiple, u2, nil, nil, context) == 1
+            && EC_POINT_add(group, result, generatorMultiple, keyMultiple, context) == 1
+    }
+
+    /// True when `key`'s signatures are checked with tables on this thread; counts one signature towards the
+    /// key's table when it has none yet. For a caller with one signature, which `EVP_PKEY_verify` checks as fast
+    /// as this verifier does without a table.
+    func hasTable(for key: ECPublicKey) -> Bool {
+        guard key.curve == .p256, let known = known(key) else { return false }
+        if known.table != nil { return true }
+        let table = tables.table(forPoint: known.encodedPoint, adding: 1)
+        keys[ObjectIdentifier(key.evpKey)]?.table = table
+        return table != nil
+    }
+
+    /// Counts a chunk's signatures per key, so keys that verify many get their table (``P256KeyTables``), and
+    /// takes the tables that are ready.
+    private func noteSignatures(of signers: [ECPublicKey]) {
+        var counts: [(id: ObjectIdentifier, key: ECPublicKey, count: Int)] = []
+        for signer in signers {
+            let id = ObjectIdentifier(signer.evpKey)
+            if let index = counts.firstIndex(where: { $0.id == id }) {
+                counts[index].count += 1
+            } else {
+                counts.append((id, signer, 1))
+            }
+        }
+        for (id, signer, count) in counts {
+            guard let known = known(signer), known.table == nil else { continue }
+            keys[id]?.table = tables.table(forPoint: known.encodedPoint, adding: count)
+        }
     }
 
     /// X ≡ candidate·Z² (mod p), with `z` and `x` prepared as above (candidate < p).
@@ -180,22 +242,25 @@ final class P256BatchVerifier {
         BN_is_zero(value) == 0 && BN_ucmp(value, order) < 0
     }
 
-    /// Q of a P-256 key (the last 65 bytes of its DER form: `04 || x || y`), decoded once per thread.
-    private func point(of key: ECPublicKey) -> OpaquePointer? {
+    /// A P-256 key as this thread knows it: Q decoded once (the last 65 bytes of its DER form: `04 || x || y`).
+    private func known(_ key: ECPublicKey) -> KnownKey? {
         let id = ObjectIdentifier(key.evpKey)
-        if let known = points[id] { return known.point }
+        if let known = keys[id] { return known }
+        let encodedPoint = Array(key.derRepresentation.suffix(65))
         guard let point = EC_POINT_new(group) else { return nil }
-        guard key.derRepresentation.suffix(65).withUnsafeBufferPointer({
+        guard encodedPoint.withUnsafeBufferPointer({
             EC_POINT_oct2point(group, point, $0.baseAddress, $0.count, context)
         }) == 1 else {
             EC_POINT_free(point)
             return nil
         }
-        if points.count >= Self.maximumKeys {
-            points.values.forEach { EC_POINT_free($0.point) }
-            points.removeAll()
+        if keys.count >= Self.maximumKeys {
+            keys.values.forEach { EC_POINT_free($0.point) }
+            keys.removeAll()
         }
-        points[id] = (key.evpKey, point)
-        return point
+        let known = KnownKey(owner: key.evpKey, point: point, encodedPoint: encodedPoint,
+                             table: tables.existingTable(forPoint: encodedPoint))
+        keys[id] = known
+        return known
     }
 }

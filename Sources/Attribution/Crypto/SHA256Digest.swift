@@ -19,6 +19,16 @@ public struct SHA256Digest: Hashable, Sendable {
                  UInt64(bigEndian: output.3))
     }
 
+    /// The digest whose 32 bytes are `bytes` (big-endian words), for a caller that has the digest, not the message
+    /// (tests choose digests such as 0 or n to reach ECDSA's edge cases); nil unless 32 bytes.
+    init?(digestBytes bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        func word(_ index: Int) -> UInt64 {
+            bytes[(8 * index)..<(8 * index + 8)].reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        words = (word(0), word(1), word(2), word(3))
+    }
+
     /// The first eight digest bytes as a big-endian word: uniformly spread, for picking a shard.
     var leadingWord: UInt64 { words.0 }
 

@@ -1,7 +1,7 @@
 extension FastPostbackPath {
     /// A scanned flat object: its bytes, its members' values by slot, and their order.
     struct Members {
-        /// The names the scanner matched, by slot (the received bytes, since names carry no escapes).
+        /// The names the scanner matched, by slot (as decoded: equal to the received names, escapes aside).
         let names: [[UInt8]]
         let bytes: UnsafeBufferPointer<UInt8>
         let slots: UnsafeMutableBufferPointer<FlatJSONScanner.Value?>

@@ -3,11 +3,12 @@
 /// the identifier and a copy of the signature), so a busy core stays on the ECDSA.
 ///
 /// It answers only when it is certain: the body and payload are flat objects ``FlatJSONScanner`` accepts (known
-/// members only, plain values), the header is exactly `alg` `ES256` and a trusted `kid`, the signature verifies,
-/// and no rule of the catalogue fires, errors and warnings alike. Then the record is, byte for byte, what
-/// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s
-/// result (the tests compare the two over every fixture and mutation). For anything else it answers nil and
-/// changes nothing: the caller runs the general path, which finds and words the findings.
+/// members only, in any order, plain values, escapes decoded), the header is exactly `alg` `ES256` and a trusted
+/// `kid`, the signature verifies, and no rule of the catalogue fires, errors and warnings alike. Then the record
+/// is, byte for byte, what ``JSONLinesRecord/render(_:source:line:explain:)`` writes for
+/// ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s result (the tests compare the two over every fixture and
+/// mutation). For anything else it answers nil and changes nothing: the caller runs the general path, which finds
+/// and words the findings.
 ///
 /// It works in three steps: ``prepare(_:source:line:)`` does everything but the ECDSA in one pass over the bytes
 /// (so an item a rule sends to the general path costs no ECDSA here), ``checkSignatures(_:)`` checks a batch's
@@ -70,7 +71,8 @@ public struct FastPostbackPath: Sendable {
     public func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
         withBody(item) { members, unsigned, token in
             guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header) else { return nil }
-            return withDecoded(parts.signature) { signature -> Prepared? in
+            return withDecoded(parts.signature) { decoded -> Prepared? in
+                let signature = UnsafeBufferPointer(decoded)
                 guard let (digest, cached) = digest(parts, signature, key) else { return nil }
                 var record: [UInt8] = []
                 record.reserveCapacity(1024)
@@ -83,17 +85,19 @@ public struct FastPostbackPath: Sendable {
         }
     }
 
-    /// Step 2: the ECDSA alone (a success is remembered in the token cache).
+    /// Step 2: the ECDSA alone (a success is remembered in the token cache); with the key's table of multiples
+    /// once it has one (``ECPublicKey/areValidES256Signatures(_:)``).
     public func checkSignature(_ prepared: inout Prepared) {
         guard prepared.signatureVerified == nil else { return }
-        settle(&prepared, valid: keys[prepared.key].trusted.key.isValidES256Signature(prepared.signature,
-                                                                                       digest: prepared.digest))
+        let check = ES256SignatureCheck(key: keys[prepared.key].trusted.key, signature: prepared.signature,
+                                        digest: prepared.digest)
+        settle(&prepared, valid: ECPublicKey.areValidES256Signatures([check]) == [true])
     }
 
     /// Step 2 for many items at once, as a worker holding a batch does it: the signatures not yet vouched for are
-    /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, about 13% less work
-    /// per signature than one by one, from two on). Successes are remembered in the token cache; a failure leaves
-    /// the item to the general path as before.
+    /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, and the key's table
+    /// of multiples once it has one). Successes are remembered in the token cache; a failure leaves the item to the
+    /// general path as before.
     public func checkSignatures(_ items: inout [Prepared]) {
         let pending = items.indices.filter { items[$0].signatureVerified == nil }
         let answers = ECPublicKey.areValidES256Signatures(pending.map { index in
@@ -130,12 +134,22 @@ public struct FastPostbackPath: Sendable {
         guard item.count <= ItemVerifier.maximumItemBytes else { return nil }
         return item.withUnsafeBufferPointer { bytes in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: BodyMember.names.count) { slots in
-                guard let order = FlatJSONScanner.scan(bytes, names: BodyMember.names, into: slots) else { return nil }
-                let members = Members(names: BodyMember.names, bytes: bytes, slots: slots, order: order)
-                guard let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString) else {
-                    return nil
+                func read(_ order: FlatJSONScanner.MemberOrder?, _ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
+                    guard let order else { return nil }
+                    let members = Members(names: BodyMember.names, bytes: bytes, slots: slots, order: order)
+                    guard let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString)
+                    else { return nil }
+                    return body(members, unsigned, UnsafeBufferPointer(rebasing: bytes[token]))
                 }
-                return body(members, unsigned, UnsafeBufferPointer(rebasing: bytes[token]))
+                guard RawBytes.firstIndex(of: UInt8(ascii: "\\"), in: bytes, from: 0) != nil else {
+                    return read(FlatJSONScanner.scan(bytes, names: BodyMember.names, into: slots), bytes)
+                }
+                // Escapes are decoded in place, so in a copy of the received bytes.
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { copy in
+                    _ = copy.initialize(from: bytes)
+                    return read(FlatJSONScanner.scan(copy, names: BodyMember.names, into: slots),
+                                UnsafeBufferPointer(copy))
+                }
             }
         }
     }
@@ -151,7 +165,8 @@ public struct FastPostbackPath: Sendable {
                 guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
                     return nil
                 }
-                let payload = Members(names: PayloadMember.names, bytes: decoded, slots: $0, order: order)
+                let payload = Members(names: PayloadMember.names, bytes: UnsafeBufferPointer(decoded), slots: $0,
+                                      order: order)
                 guard let signed = SignedFields(payload),
                       let tier = Self.tierIfNoFinding(
                         signed, unsigned, keyID: keys[key].trusted.keyID,
@@ -176,7 +191,8 @@ public struct FastPostbackPath: Sendable {
         withDecoded(headerSegment) { header in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
                 guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
-                let members = Members(names: Self.headerNames, bytes: header, slots: slots, order: order)
+                let members = Members(names: Self.headerNames, bytes: UnsafeBufferPointer(header), slots: slots,
+                                      order: order)
                 guard let alg = members.string(0), members.matches(alg, "ES256"),
                       let kid = members.string(1) else { return nil }
                 let kidBytes = members.bytes(kid)
@@ -200,12 +216,12 @@ public struct FastPostbackPath: Sendable {
     /// Calls `body` with the canonical base64url decoding of `segment` (on the stack when small); nil when the
     /// segment is not canonical unpadded base64url.
     private func withDecoded<Result>(
-        _ segment: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+        _ segment: UnsafeBufferPointer<UInt8>, _ body: (UnsafeMutableBufferPointer<UInt8>) -> Result
     ) -> Result? {
         guard let count = Base64Alphabet.url.decodedCount(of: segment), count > 0 else { return nil }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
             guard Base64Alphabet.url.decode(segment, into: buffer) == count else { return nil }
-            return body(UnsafeBufferPointer(buffer))
+            return body(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))
         }
     }
 

@@ -3,10 +3,16 @@
 ///
 /// It accepts a *subset* of what the strict parser accepts, and reads it the same way, so a text it accepts has
 /// exactly the members and values the strict parser would give: an object (whitespace only where RFC 8259 puts
-/// it), each member name one of `names` and used at most once, each value a string of ASCII 0x20-0x7E without
-/// escapes, a non-negative integer without fraction or exponent that fits `UInt64`, `true` or `false`. Nothing
-/// else: no BOM, escape, non-ASCII byte, control character, `null`, nested container, sign, fraction, exponent,
-/// unknown or repeated name. Since names and strings carry no escapes, equal bytes mean equal names.
+/// it), each member name one of `names` and used at most once, each value a string whose characters are printable
+/// ASCII 0x20-0x7E other than the quote and the backslash, a non-negative integer without fraction or exponent
+/// that fits `UInt64`, `true` or `false`. Nothing else: no BOM, non-ASCII byte, control character, DEL, `null`,
+/// nested container, sign, fraction, exponent, unknown or repeated name.
+///
+/// Escapes (RFC 8259 §7) are decoded exactly, in place, when the caller lends the bytes for writing: `\/` (as
+/// Apple writes the `/` of `apple-cas-identifier/0`) and `\u0041`-style escapes of those characters; an escape of
+/// anything else (a quote, a backslash, a control character, DEL, non-ASCII) or a malformed one is left to the
+/// strict parser. So a string's range holds its decoded characters, which never need escaping in the record, and
+/// equal bytes mean equal names.
 struct FlatJSONScanner {
     /// A member's value: for strings the content between the quotes, for integers and Booleans the literal.
     struct Value {
@@ -39,20 +45,39 @@ struct FlatJSONScanner {
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
+    /// The same bytes, writable, when the caller lets escapes be decoded in place; nil: escapes are declined.
+    private let writable: UnsafeMutablePointer<UInt8>?
     private var index = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>, writable: UnsafeMutablePointer<UInt8>?) {
         self.bytes = bytes
+        self.writable = writable
     }
 
     /// Scans `bytes` as a flat object whose member names are all in `names` (at most 16), filling `slots` (one per
-    /// name, nil when absent). Nil when the text is anything but that shape; `slots` is then meaningless.
+    /// name, nil when absent). Nil when the text is anything but that shape, or holds an escape; `slots` is then
+    /// meaningless.
     static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>, names: [[UInt8]], into slots: UnsafeMutableBufferPointer<Value?>
     ) -> MemberOrder? {
+        scan(bytes, writable: nil, names: names, into: slots)
+    }
+
+    /// The same, decoding escapes in place: a string's range then holds its decoded characters, and the bytes
+    /// after them up to its closing quote are left over (no range covers them).
+    static func scan(
+        _ bytes: UnsafeMutableBufferPointer<UInt8>, names: [[UInt8]], into slots: UnsafeMutableBufferPointer<Value?>
+    ) -> MemberOrder? {
+        scan(UnsafeBufferPointer(bytes), writable: bytes.baseAddress, names: names, into: slots)
+    }
+
+    private static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, writable: UnsafeMutablePointer<UInt8>?, names: [[UInt8]],
+        into slots: UnsafeMutableBufferPointer<Value?>
+    ) -> MemberOrder? {
         precondition(names.count <= MemberOrder.capacity && slots.count == names.count)
         for slot in slots.indices { slots[slot] = nil }
-        var scanner = FlatJSONScanner(bytes)
+        var scanner = FlatJSONScanner(bytes, writable: writable)
         return scanner.scanObject(names: names, into: slots)
     }
 
@@ -107,14 +132,67 @@ struct FlatJSONScanner {
         }
     }
 
-    /// A string of printable ASCII 0x20-0x7E without escapes; returns the content's range (quotes excluded).
+    /// A string of plain characters (see the type's comment); returns the range of its content, decoded.
     private mutating func scanString() -> Range<Int>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        // Controls must be escaped (RFC 8259 §7); escapes and non-ASCII are left to the strict parser.
+        // Controls must be escaped (RFC 8259 §7); non-ASCII is left to the strict parser.
         index = PlainJSONText.end(in: bytes, from: index)
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        return start..<(index - 1)
+        if take(UInt8(ascii: "\"")) { return start..<(index - 1) }
+        guard let writable, index < bytes.count, bytes[index] == UInt8(ascii: "\\") else { return nil }
+        // The escapes' decoded characters are written from `end` on, behind the reading index.
+        var end = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return start..<end
+            }
+            let character: UInt8
+            if byte == UInt8(ascii: "\\") {
+                guard let decoded = scanEscape() else { return nil }
+                character = decoded
+            } else {
+                guard PlainJSONText.isPlain(byte) else { return nil }
+                character = byte
+                index += 1
+            }
+            writable[end] = character
+            end += 1
+        }
+        return nil
+    }
+
+    /// The character of the escape at `index` (a backslash), when it is a plain character: `\/` or `\u` with
+    /// four hex digits naming one. Nil for the others, valid or not (the strict parser decodes or refuses them).
+    private mutating func scanEscape() -> UInt8? {
+        guard index + 1 < bytes.count else { return nil }
+        switch bytes[index + 1] {
+        case UInt8(ascii: "/"):
+            index += 2
+            return UInt8(ascii: "/")
+        case UInt8(ascii: "u"):
+            guard index + 6 <= bytes.count else { return nil }
+            var scalar: UInt32 = 0
+            for offset in 2..<6 {
+                guard let digit = Self.hexValue(bytes[index + offset]) else { return nil }
+                scalar = scalar << 4 | UInt32(digit)
+            }
+            guard scalar < 0x80, PlainJSONText.isPlain(UInt8(scalar)) else { return nil }
+            index += 6
+            return UInt8(scalar)
+        default:
+            return nil
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// `0` or `[1-9][0-9]*` that fits `UInt64`, not followed by a fraction or an exponent.
