@@ -4,7 +4,7 @@
 /// UTF-8, unpaired surrogate escapes, duplicate member names (by default) and nesting deeper than a limit
 /// (spec section 2, rule J1). Numbers are kept as their literal text (``JSONNumber``) and objects keep their
 /// members in received order. It never recurses, so no input can exhaust the stack while parsing.
-public struct StrictJSONParser {
+package struct StrictJSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let options: Options
     private var index = 0
@@ -20,7 +20,7 @@ public struct StrictJSONParser {
     /// strictly RFC 8259 or breaking `options`.
     ///
     /// Arrays, slices and buffers are read in place; other collections are copied once.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>, options: Options = .init()
     ) throws(AttributionError) -> JSONValue {
         let inPlace = bytes.withContiguousStorageIfAvailable { buffer in

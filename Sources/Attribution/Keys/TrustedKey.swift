@@ -1,10 +1,10 @@
 /// A key the key ring trusts, with the environment every result verified by it reports.
-public struct TrustedKey: Sendable, Hashable {
-    public let keyID: String
-    public let key: ECPublicKey
-    public let environment: KeyEnvironment
+package struct TrustedKey: Sendable, Hashable {
+    package let keyID: String
+    package let key: ECPublicKey
+    package let environment: KeyEnvironment
 
-    public init(keyID: String, key: ECPublicKey, environment: KeyEnvironment) {
+    package init(keyID: String, key: ECPublicKey, environment: KeyEnvironment) {
         self.keyID = keyID
         self.key = key
         self.environment = environment

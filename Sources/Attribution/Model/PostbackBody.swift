@@ -13,7 +13,7 @@ public struct PostbackBody: Sendable, Hashable {
     public let members: JSONObject
 
     /// Reads the unsigned members under rule U1; the findings are appended, and only valid values are kept.
-    public static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
+    package static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
         let members = body.removing("jws-string")
         var reader = FieldReader(members, owner: "body", typeRule: .u1, rangeRule: .u1)
         let interaction = reader.string("ad-interaction-type", required: false)

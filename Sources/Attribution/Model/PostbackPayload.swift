@@ -23,7 +23,7 @@ public struct PostbackPayload: Sendable, Hashable {
     /// The payload's field errors under rules P1 (presence, JSON type) and P2 (values).
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    public static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
+    package static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
         var reader = FieldReader(object, owner: "payload", typeRule: .p1, rangeRule: .p2)
         let postbackIdentifier = reader.string("postback-identifier")
         let adNetworkIdentifier = reader.string("ad-network-identifier")

@@ -1,16 +1,16 @@
 /// One item of input: a line of a line-oriented source, or a whole `.json` file, with where it came from.
 ///
 /// Records are keyed by `source` and `line` (CLI contract, "Output"), so both travel with the bytes.
-public struct InputItem: Sendable {
+package struct InputItem: Sendable {
     /// The path as given on the command line or derived from a directory, or `-` for standard input.
-    public let source: String
+    package let source: String
     /// The 1-based line where the item stands; `1` for a whole `.json` file.
-    public let line: Int
+    package let line: Int
     /// The item's bytes, or only their count when the item is over the size cap.
-    public let content: Content
+    package let content: Content
 
     /// Creates an item from its source, line and content.
-    public init(source: String, line: Int, content: Content) {
+    package init(source: String, line: Int, content: Content) {
         self.source = source
         self.line = line
         self.content = content

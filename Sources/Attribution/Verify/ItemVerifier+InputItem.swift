@@ -1,13 +1,13 @@
 extension ItemVerifier {
     /// Verifies one item read by the command line's reader; an oversized item (never buffered) gets its J1 result.
-    public func verify(_ item: InputItem) -> VerificationResult {
+    package func verify(_ item: InputItem) -> VerificationResult {
         var prepared = prepare(item)
         checkSignature(&prepared)
         return complete(prepared)
     }
 
     /// Step 1 of ``verify(_:)-(InputItem)`` (see ``prepare(_:)-(ArraySlice<UInt8>)``).
-    public func prepare(_ item: InputItem) -> PreparedItem {
+    package func prepare(_ item: InputItem) -> PreparedItem {
         switch item.content {
         case .bytes(let bytes):
             return prepare(bytes)

@@ -1,7 +1,7 @@
 /// Rule D1's finding, worded once for every deduplication (in memory, SQLite state, or a store of your own).
 extension VerificationResult {
     /// Makes this valid result a `duplicate` of `first`: sets ``duplicateOf`` and adds the D1 error.
-    public mutating func markDuplicate(of first: DuplicateReference) {
+    package mutating func markDuplicate(of first: DuplicateReference) {
         duplicateOf = first
         let what = skAdNetwork.map {
             "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"

@@ -6,21 +6,21 @@ import Foundation
 /// identifier can never make the genuine one look like a duplicate. Keys compare by their UTF-8 bytes
 /// (``DeduplicationKey``), never by Unicode equivalence. Memory grows with the number of distinct valid
 /// postbacks, nothing else; ``SQLiteDeduplicationStore`` remembers across runs without that growth.
-public struct Deduplicator: Sendable {
+package struct Deduplicator: Sendable {
     private var seen: [DeduplicationKey: DuplicateReference] = [:]
     /// Stamped on every first occurrence recorded without its own time: the run's start.
     private let runStarted: Date?
 
     /// - Parameter runStarted: when the run began; duplicates report it as their first occurrence's time.
-    public init(runStarted: Date? = nil) {
+    package init(runStarted: Date? = nil) {
         self.runStarted = runStarted
     }
 
     /// How many distinct valid postbacks have been seen.
-    public var count: Int { seen.count }
+    package var count: Int { seen.count }
 
     /// Applies D1 to `result`, the item at `source`:`line`, which must come after every item already applied.
-    public mutating func apply(to result: inout VerificationResult, source: String, line: Int) {
+    package mutating func apply(to result: inout VerificationResult, source: String, line: Int) {
         guard let sighting = PostbackSighting(result, source: source, line: line) else { return }
         if let first = firstSeen(sighting) {
             result.markDuplicate(of: first)
@@ -30,13 +30,13 @@ public struct Deduplicator: Sendable {
     /// The first valid item with this key, when there was one; otherwise records the valid item at
     /// `source`:`line` as the first and returns nil. For callers that know an item is valid without a
     /// ``VerificationResult`` (``FastPostbackPath``); a non-nil answer means the item is a duplicate.
-    public mutating func firstSeen(_ key: String, source: String, line: Int) -> DuplicateReference? {
+    package mutating func firstSeen(_ key: String, source: String, line: Int) -> DuplicateReference? {
         firstSeen(PostbackSighting(key: DeduplicationKey(key), source: source, line: line))
     }
 
     /// The first valid occurrence of `sighting`'s key, or nil after recording `sighting` as the first, seen at
     /// `time` (default: the run's start).
-    public mutating func firstSeen(_ sighting: PostbackSighting, at time: Date? = nil) -> DuplicateReference? {
+    package mutating func firstSeen(_ sighting: PostbackSighting, at time: Date? = nil) -> DuplicateReference? {
         if let first = seen[sighting.key] { return first }
         seen[sighting.key] = DuplicateReference(
             source: sighting.source, line: sighting.line, firstSeen: time ?? runStarted)

@@ -10,7 +10,7 @@ public struct DuplicateReference: Sendable, Hashable {
     /// milliseconds, as the state keeps it. Nil only where a caller did not say.
     public let firstSeen: Date?
 
-    public init(source: String, line: Int, firstSeen: Date? = nil) {
+    package init(source: String, line: Int, firstSeen: Date? = nil) {
         self.source = source
         self.line = line
         self.firstSeen = firstSeen.map(Self.wholeMilliseconds)
