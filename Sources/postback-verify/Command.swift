@@ -65,28 +65,29 @@ enum Command {
         // the core count) it runs in the same three steps as the general path: the worker does the ECDSA alone.
         let fastPath = options.format == .jsonl && options.usesFastPath && options.expectation != .invalid
             ? FastPostbackPath(verifier) : nil
-        let worker = BatchWorker(verifier: verifier, fastPath: fastPath, render: render)
-        let pipeline = OrderedPipeline<VerifiedBatch, VerifiedBatch>(capacity: 4 * jobs + 4)
+        let worker = BatchWorker(verifier: verifier, fastPath: fastPath) { render($0, source: $1, line: $2) }
+        let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(capacity: 4 * jobs + 4)
         pipeline.run(
             workers: jobs,
             produce: {
                 guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
-                let batch = VerifiedBatch(items: items, failures: failures)
+                let batch = VerifiedBatch(items: items)
                 if layout == .split {
                     worker.prepare(batch)
                 }
-                return batch
+                return ReadBatch(batch: batch, failures: failures)
             },
-            transform: { batch in
+            transform: { read in
                 switch layout {
                 case .split:
-                    worker.checkSignatures(batch)
+                    worker.checkSignatures(read.batch)
                 case .workers:
-                    worker.finish(batch)
+                    worker.finish(read.batch)
                 }
-                return batch
+                return read
             },
-            consume: { batch, moreReady in
+            consume: { read, moreReady in
+                let batch = read.batch
                 if layout == .split {
                     worker.complete(batch)
                 }
@@ -94,7 +95,7 @@ enum Command {
                     guard let duplicates = deduplication.begin(batch) else { return false }
                     write(batch, duplicates: duplicates, to: run, options: options, verifier: verifier,
                           render: render)
-                    run.report(batch.failures)
+                    run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
                     // With --state, also before the batch's keys are committed: a key is remembered only once its
                     // record was delivered.
