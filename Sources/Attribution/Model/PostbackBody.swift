@@ -51,3 +51,16 @@ public struct PostbackBody: Sendable, Hashable {
         conversionValue != nil || coarseConversionValue != nil
     }
 }
+
+/// How the user met the ad, from the unsigned `ad-interaction-type` body member.
+public enum AdInteractionType: String, Sendable, Hashable, CaseIterable {
+    case view
+    case click
+}
+
+/// The coarse conversion value a postback's body may carry (`coarse-conversion-value`).
+public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable {
+    case low
+    case medium
+    case high
+}

@@ -45,3 +45,46 @@ public struct VerificationResult: Sendable {
     /// The error that decided an invalid verdict.
     public var firstError: Finding? { errors.first }
 }
+
+/// Rule D1's finding, worded once for every deduplication (in memory, SQLite state, or a store of your own).
+extension VerificationResult {
+    /// Makes this valid result a `duplicate` of `first`: sets ``duplicateOf`` and adds the D1 error.
+    package mutating func markDuplicate(of first: DuplicateReference) {
+        duplicateOf = first
+        let what = skAdNetwork.map {
+            "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
+        } ?? "postback-identifier \(deduplicationKey ?? "")"
+        let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
+        errors.append(Finding(.d1, "\(what) was already seen valid at \(first.source):\(first.line)\(when)"))
+    }
+}
+
+/// The one-word outcome of verifying an item.
+public enum Verdict: String, Sendable, Hashable {
+    /// Signature verified and no rule rejected the item.
+    case valid
+    /// At least one error; the first error says why.
+    case invalid
+}
+
+/// How far signature checking got, as the contract's `signature` member reports it.
+public enum SignatureStatus: String, Sendable, Hashable {
+    /// The signature verified against a trusted key.
+    case verified
+    /// A trusted key was found and the signature did not verify (or was not a well-formed signature).
+    case failed
+    /// Checking was not reached: malformed input, unsupported algorithm, unknown or untrusted key.
+    case notChecked = "not-checked"
+}
+
+/// What an input item turned out to be, as the contract's `kind` member names it.
+public enum ItemKind: String, Sendable, Hashable {
+    /// An AdAttributionKit postback: a body with `jws-string`, or a bare postback JWS.
+    case postback
+    /// An ad network's impression JWS (payload has `impression-identifier`, no `postback-identifier`).
+    case impression
+    /// A legacy SKAdNetwork postback body (has `attribution-signature`).
+    case skadnetwork
+    /// Not recognisable as any of the above.
+    case unknown
+}
