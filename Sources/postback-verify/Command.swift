@@ -55,7 +55,8 @@ enum Command {
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         let render = RecordRenderer(
             format: options.format,
-            text: TextRecord(colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
+            text: TextRecord(
+                colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
             explain: options.explains)
         let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
 

@@ -13,7 +13,8 @@ extension ItemVerifier {
             return prepare(bytes)
         case .oversized(let byteCount):
             var prepared = PreparedItem()
-            prepared.findings.append(Finding(.j1, "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Finding(.j1,
+                "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
             return prepared
         }
     }

@@ -61,7 +61,8 @@ public struct ItemVerifier: Sendable {
     package func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
         var prepared = PreparedItem()
         if item.count > Self.maximumItemBytes {
-            prepared.findings.append(Finding(.j1, "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Finding(.j1,
+                "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
         } else if item.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") {
             prepareBody(item, into: &prepared)
         } else {
@@ -161,7 +162,8 @@ public struct ItemVerifier: Sendable {
             prepared.result.kind = .skadnetwork
             prepared.form = .skAdNetwork(body, checked: false)
         } else {
-            prepared.findings.append(Finding(.j1, "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+            prepared.findings.append(Finding(.j1,
+                "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
         }
     }
 

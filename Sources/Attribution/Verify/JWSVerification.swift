@@ -71,7 +71,8 @@ package struct JWSVerification: Sendable {
         outcome.key = trusted
         guard jws.signatureBytes.count == 64 else {
             outcome.signature = .failed
-            outcome.failure = Finding(.j5, "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
+            outcome.failure = Finding(.j5,
+                "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
             return outcome
         }
         // One SHA-256 of the signing input serves the cache lookup and the ECDSA.

@@ -9,7 +9,8 @@ import Foundation
 /// received. Each entry also holds the key that
 /// verified it, so one cache shared by verifiers with different key rings can never vouch for a token under a
 /// key that did not verify it. Only successes are remembered (a failure costs nothing to store but could be
-/// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity` entries of about 150 bytes.
+/// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity`
+/// entries of about 150 bytes.
 package final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest

@@ -1,7 +1,7 @@
-/// What the pipeline's threads do to a batch: each item through the fast path when that answers, else through the
-/// general path, and its record rendered, in three steps (prepare, check signatures, complete). A caller runs all three on one
-/// thread (``finish(_:)``), or each on its own thread (the command line, with cores to spare: the reader prepares,
-/// a worker checks signatures and the writer completes).
+/// What a pipeline's threads do to a batch: each item through the fast path when that answers, else through the
+/// general path, and its record rendered, in three steps (prepare, check signatures, complete). A caller runs all
+/// three on one thread (``finish(_:)``), or each on its own thread (the command line, with cores to spare: the
+/// reader prepares, a worker checks signatures and the writer completes).
 package struct BatchWorker: Sendable {
     let verifier: ItemVerifier
     /// Nil when the fast path is off (text output, `--expect invalid`, `--no-fast-path`).
