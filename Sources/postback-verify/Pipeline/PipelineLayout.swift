@@ -9,8 +9,8 @@ struct ReadBatch: Sendable {
 
 /// Which threads run which verification steps.
 ///
-/// `--jobs N` is the number of worker threads, and the workers always run the signature step (the ECDSA, about
-/// 80% of an item's cost). When there are more cores than workers, the cheap steps move off them: the reader
+/// `--jobs N` is the number of worker threads, and the workers always run the signature step (the ECDSA, most
+/// of an item's cost). When there are more cores than workers, the cheap steps move off them: the reader
 /// thread also prepares items (JSON, base64url, header, key, digest; on the fast path also payload, rules and the
 /// record) and the writer thread also completes the general path's items (payload, rules) and renders records, so
 /// `--jobs 1` keeps one core on ECDSA alone. When every core has a
