@@ -82,9 +82,10 @@ struct ExactStringTests {
         #expect(ring.trustedKeys.filter { $0.environment == .custom }.count == 2)
     }
 
-    enum Probe: String, CaseIterable {
+    enum Probe: String, CaseIterable, ExactlySpelled {
         case kelvin = "K"
         case angstrom = "\u{C5}"
+        static let spellings = makeSpellings()
     }
 
     @Test("Enumeration values are matched by scalars; init(rawValue:) would take the canonical equivalent")

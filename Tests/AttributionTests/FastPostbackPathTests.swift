@@ -174,16 +174,4 @@ struct FastPostbackPathTests {
         body += Array(extra.utf8) + [UInt8(ascii: "}")]
         Self.compare(ArraySlice(body), verifier: verifier, expectAnswer: answers)
     }
-
-    @Test("The fast path's value tables spell exactly the models' values, each for its own case")
-    func valueTables() {
-        func spelled<Value: RawRepresentable & CaseIterable & Hashable>(_ table: [(StaticString, Value)]) -> Bool
-            where Value.RawValue == String {
-            table.allSatisfy { "\($0.0)" == $0.1.rawValue } && Set(table.map(\.1)) == Set(Value.allCases)
-                && table.count == Value.allCases.count
-        }
-        #expect(spelled(FastPostbackPath.SignedFields.conversionTypes))
-        #expect(spelled(FastPostbackPath.UnsignedFields.interactions))
-        #expect(spelled(FastPostbackPath.UnsignedFields.coarseValues))
-    }
 }

@@ -34,8 +34,8 @@ public struct ImpressionPayload: Sendable, Hashable {
                            "is \(JSONValue.quoted(identifier)), not a UUID (8-4-4-4-12 hex digits)")
         }
         if let impressionType {
-            reader.require(impressionType.isExactlyEqual(to: "app-impression"), "impression-type",
-                           "is \(JSONValue.quoted(impressionType)), not \"app-impression\"")
+            reader.require(impressionType.isExactlyEqual(to: PostbackPayload.appImpression), "impression-type",
+                           "is \(JSONValue.quoted(impressionType)), not \"\(PostbackPayload.appImpression)\"")
         }
         if let adNetworkIdentifier {
             reader.require(!adNetworkIdentifier.isEmpty, "ad-network-identifier", "must not be empty")

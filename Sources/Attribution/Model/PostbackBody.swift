@@ -12,12 +12,20 @@ public struct PostbackBody: Sendable, Hashable {
     /// Every member except `jws-string`, in received order, unknown ones included.
     public let members: JSONObject
 
+    /// `conversion-value`: the fine value, 0 ... 63 (rule U1; SKAdNetwork S5).
+    static let conversionValueRange: ClosedRange<UInt64> = 0...63
+
+    /// `country-code`: two capital ASCII letters (rule U1; SKAdNetwork S5).
+    static func isCountryCode(_ utf8: some Collection<UInt8>) -> Bool {
+        utf8.count == 2 && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+    }
+
     /// Reads the unsigned members under rule U1; the findings are appended, and only valid values are kept.
     package static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
         let members = body.removing("jws-string")
         var reader = FieldReader(members, owner: "body", typeRule: .u1, rangeRule: .u1)
         let interaction = reader.string("ad-interaction-type", required: false)
-        let conversionValue = reader.integer("conversion-value", required: false, in: 0...63)
+        let conversionValue = reader.integer("conversion-value", required: false, in: conversionValueRange)
         let coarse = reader.string("coarse-conversion-value", required: false)
         let country = reader.string("country-code", required: false)
 
@@ -33,9 +41,7 @@ public struct PostbackBody: Sendable, Hashable {
         }
         var countryCode: String?
         if let country {
-            let isTwoCapitals = country.utf8.count == 2
-                && country.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-            if reader.require(isTwoCapitals, "country-code",
+            if reader.require(isCountryCode(country.utf8), "country-code",
                               "is \(JSONValue.quoted(country)), not two capital letters") {
                 countryCode = country
             }
@@ -53,13 +59,17 @@ public struct PostbackBody: Sendable, Hashable {
 }
 
 /// How the user met the ad, from the unsigned `ad-interaction-type` body member.
-public enum AdInteractionType: String, Sendable, Hashable, CaseIterable {
+public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    static let spellings = makeSpellings()
+
     case view
     case click
 }
 
 /// The coarse conversion value a postback's body may carry (`coarse-conversion-value`).
-public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable {
+public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    static let spellings = makeSpellings()
+
     case low
     case medium
     case high

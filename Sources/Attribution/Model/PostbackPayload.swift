@@ -20,6 +20,12 @@ public struct PostbackPayload: Sendable, Hashable {
     /// Every signed member as decoded, unknown ones included (Apple adds fields over time).
     public let object: JSONObject
 
+    /// `postback-sequence-index`: the conversion window, 0, 1 or 2 (rule P2).
+    static let sequenceIndexRange: ClosedRange<UInt64> = 0...2
+
+    /// `impression-type`, the one value of postbacks and impressions alike (rules P2, I1).
+    static let appImpression = "app-impression"
+
     /// The payload's field errors under rules P1 (presence, JSON type) and P2 (values).
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
@@ -31,7 +37,7 @@ public struct PostbackPayload: Sendable, Hashable {
         let conversionType = reader.string("conversion-type")
         let impressionType = reader.string("impression-type")
         let didWin = reader.bool("did-win")
-        let index = reader.integer("postback-sequence-index", in: 0...2)
+        let index = reader.integer("postback-sequence-index", in: sequenceIndexRange)
         let sourceIdentifier = reader.string("source-identifier")
         let marketplace = reader.string("marketplace-identifier", required: false)
         let publisherItem = reader.integer("publisher-item-identifier", required: false)
@@ -50,8 +56,8 @@ public struct PostbackPayload: Sendable, Hashable {
                            "is \(JSONValue.quoted(conversionType)), not download, redownload or re-engagement\(hint)")
         }
         if let impressionType {
-            reader.require(impressionType.isExactlyEqual(to: "app-impression"), "impression-type",
-                           "is \(JSONValue.quoted(impressionType)), not \"app-impression\"")
+            reader.require(impressionType.isExactlyEqual(to: appImpression), "impression-type",
+                           "is \(JSONValue.quoted(impressionType)), not \"\(appImpression)\"")
         }
         if let sourceIdentifier {
             reader.require(SourceIdentifier.isPostbackForm(sourceIdentifier), "source-identifier",
@@ -70,7 +76,9 @@ public struct PostbackPayload: Sendable, Hashable {
 }
 
 /// How the user converted, from a postback's `conversion-type` [Apple: "Identifying the parameters in a postback"].
-public enum ConversionType: String, Sendable, Hashable, CaseIterable {
+public enum ConversionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    static let spellings = makeSpellings()
+
     case download
     case redownload
     /// Spelled with a hyphen in every signed postback seen; `reengagement` is refused (spec §10).

@@ -55,15 +55,14 @@ enum SKAdNetworkRules {
     static func checkUnsignedMembers(_ members: JSONObject) -> [Finding] {
         var reader = FieldReader(
             members, owner: "the body", typeRule: .s5, rangeRule: .s5)
-        _ = reader.integer("conversion-value", required: false, in: 0...63)
+        _ = reader.integer("conversion-value", required: false, in: PostbackBody.conversionValueRange)
         if let coarse = reader.string("coarse-conversion-value", required: false) {
             reader.require(CoarseConversionValue(exactly: coarse) != nil, "coarse-conversion-value",
                            "is \(JSONValue.quoted(coarse)), not \"low\", \"medium\" or \"high\"")
         }
         if let country = reader.string("country-code", required: false) {
-            let isTwoCapitals = country.utf8.count == 2
-                && country.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-            reader.require(isTwoCapitals, "country-code", "is \(JSONValue.quoted(country)), not two capital letters")
+            reader.require(PostbackBody.isCountryCode(country.utf8), "country-code",
+                           "is \(JSONValue.quoted(country)), not two capital letters")
         }
         if members.contains("conversion-value") && members.contains("coarse-conversion-value") {
             reader.require(false, "the body", "carries conversion-value or coarse-conversion-value, not both")

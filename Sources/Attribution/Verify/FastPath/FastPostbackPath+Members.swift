@@ -31,11 +31,11 @@ extension FastPostbackPath {
             RawBytes.equal(self.bytes(range), literal)
         }
 
-        /// The string member as the value one of `choices` spells; nil when absent, not a string or another
-        /// value. `choices` spell every case's raw value (a test holds them to the model's enums).
-        func choice<Choice>(_ slot: Int, _ choices: [(StaticString, Choice)]) -> Choice? {
+        /// The string member as the case of `Choice` whose raw value it spells exactly; nil when absent, not a
+        /// string or another value.
+        func choice<Choice: ExactlySpelled>(_ slot: Int, _: Choice.Type) -> Choice? {
             guard let range = string(slot) else { return nil }
-            return choices.first { matches(range, $0.0) }?.1
+            return Choice(exactly: bytes(range))
         }
 
         /// True when the member is absent, or present and `wellFormed` (optional members must have their form).

@@ -15,10 +15,12 @@ extension FastPostbackPath {
             guard let identifier = members.string(Slot.postbackIdentifier), !identifier.isEmpty,
                   let network = members.string(Slot.adNetworkIdentifier), !network.isEmpty,
                   members.integer(Slot.advertisedItemIdentifier) != nil,
-                  let conversion = members.choice(Slot.conversionType, Self.conversionTypes),
-                  let impression = members.string(Slot.impressionType), members.matches(impression, "app-impression"),
+                  let conversion = members.choice(Slot.conversionType, ConversionType.self),
+                  let impression = members.string(Slot.impressionType),
+                  members.bytes(impression).elementsEqual(PostbackPayload.appImpression.utf8),
                   let didWin = members.boolean(Slot.didWin),
-                  let index = members.integer(Slot.postbackSequenceIndex), index <= 2,
+                  let index = members.integer(Slot.postbackSequenceIndex),
+                  PostbackPayload.sequenceIndexRange.contains(index),
                   let source = members.string(Slot.sourceIdentifier),
                   SourceIdentifier.isPostbackForm(utf8: members.bytes(source)),
                   members.isAbsent(Slot.marketplaceIdentifier, or: members.string(Slot.marketplaceIdentifier) != nil),
@@ -35,8 +37,5 @@ extension FastPostbackPath {
             hasPublisherItem = members.slots[Slot.publisherItemIdentifier] != nil
         }
 
-        static let conversionTypes: [(StaticString, ConversionType)] = [
-            ("download", .download), ("redownload", .redownload), ("re-engagement", .reEngagement),
-        ]
     }
 }
