@@ -13,9 +13,14 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CAttributionSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "Attribution",
-            dependencies: ["CAttributionOpenSSL"]
+            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite"]
         ),
         .executableTarget(
             name: "postback-verify",
@@ -29,7 +34,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AttributionTests",
-            dependencies: ["Attribution"],
+            // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys;
+            // postback-verify: the command line's input readers and pipeline are tested directly too.
+            dependencies: ["Attribution", "CAttributionOpenSSL", "postback-verify"],
             // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
             exclude: ["Vectors"]
         ),

@@ -36,6 +36,14 @@ enum Command {
     }
 
     private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
+        let deduplication: RunDeduplication
+        do {
+            deduplication = try RunDeduplication(options)
+        } catch {
+            errors.write(line: "postback-verify: error: \(error.reason)")
+            errors.flush()
+            return 2
+        }
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
             records: output, messages: errors,
@@ -47,10 +55,10 @@ enum Command {
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         let render = RecordRenderer(
             format: options.format,
-            text: TextRecord(colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
+            text: TextRecord(
+                colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
             explain: options.explains)
         let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
-        var deduplicator = Deduplicator()
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
         // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
@@ -58,58 +66,61 @@ enum Command {
         // the core count) it runs in the same three steps as the general path: the worker does the ECDSA alone.
         let fastPath = options.format == .jsonl && options.usesFastPath && options.expectation != .invalid
             ? FastPostbackPath(verifier) : nil
-        let worker = BatchWorker(verifier: verifier, fastPath: fastPath, render: render)
-        let pipeline = OrderedPipeline<VerifiedBatch, VerifiedBatch>(capacity: 4 * jobs + 4)
+        let worker = BatchWorker(verifier: verifier, fastPath: fastPath) { render($0, source: $1, line: $2) }
+        let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(capacity: 4 * jobs + 4)
         pipeline.run(
             workers: jobs,
             produce: {
                 guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
-                let batch = VerifiedBatch(items: items, failures: failures)
+                let batch = VerifiedBatch(items: items)
                 if layout == .split {
                     worker.prepare(batch)
                 }
-                return batch
+                return ReadBatch(batch: batch, failures: failures)
             },
-            transform: { batch in
+            transform: { read in
                 switch layout {
                 case .split:
-                    worker.checkSignatures(batch)
+                    worker.checkSignatures(read.batch)
                 case .workers:
-                    worker.finish(batch)
+                    worker.finish(read.batch)
                 }
-                return batch
+                return read
             },
-            consume: { batch, moreReady in
+            consume: { read, moreReady in
+                let batch = read.batch
                 if layout == .split {
                     worker.complete(batch)
                 }
                 return run.batch { run in
-                    write(batch, to: run, options: options, verifier: verifier, render: render,
-                          deduplicator: &deduplicator)
-                    run.report(batch.failures)
+                    guard let duplicates = deduplication.begin(batch) else { return false }
+                    write(batch, duplicates: duplicates, to: run, options: options, verifier: verifier,
+                          render: render)
+                    run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
-                    if !moreReady { run.records.flush() }
+                    // With --state, also before the batch's keys are committed: a key is remembered only once its
+                    // record was delivered.
+                    if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil
+                    return run.records.failure == nil && deduplication.commit()
                 }
             })
-        return run.end { run in finish(run, input: input, options: options) }
+        return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
     }
 
-    /// Writes a batch's records in input order, applying D1 and counting each for the summary.
+    /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
     private static func write(
-        _ batch: VerifiedBatch, to run: RunOutput, options: CommandLineOptions, verifier: ItemVerifier,
-        render: RecordRenderer, deduplicator: inout Deduplicator
+        _ batch: VerifiedBatch, duplicates: [DuplicateReference?], to run: RunOutput, options: CommandLineOptions,
+        verifier: ItemVerifier, render: RecordRenderer
     ) {
         let outcomes = batch.outcomes
         for index in batch.items.indices {
             let item = batch.items[index]
             var result: VerificationResult
             switch outcomes[index] {
-            case .fast(let identifier):
-                guard options.deduplicates,
-                      deduplicator.firstSeen(identifier, source: item.source, line: item.line) != nil else {
+            case .fast:
+                guard duplicates[index] != nil else {
                     run.summary.countValid(expectation: options.expectation)
                     run.records.write(line: batch.records[index])
                     continue
@@ -119,8 +130,8 @@ enum Command {
             case .general(let general):
                 result = general
             }
-            if options.deduplicates {
-                deduplicator.apply(to: &result, source: item.source, line: item.line)
+            if let first = duplicates[index] {
+                result.markDuplicate(of: first)
             }
             let record = result.duplicateOf == nil
                 ? batch.records[index] : render(result, source: item.source, line: item.line)
@@ -133,11 +144,19 @@ enum Command {
     }
 
     /// The end of a run that was not interrupted: the last records, late messages, the summary and the status.
-    private static func finish(_ run: RunOutput, input: ReaderHandle, options: CommandLineOptions) -> Int32 {
+    private static func finish(
+        _ run: RunOutput, input: ReaderHandle, deduplication: RunDeduplication, options: CommandLineOptions
+    ) -> Int32 {
         run.records.flush()
         if let writeFailure = run.records.failure {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
+            run.messages.flush()
+            return 2
+        }
+        if let stateFailure = deduplication.failure {
+            run.progress.clear()
+            run.messages.write(line: "postback-verify: error: \(stateFailure)")
             run.messages.flush()
             return 2
         }
@@ -177,17 +196,8 @@ enum Command {
     private static func keyRing(_ options: CommandLineOptions) throws(UsageError) -> KeyRing {
         var ring = KeyRing(allowingDevelopmentKeys: options.allowsDevelopmentKeys)
         for (keyID, path) in options.keys {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw UsageError("cannot read key file \(path) (for kid \(keyID))")
-            }
             do {
-                let bytes = [UInt8](data)
-                let key: ECPublicKey
-                if let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN") {
-                    key = try ECPublicKey(pemRepresentation: text)
-                } else {
-                    key = try ECPublicKey(derRepresentation: bytes)
-                }
+                let key = try ECPublicKey(keyFile: path)
                 try ring.add(key, keyID: keyID)
             } catch {
                 throw UsageError("key file \(path) (for kid \(keyID)) cannot be used: \(error.reason)")

@@ -25,6 +25,10 @@ struct CommandLineOptions {
     var skAdNetworkP256KeyPath: String?
     /// `--skadnetwork-key-p192 PATH`: replaces Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).
     var skAdNetworkP192KeyPath: String?
+    /// `--state PATH`: remember valid postbacks across runs in this SQLite file (contract 1.1).
+    var statePath: String?
+    /// `--retention DAYS`: with `--state`, forget postbacks first seen more than this many days ago.
+    var retentionDays: Int?
     var paths: [String] = []
     var showsHelp = false
     var showsVersion = false
@@ -113,9 +117,29 @@ struct CommandLineOptions {
                 case "auto": options.colour = nil
                 case let other: throw UsageError("\(name) must be auto, always or never, not \(other)")
                 }
+            case "--state":
+                guard options.statePath == nil else { throw UsageError("\(name) given twice") }
+                let path = try value()
+                guard !path.isEmpty else { throw UsageError("--state needs a file path") }
+                guard path != "-" else {
+                    throw UsageError("--state needs a file path, not - (write ./- for a file named -)")
+                }
+                options.statePath = path
+            case "--retention":
+                let text = try value()
+                guard text.allSatisfy(\.isASCII), let days = Int(text), (0...36500).contains(days) else {
+                    throw UsageError("--retention takes a whole number of days from 0 to 36500, not \(text)")
+                }
+                options.retentionDays = days
             default:
                 throw UsageError("unknown option \(argument)")
             }
+        }
+        if options.retentionDays != nil && options.statePath == nil {
+            throw UsageError("--retention needs --state")
+        }
+        if options.statePath != nil && !options.deduplicates {
+            throw UsageError("--state and --no-dedupe cannot be used together")
         }
         return options
     }
@@ -133,5 +157,14 @@ struct CommandLineOptions {
         let (seconds, overflow1) = count.multipliedReportingOverflow(by: unit)
         let (milliseconds, overflow2) = seconds.multipliedReportingOverflow(by: 1000)
         return overflow1 || overflow2 ? nil : milliseconds
+    }
+}
+
+/// A mistake on the command line or in its setup (a key file that cannot be used): exit status 2.
+struct UsageError: Error {
+    let message: String
+
+    init(_ message: String) {
+        self.message = message
     }
 }

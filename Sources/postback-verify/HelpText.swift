@@ -23,6 +23,10 @@ enum HelpText {
                                   Any device in developer mode can mint such postbacks: never in production.
           --strict                Warnings become rejections (code rule-warning).
           --no-dedupe             Do not mark repeated postbacks as duplicates.
+          --state PATH            Remember valid postbacks across runs in the SQLite file at PATH (created when
+                                  missing): a postback already there is a duplicate of that first record. Runs at
+                                  once may share the file. See docs/state.md for its schema.
+          --retention DAYS        With --state: forget postbacks first seen more than DAYS days ago (default 10).
           --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
           --jobs N                Signature worker threads (default: all cores). With cores to spare, the reader
                                   thread parses (and, for the usual postback, also applies the rules and writes
@@ -51,7 +55,7 @@ enum HelpText {
           0  every item valid (or, with --expect, every item had the expected verdict); without --expect, also
              when no items were read
           1  at least one item was not, or --expect was given and no items were read
-          2  usage error, unreadable path or unusable key file (named on standard error)
+          2  usage error, unreadable path, unusable key file or state file (named on standard error)
           130, 143  interrupted by SIGINT or SIGTERM: every record written is whole, the summary says so
 
         EXAMPLES:

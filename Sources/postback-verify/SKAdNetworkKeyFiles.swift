@@ -1,5 +1,4 @@
 import Attribution
-import Foundation
 
 /// `--skadnetwork-key-p256` and `--skadnetwork-key-p192`: key files that replace Apple's SKAdNetwork key for one
 /// curve, to test your own signing. Each is refused at start-up unless it is an EC public key on that curve.
@@ -12,16 +11,8 @@ enum SKAdNetworkKeyFiles {
         ]
         for file in files {
             guard let path = file.path else { continue }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw UsageError("cannot read key file \(path) (for \(file.option))")
-            }
             do {
-                let bytes = [UInt8](data)
-                if let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN") {
-                    ring.replaceSKAdNetworkKey(with: try ECPublicKey(pemRepresentation: text, curve: file.curve))
-                } else {
-                    ring.replaceSKAdNetworkKey(with: try ECPublicKey(derRepresentation: bytes, curve: file.curve))
-                }
+                ring.replaceSKAdNetworkKey(with: try ECPublicKey(keyFile: path, curve: file.curve))
             } catch {
                 throw UsageError("key file \(path) (for \(file.option)) cannot be used: \(error.reason)")
             }

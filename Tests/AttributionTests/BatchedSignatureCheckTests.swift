@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Attribution
+@testable import postback_verify
 
 /// The general path's signature step over a whole batch (``ItemVerifier/checkSignatures(_:)``, the batch ES256
 /// check) must give every item exactly the result ``ItemVerifier/verify(_:)-(InputItem)`` gives it alone.

@@ -143,7 +143,8 @@ struct CommandLineTests {
     @Test("usage errors exit 2 with a message on stderr", arguments: [
         ["--format", "xml"], ["--bogus"], ["--key", "nokey"], ["--jobs", "0"], ["--expect", "maybe"],
         ["--key", "k=/nonexistent.pem"],
-        ["--key", "apple-cas-identifier/0=Tests/AttributionTests/Vectors/reference/apple/keys/apple-cas-identifier-0.pem"],
+        ["--key",
+         "apple-cas-identifier/0=Tests/AttributionTests/Vectors/reference/apple/keys/apple-cas-identifier-0.pem"],
         ["--key", "old=Tests/AttributionTests/Vectors/reference/apple/keys/skadnetwork-p192.pem"],
     ])
     func usageErrors(_ arguments: [String]) throws {

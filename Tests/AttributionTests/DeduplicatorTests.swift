@@ -60,3 +60,51 @@ struct DeduplicatorTests {
         #expect(deduplicator.count == 0)
     }
 }
+
+/// Keys compare by their UTF-8 bytes: canonically equivalent strings are different postbacks (spec section 2).
+@Suite("Deduplication keys (D1): code points, not canonical equivalence")
+struct DeduplicationKeyTests {
+    /// Valid results carrying only a deduplication key, as a verified postback (or SKAdNetwork postback) has.
+    static func valid(key: String) -> VerificationResult {
+        var result = VerificationResult()
+        result.kind = .postback
+        result.deduplicationKey = key
+        return result
+    }
+
+    @Test("Regression: postback-identifiers A+U+030A and U+00C5 are two postbacks, neither a duplicate",
+          arguments: [
+              ("A\u{030A}", "\u{00C5}"),
+              ("K", "\u{212A}"),  // KELVIN SIGN, canonically equivalent to K
+              // SKAdNetwork keys: transaction-id, U+001F, index (and more), canonically equivalent transaction-ids.
+              ("A\u{030A}\u{1F}0", "\u{00C5}\u{1F}0"),
+          ])
+    func equivalentKeysAreDistinct(first: String, second: String) {
+        #expect(first == second, "the pair must be canonically equivalent for this test to mean anything")
+        var deduplicator = Deduplicator()
+        var one = Self.valid(key: first)
+        var two = Self.valid(key: second)
+        deduplicator.apply(to: &one, source: "-", line: 1)
+        deduplicator.apply(to: &two, source: "-", line: 2)
+        #expect(one.verdict == .valid && two.verdict == .valid)
+        #expect(one.duplicateOf == nil && two.duplicateOf == nil)
+        #expect(deduplicator.count == 2)
+        #expect(DeduplicationKey(first) != DeduplicationKey(second))
+        var repeated = Self.valid(key: second)
+        deduplicator.apply(to: &repeated, source: "-", line: 3)
+        #expect(repeated.duplicateOf == DuplicateReference(source: "-", line: 2))
+    }
+
+    @Test("A run's start is each first occurrence's time, and D1's message names it")
+    func runStartIsReported() {
+        let started = Date(timeIntervalSince1970: 1_795_305_600.123_9)
+        var deduplicator = Deduplicator(runStarted: started)
+        var first = Self.valid(key: "X")
+        var second = Self.valid(key: "X")
+        deduplicator.apply(to: &first, source: "a.jsonl", line: 3)
+        deduplicator.apply(to: &second, source: "b.jsonl", line: 1)
+        #expect(second.duplicateOf?.firstSeen == Date(timeIntervalSince1970: 1_795_305_600.123))
+        #expect(second.firstError?.message.contains("a.jsonl:3") == true)
+        #expect(second.firstError?.message.contains("2026-11-22T00:00:00.123Z") == true)
+    }
+}

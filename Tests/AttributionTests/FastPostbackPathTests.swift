@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Attribution
+@testable import postback_verify
 
 /// The fast path must never disagree with the general path: when it answers, the item is valid with no finding by
 /// the manifest (written from the spec, not from our output) and by the general path, and its record is the

@@ -122,8 +122,8 @@ struct FirstContactTests {
         #expect((jsonl.records.last?["errors"] as? [[String: Any]])?.first?["code"] as? String == "duplicate")
 
         let future = "Fixtures/valid/impression/i3-timestamp-year-2100.jws"
-        let warned = try CommandLineTests.run(["--key", "fixture.adattributionkit=Fixtures/keys/fixture.adattributionkit.pem",
-                                               future])
+        let warned = try CommandLineTests.run(
+            ["--key", "fixture.adattributionkit=Fixtures/keys/fixture.adattributionkit.pem", future])
         #expect(warned.stdout.contains("warning I3: timestamp "))
         #expect(warned.stdout.contains("in the future"))
     }

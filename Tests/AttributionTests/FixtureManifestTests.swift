@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Attribution
+@testable import postback_verify
 
 /// Every fixture gets the result `Fixtures/manifest.json` gives. The manifest was written from the spec by the
 /// fixture script (`Fixtures/make-fixtures.py`), independently of this verifier's output.

@@ -7,6 +7,7 @@ import Darwin
 import Testing
 
 @testable import Attribution
+@testable import postback_verify
 
 @Suite("InputReader")
 struct InputReaderTests {

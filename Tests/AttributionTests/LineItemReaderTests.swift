@@ -7,6 +7,7 @@ import Darwin
 import Testing
 
 @testable import Attribution
+@testable import postback_verify
 
 /// A fresh directory under the temporary directory, for input files written by a test.
 struct InputTestDirectory {

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import Attribution
+@testable import postback_verify
 
 /// The CLI's producer → workers → in-order consumer pipeline.
 @Suite("Ordered pipeline")

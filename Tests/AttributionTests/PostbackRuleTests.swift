@@ -1,7 +1,8 @@
 import Testing
 @testable import Attribution
 
-/// The pure rule functions, on payloads written from the spec's tables (§5-7).
+/// The rules over postback facts (``PostbackRules``, ``CrowdAnonymityTier``), on payloads and bodies written from
+/// the spec's tables (§5-7).
 @Suite("Postback rules and tiers")
 struct PostbackRuleTests {
     static func payload(_ extra: String = "", index: Int = 0, source: String = "12", didWin: Bool = true,
@@ -29,24 +30,28 @@ struct PostbackRuleTests {
         return body
     }
 
+    static func findings(_ payload: PostbackPayload, body: PostbackBody? = nil, keyID: String) -> [Finding] {
+        PostbackRules.findings(PostbackFacts(payload, body: body, keyID: keyID))
+    }
+
     @Test("P5 warns when apple-development-identifier/1 signs another network's postback")
     func p5() throws {
         let payload = try Self.decode(Self.payload())
-        let other = PostbackRules.check(payload, keyID: "apple-development-identifier/1")
+        let other = Self.findings(payload, keyID: "apple-development-identifier/1")
         #expect(other.map(\.rule) == ["P5"])
         #expect(other.allSatisfy { $0.isWarning })
-        #expect(PostbackRules.check(payload, keyID: "apple-cas-identifier/0").isEmpty)
+        #expect(Self.findings(payload, keyID: "apple-cas-identifier/0").isEmpty)
         let development = try Self.decode(Self.payload().replacingOccurrences(
             of: "x.example", with: "development.adattributionkit"))
-        #expect(PostbackRules.check(development, keyID: "apple-development-identifier/1").isEmpty)
+        #expect(Self.findings(development, keyID: "apple-development-identifier/1").isEmpty)
     }
 
     @Test("P3 and P4 reject impossible combinations")
     func p3p4() throws {
         let reEngagementLost = try Self.decode(Self.payload(didWin: false, conversion: "re-engagement"))
-        #expect(PostbackRules.check(reEngagementLost, keyID: "k").map(\.rule) == ["P3"])
+        #expect(Self.findings(reEngagementLost, keyID: "k").map(\.rule) == ["P3"])
         let lostLater = try Self.decode(Self.payload(index: 1, didWin: false))
-        #expect(PostbackRules.check(lostLater, keyID: "k").map(\.rule) == ["P4"])
+        #expect(Self.findings(lostLater, keyID: "k").map(\.rule) == ["P4"])
     }
 
     struct TierCase: Sendable, CustomTestStringConvertible {
@@ -95,8 +100,8 @@ struct PostbackRuleTests {
     func tiers(_ tierCase: TierCase) throws {
         let payload = try Self.decode(tierCase.payload)
         let body = try tierCase.body.map(Self.body)
-        #expect(CrowdAnonymityTier.lowest(payload, body: body) == tierCase.tier)
-        let findings = TierRules.check(payload, body: body)
+        #expect(CrowdAnonymityTier.lowest(PostbackFacts(payload, body: body, keyID: "k")) == tierCase.tier)
+        let findings = Self.findings(payload, body: body, keyID: "k")
         #expect(findings.map(\.rule) == tierCase.warnings)
         #expect(findings.allSatisfy { $0.isWarning })
     }

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import Attribution
+@testable import postback_verify
 
 /// Valid items must be valid only as a whole: every proper prefix, every one-character change of the signature
 /// and every one-byte extension is invalid (swift-asn1's "every prefix of a valid input must fail"). Hostile items

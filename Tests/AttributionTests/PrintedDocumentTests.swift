@@ -7,6 +7,7 @@ import Darwin
 import Testing
 
 @testable import Attribution
+@testable import postback_verify
 
 /// Standard input joins a JSON document printed over several lines into one item (CLI contract 1.1), by the rule
 /// ``PrintedDocument`` states, and never joins a line that is an item of its own.

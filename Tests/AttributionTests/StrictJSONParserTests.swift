@@ -262,7 +262,7 @@ struct StrictJSONParserTests {
         #expect(try StrictJSONParser.parse(text.utf8.lazy.map { $0 }) == expected)
     }
 
-    @Test("Serialisation is compact, keeps member order, escapes what RFC 8259 requires and what a terminal must not get raw")
+    @Test("Serialisation is compact, keeps member order, escapes what RFC 8259 and a terminal require")
     func serialises() throws {
         let text = #"{ "b" : [ 1 , -2.50E+3 , true , false , null ] , "a" : { } , "c" : [ ] , "d" : "\u00e9\/\u0001" "#
             + "}"

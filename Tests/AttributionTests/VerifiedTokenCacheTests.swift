@@ -88,7 +88,8 @@ struct VerifiedTokenCacheTests {
 }
 
 extension VerifiedTokenCacheTests {
-    @Test("Sharded: many tokens never exceed the capacity, and the newest is remembered", arguments: [1, 5, 16, 64, 100])
+    @Test("Sharded: many tokens never exceed the capacity, and the newest is remembered",
+          arguments: [1, 5, 16, 64, 100])
     func shardedBound(capacity: Int) {
         let cache = VerifiedTokenCache(capacity: capacity)
         let key = ApplePublishedKey.production.publicKey

@@ -9,7 +9,7 @@ extension ECPublicKey {
     /// A P-256 key that has verified many signatures checks them with its table of multiples, shared with every
     /// other value of the same key (Apple's SKAdNetwork P-256 key is Apple's AdAttributionKit key): the same
     /// answer as `EVP_PKEY_verify`, which checks everything else.
-    public func isValidDERSignature(
+    package func isValidDERSignature(
         _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>
     ) -> Bool {
         derSignature.withContiguousBytesForLibcrypto { der in

@@ -9,7 +9,7 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
     public let file: String
     public let line: UInt
 
-    public init(
+    package init(
         _ code: ErrorCode, rule: RuleID, _ reason: String, file: String = #fileID, line: UInt = #line
     ) {
         self.code = code
@@ -20,7 +20,7 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A J1 `malformed-input` error: the shape every strict decoder throws.
-    public static func malformed(_ reason: String, file: String = #fileID, line: UInt = #line) -> AttributionError {
+    package static func malformed(_ reason: String, file: String = #fileID, line: UInt = #line) -> AttributionError {
         AttributionError(.malformedInput, rule: .j1, reason, file: file, line: line)
     }
 

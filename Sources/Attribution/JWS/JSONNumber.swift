@@ -7,7 +7,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     public let literal: String
 
     /// Wraps a literal the parser has already validated against the RFC 8259 number grammar.
-    public init(validatedLiteral literal: String) {
+    package init(validatedLiteral literal: String) {
         self.literal = literal
     }
 

@@ -5,7 +5,7 @@ public struct JSONObject: Sendable, Hashable {
         public let name: String
         public let value: JSONValue
 
-        public init(name: String, value: JSONValue) {
+        package init(name: String, value: JSONValue) {
             self.name = name
             self.value = value
         }
@@ -14,7 +14,7 @@ public struct JSONObject: Sendable, Hashable {
     /// The members in the order they were received.
     public let members: [Member]
 
-    public init(members: [Member]) {
+    package init(members: [Member]) {
         self.members = members
     }
 
@@ -36,12 +36,12 @@ public struct JSONObject: Sendable, Hashable {
     }
 
     /// A copy without the named members (e.g. a postback body without `jws-string`).
-    public func removing(_ names: Set<String>) -> JSONObject {
+    package func removing(_ names: Set<String>) -> JSONObject {
         JSONObject(members: members.filter { member in !names.contains { $0.isExactlyEqual(to: member.name) } })
     }
 
     /// A copy without the member of this name (no `Set` built: this runs once per postback body).
-    public func removing(_ name: String) -> JSONObject {
+    package func removing(_ name: String) -> JSONObject {
         JSONObject(members: members.filter { !$0.name.isExactlyEqual(to: name) })
     }
 }

@@ -10,19 +10,19 @@ extension JSONValue {
     }
 
     /// The string as a JSON string literal, quotes included (e.g. for naming a member in a message).
-    public static func quoted(_ string: String) -> String {
+    package static func quoted(_ string: String) -> String {
         var output: [UInt8] = []
         writeQuoted(string, into: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
     /// Appends the compact JSON text of this value to `output` (what ``jsonText`` returns, without a `String`).
-    public func appendJSON(to output: inout [UInt8]) {
+    package func appendJSON(to output: inout [UInt8]) {
         write(into: &output)
     }
 
     /// Appends `string` as a JSON string literal, quotes included, to `output`.
-    public static func appendQuoted(_ string: String, to output: inout [UInt8]) {
+    package static func appendQuoted(_ string: String, to output: inout [UInt8]) {
         writeQuoted(string, into: &output)
     }
 

@@ -2,16 +2,16 @@
 ///
 /// Only `alg`, `kid` and `crit` matter. Key-carrying members (`jwk`, `jku`, `x5c`, `x5u`) are deliberately
 /// ignored: a key named by the token proves nothing about who signed it.
-public struct JWSHeader: Sendable, Hashable {
+package struct JWSHeader: Sendable, Hashable {
     /// The decoded `kid` (after JSON unescaping: Apple writes `apple-development-identifier\/1`).
-    public let keyID: String
+    package let keyID: String
     /// The header as decoded, for reporting.
-    public let object: JSONObject
+    package let object: JSONObject
 
     /// Parses header JSON (J1) and applies J2 (`alg` exactly `ES256`, no `crit`) and the `kid` part of J3.
     ///
     /// - Returns: the header, or the finding that rejects the token.
-    public static func read(_ headerBytes: [UInt8]) -> Result<JWSHeader, Finding> {
+    package static func read(_ headerBytes: [UInt8]) -> Result<JWSHeader, Finding> {
         let object: JSONObject
         do {
             guard let parsed = try StrictJSONParser.parse(headerBytes).objectValue else {

@@ -4,7 +4,7 @@
 /// UTF-8, unpaired surrogate escapes, duplicate member names (by default) and nesting deeper than a limit
 /// (spec section 2, rule J1). Numbers are kept as their literal text (``JSONNumber``) and objects keep their
 /// members in received order. It never recurses, so no input can exhaust the stack while parsing.
-public struct StrictJSONParser {
+package struct StrictJSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let options: Options
     private var index = 0
@@ -20,7 +20,7 @@ public struct StrictJSONParser {
     /// strictly RFC 8259 or breaking `options`.
     ///
     /// Arrays, slices and buffers are read in place; other collections are copied once.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>, options: Options = .init()
     ) throws(AttributionError) -> JSONValue {
         let inPlace = bytes.withContiguousStorageIfAvailable { buffer in
@@ -486,5 +486,28 @@ extension StrictJSONParser {
         }
         let shown = ByteDescription.describe(bytes[index])
         return .malformed("unexpected \(shown) at byte \(index), expected \(expected)")
+    }
+}
+
+extension StrictJSONParser {
+    /// The limits and policies a parse applies beyond the RFC 8259 grammar.
+    package struct Options: Sendable {
+        /// The deepest nesting of arrays and objects accepted; a top-level `[]` has depth 1.
+        ///
+        /// The product allows 16 (spec section 2). The parser itself never recurses, but values nested this deep
+        /// are released and serialised recursively, so keep the limit small.
+        package var maximumDepth: Int = 16
+
+        /// Whether two members of one object may not share a name (compared scalar by scalar after unescaping).
+        ///
+        /// RFC 8259 section 4 only says names SHOULD be unique; parsers then disagree on which duplicate wins
+        /// (Foundation's `JSONDecoder` keeps the first, `JSONSerialization` the last), so a verifier refuses them.
+        package var rejectsDuplicateMembers: Bool = true
+
+        /// Creates options; the defaults are the verifier's policy (depth 16, duplicates refused).
+        package init(maximumDepth: Int = 16, rejectsDuplicateMembers: Bool = true) {
+            self.maximumDepth = maximumDepth
+            self.rejectsDuplicateMembers = rejectsDuplicateMembers
+        }
     }
 }

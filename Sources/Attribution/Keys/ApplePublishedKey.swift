@@ -1,14 +1,14 @@
 /// One of the postback-signing keys Apple publishes, by `kid` [Apple: "Verifying a postback"].
-public struct ApplePublishedKey: Sendable, Hashable {
+package struct ApplePublishedKey: Sendable, Hashable {
     /// The JWS header `kid` that names this key.
-    public let keyID: String
+    package let keyID: String
     /// Production or development.
-    public let environment: KeyEnvironment
+    package let environment: KeyEnvironment
     /// The SubjectPublicKeyInfo DER, base64, exactly as Apple prints it.
-    public let base64DER: String
+    package let base64DER: String
 
     /// Apple's production key: the only one trusted by default.
-    public static let production = ApplePublishedKey(
+    package static let production = ApplePublishedKey(
         keyID: "apple-cas-identifier/0",
         environment: .production,
         base64DER: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEWdp8GPcGqmhgzEFj9Z2nSpQVddayaPe4FMzqM9wib1"
@@ -16,7 +16,7 @@ public struct ApplePublishedKey: Sendable, Hashable {
     )
 
     /// Apple's development key for end-to-end test flows.
-    public static let development0 = ApplePublishedKey(
+    package static let development0 = ApplePublishedKey(
         keyID: "apple-development-identifier/0",
         environment: .development,
         base64DER: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAELeEDzpJEP+/qRSE5hJVC1p1J0ssUnQGMzBBbvnACBok8"
@@ -24,7 +24,7 @@ public struct ApplePublishedKey: Sendable, Hashable {
     )
 
     /// Apple's development key for postbacks made in a device's developer settings.
-    public static let development1 = ApplePublishedKey(
+    package static let development1 = ApplePublishedKey(
         keyID: "apple-development-identifier/1",
         environment: .development,
         base64DER: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE8YzdO7eM97s/IJ25kdW5CZ3A14USE5IJ5Ha/vhWaxI6U"
@@ -32,10 +32,10 @@ public struct ApplePublishedKey: Sendable, Hashable {
     )
 
     /// All of Apple's published AdAttributionKit keys.
-    public static let all: [ApplePublishedKey] = [production, development0, development1]
+    package static let all: [ApplePublishedKey] = [production, development0, development1]
 
     /// The key as a verifier can use it. The bytes are a compile-time constant, so failure is a programming error.
-    public var publicKey: ECPublicKey {
+    package var publicKey: ECPublicKey {
         do {
             return try ECPublicKey(derRepresentation: Base64.decode(Array(base64DER.utf8)))
         } catch {

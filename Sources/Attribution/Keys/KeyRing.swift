@@ -8,7 +8,7 @@ public struct KeyRing: Sendable {
     public let allowsDevelopmentKeys: Bool
     /// The keys SKAdNetwork postbacks are verified with (not looked up by kid): Apple's unless replaced with
     /// ``replaceSKAdNetworkKey(with:)`` for testing.
-    public internal(set) var skAdNetworkKeys: SKAdNetworkKeys = .apple
+    package internal(set) var skAdNetworkKeys: SKAdNetworkKeys = .apple
 
     /// Apple's production key, plus Apple's development keys when `allowingDevelopmentKeys` is true.
     public init(allowingDevelopmentKeys: Bool = false) {
@@ -42,12 +42,12 @@ public struct KeyRing: Sendable {
 
     /// Every key ``trustedKey(for:)`` accepts: Apple's production key, the added keys, and Apple's development keys
     /// only when they are allowed.
-    public var trustedKeys: [TrustedKey] {
+    package var trustedKeys: [TrustedKey] {
         keys.values.filter { $0.environment != .development || allowsDevelopmentKeys }
     }
 
     /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
-    public func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
+    package func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
         guard let trusted = keys[ExactString(keyID)] else {
             return .failure(Finding(.j3, "no trusted key has kid \(JSONValue.quoted(keyID))"))
         }
@@ -55,5 +55,14 @@ public struct KeyRing: Sendable {
             return .failure(Finding(.j4, "\(keyID) is an Apple development key; pass --allow-development to trust it"))
         }
         return .success(trusted)
+    }
+}
+
+extension KeyRing {
+    /// Replaces the SKAdNetwork key on `key`'s curve (P-256 for 2.1 and later, P-192 for 1.0 and 2.0) with
+    /// `key`; results it verifies report environment `custom`. For testing your own signing only: genuine
+    /// SKAdNetwork postbacks verify only with Apple's keys.
+    package mutating func replaceSKAdNetworkKey(with key: ECPublicKey) {
+        skAdNetworkKeys = skAdNetworkKeys.replacing(with: key)
     }
 }

@@ -3,20 +3,20 @@
 ///
 /// ``apple`` holds Apple's keys and is what every ``KeyRing`` starts with. A key can be replaced for testing your
 /// own signing (``replacing(with:)``); results verified by a replaced key report environment `custom`.
-public struct SKAdNetworkKeys: Sendable, Hashable {
+package struct SKAdNetworkKeys: Sendable, Hashable {
     /// The key ID results report for the P-256 key.
-    public static let p256KeyID = "skadnetwork-p256"
+    package static let p256KeyID = "skadnetwork-p256"
     /// The key ID results report for the P-192 key.
-    public static let p192KeyID = "skadnetwork-p192"
+    package static let p192KeyID = "skadnetwork-p192"
 
     /// Apple's SKAdNetwork 1.0 and 2.0 key, base64 DER SubjectPublicKeyInfo on P-192, as Apple prints it
     /// [Apple: "Verifying an install-validation postback"].
-    public static let appleP192Base64DER = "MEkwEwYHKoZIzj0CAQYIKoZIzj0DAQEDMgAEMyHD625uvsmGq4C43cQ9BnfN2xslVT5V1nOm"
+    package static let appleP192Base64DER = "MEkwEwYHKoZIzj0CAQYIKoZIzj0DAQEDMgAEMyHD625uvsmGq4C43cQ9BnfN2xslVT5V1nOm"
         + "AMP6qaRRUll3PB1JYmgSm+62sosG"
 
     /// Apple's keys, loaded once: P-256 byte-identical to `apple-cas-identifier/0` (Apple publishes the same key
     /// for SKAdNetwork 2.1 and later), and the P-192 key. Environment `production`.
-    public static let apple: SKAdNetworkKeys = {
+    package static let apple: SKAdNetworkKeys = {
         let p192: ECPublicKey
         do {
             p192 = try ECPublicKey(derRepresentation: Base64.decode(Array(appleP192Base64DER.utf8)), curve: .p192)
@@ -29,9 +29,9 @@ public struct SKAdNetworkKeys: Sendable, Hashable {
     }()
 
     /// The key for versions 2.1 and later.
-    public let p256: TrustedKey
+    package let p256: TrustedKey
     /// The key for versions 1.0 and 2.0.
-    public let p192: TrustedKey
+    package let p192: TrustedKey
 
     /// Two keys, each on its curve: only ``apple`` and ``replacing(with:)`` make them, so that always holds.
     init(p256: TrustedKey, p192: TrustedKey) {
@@ -42,7 +42,7 @@ public struct SKAdNetworkKeys: Sendable, Hashable {
 
     /// These keys with the one on `key`'s curve replaced by `key` (environment `custom`), for verifying
     /// postbacks you signed yourself: Apple's private keys are not available to tests.
-    public func replacing(with key: ECPublicKey) -> SKAdNetworkKeys {
+    package func replacing(with key: ECPublicKey) -> SKAdNetworkKeys {
         switch key.curve {
         case .p256:
             SKAdNetworkKeys(p256: TrustedKey(keyID: Self.p256KeyID, key: key, environment: .custom), p192: p192)
@@ -52,7 +52,7 @@ public struct SKAdNetworkKeys: Sendable, Hashable {
     }
 
     /// The key that signs postbacks of `version`.
-    public func key(for version: SKAdNetworkVersion) -> TrustedKey {
+    package func key(for version: SKAdNetworkVersion) -> TrustedKey {
         switch version.curve {
         case .p256: p256
         case .p192: p192

@@ -1,12 +1,22 @@
 /// A key the key ring trusts, with the environment every result verified by it reports.
-public struct TrustedKey: Sendable, Hashable {
-    public let keyID: String
-    public let key: ECPublicKey
-    public let environment: KeyEnvironment
+package struct TrustedKey: Sendable, Hashable {
+    package let keyID: String
+    package let key: ECPublicKey
+    package let environment: KeyEnvironment
 
-    public init(keyID: String, key: ECPublicKey, environment: KeyEnvironment) {
+    package init(keyID: String, key: ECPublicKey, environment: KeyEnvironment) {
         self.keyID = keyID
         self.key = key
         self.environment = environment
     }
+}
+
+/// Where a trusted key comes from, reported in every result (`environment`).
+public enum KeyEnvironment: String, Sendable, Hashable {
+    /// Apple's production postback key (`apple-cas-identifier/0`).
+    case production
+    /// One of Apple's development keys: any device in developer mode can mint such a postback for any app.
+    case development
+    /// A key the user supplied (`--key KID=PATH`): an ad network's impression key, or a new Apple kid.
+    case custom
 }

@@ -18,7 +18,7 @@ public struct ImpressionPayload: Sendable, Hashable {
     /// The payload's field errors under rule I1 (presence, types and values alike).
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    public static func decode(_ object: JSONObject, findings: inout [Finding]) -> ImpressionPayload? {
+    package static func decode(_ object: JSONObject, findings: inout [Finding]) -> ImpressionPayload? {
         var reader = FieldReader(object, owner: "impression", typeRule: .i1, rangeRule: .i1)
         let identifier = reader.string("impression-identifier")
         let publisherItem = reader.integer("publisher-item-identifier")

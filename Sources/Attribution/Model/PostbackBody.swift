@@ -13,7 +13,7 @@ public struct PostbackBody: Sendable, Hashable {
     public let members: JSONObject
 
     /// Reads the unsigned members under rule U1; the findings are appended, and only valid values are kept.
-    public static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
+    package static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
         let members = body.removing("jws-string")
         var reader = FieldReader(members, owner: "body", typeRule: .u1, rangeRule: .u1)
         let interaction = reader.string("ad-interaction-type", required: false)
@@ -50,4 +50,17 @@ public struct PostbackBody: Sendable, Hashable {
     public var hasConversionValue: Bool {
         conversionValue != nil || coarseConversionValue != nil
     }
+}
+
+/// How the user met the ad, from the unsigned `ad-interaction-type` body member.
+public enum AdInteractionType: String, Sendable, Hashable, CaseIterable {
+    case view
+    case click
+}
+
+/// The coarse conversion value a postback's body may carry (`coarse-conversion-value`).
+public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable {
+    case low
+    case medium
+    case high
 }

@@ -23,7 +23,7 @@ public struct PostbackPayload: Sendable, Hashable {
     /// The payload's field errors under rules P1 (presence, JSON type) and P2 (values).
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    public static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
+    package static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
         var reader = FieldReader(object, owner: "payload", typeRule: .p1, rangeRule: .p2)
         let postbackIdentifier = reader.string("postback-identifier")
         let adNetworkIdentifier = reader.string("ad-network-identifier")
@@ -67,4 +67,12 @@ public struct PostbackPayload: Sendable, Hashable {
             didWin: didWin, postbackSequenceIndex: Int(index), sourceIdentifier: sourceIdentifier,
             marketplaceIdentifier: marketplace, publisherItemIdentifier: publisherItem, object: object)
     }
+}
+
+/// How the user converted, from a postback's `conversion-type` [Apple: "Identifying the parameters in a postback"].
+public enum ConversionType: String, Sendable, Hashable, CaseIterable {
+    case download
+    case redownload
+    /// Spelled with a hyphen in every signed postback seen; `reengagement` is refused (spec §10).
+    case reEngagement = "re-engagement"
 }

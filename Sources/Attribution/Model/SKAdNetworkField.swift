@@ -1,6 +1,6 @@
 /// A member of an SKAdNetwork postback that some version's signature covers, named as the JSON body names it
 /// (spec §9). Types are those of Apple's examples (`Tests/AttributionTests/Vectors/reference/skadnetwork/`).
-public enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
+package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The postback version, a string such as `"4.0"` (absent in 1.0).
     case version
     /// The ad network's ID, e.g. `com.example` or `example123.skadnetwork`.
@@ -27,7 +27,7 @@ public enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     case postbackSequenceIndex = "postback-sequence-index"
 
     /// The member's JSON type.
-    public var valueType: ValueType {
+    package var valueType: ValueType {
         switch self {
         case .version, .adNetworkID, .sourceIdentifier, .transactionID, .sourceDomain: .string
         case .campaignID, .appID, .sourceAppID, .fidelityType, .postbackSequenceIndex: .integer
@@ -36,7 +36,19 @@ public enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     }
 
     /// True for the members a postback may leave out (then the signed string leaves them out too).
-    public var isOptional: Bool {
+    package var isOptional: Bool {
         self == .sourceAppID || self == .sourceDomain
+    }
+}
+
+extension SKAdNetworkField {
+    /// The JSON type of a signed SKAdNetwork member, which also decides how it is written in the signed string.
+    package enum ValueType: String, Sendable, Hashable {
+        /// Written as received, after JSON unescaping.
+        case string
+        /// A plain non-negative JSON integer up to 2^64-1, written in decimal.
+        case integer
+        /// Written `true` or `false`.
+        case boolean
     }
 }

@@ -36,7 +36,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     public let signedString: String
 
     /// The separator Apple joins the signed values with: U+2063 INVISIBLE SEPARATOR (UTF-8 `E2 81 A3`).
-    public static let separator: Character = "\u{2063}"
+    package static let separator: Character = "\u{2063}"
 
     /// The key under which a repeat is a duplicate (rule D1): `transaction-id` and the signed
     /// `postback-sequence-index` (`0` when the version signs none), as spec §9 says, narrowed by the signed
@@ -54,7 +54,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     /// integers plain and within 0 ... 2^64-1, since they are signed in decimal).
     ///
     /// - Returns: the postback when there are no findings; otherwise nil, with the findings appended.
-    public static func decode(
+    package static func decode(
         _ body: JSONObject, version: SKAdNetworkVersion, signedFields: [SKAdNetworkField], findings: inout [Finding]
     ) -> SKAdNetworkPostback? {
         var reader = FieldReader(
@@ -87,7 +87,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     }
 
     /// The body's members that `signedFields` does not cover, `attribution-signature` left out, in received order.
-    public static func unsignedMembers(of body: JSONObject, signedFields: [SKAdNetworkField]) -> JSONObject {
+    package static func unsignedMembers(of body: JSONObject, signedFields: [SKAdNetworkField]) -> JSONObject {
         body.removing(Set(signedFields.map(\.rawValue) + ["attribution-signature"]))
     }
 

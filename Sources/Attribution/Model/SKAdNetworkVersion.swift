@@ -19,7 +19,7 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
 
     /// The members the signature covers, in signing order. The optional ones (``SKAdNetworkField/isOptional``)
     /// are left out of the signed string when absent.
-    public var signedFields: [SKAdNetworkField] {
+    package var signedFields: [SKAdNetworkField] {
         switch self {
         case .v1_0:
             [.adNetworkID, .campaignID, .appID, .transactionID]
@@ -37,12 +37,12 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
 
     /// The other order a postback of this version may be signed over: for 2.2 only, the 2.0/2.1 order (no
     /// `fidelity-type`), which real 2.2 postbacks have been seen to use (spec §9, rule S6).
-    public var fallbackSignedFields: [SKAdNetworkField]? {
+    package var fallbackSignedFields: [SKAdNetworkField]? {
         self == .v2_2 ? Self.v2_1.signedFields : nil
     }
 
     /// The curve of Apple's signing key: P-192 for 1.0 and 2.0, P-256 from 2.1 on (spec §3).
-    public var curve: ECPublicKey.Curve {
+    package var curve: ECPublicKey.Curve {
         switch self {
         case .v1_0, .v2_0: .p192
         case .v2_1, .v2_2, .v3_0, .v4_0: .p256
@@ -51,7 +51,7 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
 
     /// Reads a body's version under rule S1: no `version` member is 1.0; otherwise it must be one of the known
     /// version strings exactly (`"4.0"`, not `4.0`, `"4"` or `" 4.0"`), else `unsupported-version`.
-    public static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, Finding> {
+    package static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, Finding> {
         guard let value = body[SKAdNetworkField.version.rawValue] else { return .success(.v1_0) }
         let known = allCases.map { JSONValue.quoted($0.rawValue) }.joined(separator: ", ")
         guard case .string(let text) = value else {

@@ -35,6 +35,9 @@ public enum JSONLinesRecord {
             out.append(contentsOf: #","duplicate-of":"#.utf8)
             out.append(contentsOf: String(first.line).utf8)
             member("duplicate-of-source", first.source, to: &out)
+            if let run = first.firstSeen {
+                member("duplicate-of-run", RFC3339Timestamp.string(run), to: &out)
+            }
         }
         if explain, let signedString = result.signedString {
             member("signed-string", signedString, to: &out)

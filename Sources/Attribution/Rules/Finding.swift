@@ -30,7 +30,7 @@ public struct Finding: Error, Sendable, Hashable, CustomStringConvertible {
     public var isWarning: Bool { code == nil }
 
     /// This warning as a strict-mode error (`rule-warning`), keeping its rule and message.
-    public var promotedToError: Finding {
+    package var promotedToError: Finding {
         isWarning ? Finding(rule: rule, code: .ruleWarning, message: message) : self
     }
 

@@ -14,7 +14,8 @@ enum ImpressionRules {
         let now = policy.clock()
         if timestamp > now {
             // The message names no clock reading, so one input gives the same record on every run.
-            findings.append(Finding(.i3, "timestamp \(timestamp) ms since 1970 is in the future (later than the verifying machine's clock)"))
+            findings.append(Finding(.i3,
+                "timestamp \(timestamp) ms since 1970 is in the future (later than the verifying machine's clock)"))
         } else if let maximumAge = policy.maximumImpressionAge, now - timestamp > maximumAge {
             findings.append(Finding(.i3, "timestamp \(timestamp) is older than the limit of \(maximumAge) ms"))
         }

@@ -38,13 +38,15 @@ extension ItemVerifier {
             else {
                 result.signature = .failed
                 let alsoTried = version.fallbackSignedFields == nil ? "" : " (nor over the 2.0/2.1 order)"
-                findings.append(Finding(.s3, "attribution-signature does not verify with the \(trusted.key.curve) key \(trusted.keyID) over "
+                findings.append(Finding(.s3,
+                    "attribution-signature does not verify with the \(trusted.key.curve) key \(trusted.keyID) over "
                         + "the \(version.rawValue) signed string\(alsoTried)"))
                 return
             }
             verified = fallback
             result.signedString = fallback.signedString
-            findings.append(Finding(.s6, "this 2.2 postback verifies only over the 2.0/2.1 order, without fidelity-type, which is "
+            findings.append(Finding(.s6,
+                "this 2.2 postback verifies only over the 2.0/2.1 order, without fidelity-type, which is "
                     + "therefore unsigned"))
         }
         result.signature = .verified

@@ -16,10 +16,15 @@ public struct ItemVerifier: Sendable {
     public let keyRing: KeyRing
     public let policy: VerificationPolicy
     /// Tokens already verified by this verifier, so exact repeats (Apple's retries) skip the ECDSA; nil: no cache.
-    public let cache: VerifiedTokenCache?
+    package let cache: VerifiedTokenCache?
 
-    public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(),
-                cache: VerifiedTokenCache? = nil) {
+    /// A verifier for `keyRing` under `policy`.
+    public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy()) {
+        self.init(keyRing: keyRing, policy: policy, cache: nil)
+    }
+
+    /// With a cache of verified tokens (the command line's: Apple's retries skip the ECDSA).
+    package init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), cache: VerifiedTokenCache?) {
         self.keyRing = keyRing
         self.policy = policy
         self.cache = cache
@@ -40,13 +45,24 @@ public struct ItemVerifier: Sendable {
         return complete(prepared)
     }
 
+    /// Verifies many items, giving their results in order: the same results as ``verify(_:)-(ArraySlice<UInt8>)``
+    /// one by one, but the items' ES256 signatures are checked together, which a batch job (a day's file of
+    /// postbacks) should prefer. How signatures are batched is this call's business.
+    public func verify<Items: Sequence>(batch items: Items) -> [VerificationResult]
+    where Items.Element: Collection, Items.Element.Element == UInt8 {
+        var prepared = items.map { item in prepare((item as? ArraySlice<UInt8>) ?? ArraySlice(item)) }
+        checkSignatures(&prepared)
+        return prepared.map(complete)
+    }
+
     // MARK: - The three steps
 
     /// Step 1: everything before the ECDSA: size, form, body JSON, JWS envelope and header, key, digest, cache.
-    public func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
+    package func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
         var prepared = PreparedItem()
         if item.count > Self.maximumItemBytes {
-            prepared.findings.append(Finding(.j1, "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Finding(.j1,
+                "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
         } else if item.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") {
             prepareBody(item, into: &prepared)
         } else {
@@ -57,7 +73,7 @@ public struct ItemVerifier: Sendable {
     }
 
     /// Step 2: the signature (the ECDSA, or a whole SKAdNetwork verification); nothing else.
-    public func checkSignature(_ prepared: inout PreparedItem) {
+    package func checkSignature(_ prepared: inout PreparedItem) {
         switch prepared.form {
         case .skAdNetwork(let body, checked: false):
             verifySKAdNetwork(body, into: &prepared.result, findings: &prepared.findings)
@@ -72,7 +88,7 @@ public struct ItemVerifier: Sendable {
     /// Step 2 for many items at once: their ES256 signatures checked together (one inversion for all, from two on:
     /// ``ECPublicKey/areValidES256Signatures(_:)``), everything else as ``checkSignature(_:)`` does; the same
     /// answers.
-    public func checkSignatures(_ items: inout [PreparedItem]) {
+    package func checkSignatures(_ items: inout [PreparedItem]) {
         var pending: [(index: Int, check: ES256SignatureCheck)] = []
         for index in items.indices {
             if let check = items[index].pendingES256Check {
@@ -88,7 +104,7 @@ public struct ItemVerifier: Sendable {
     }
 
     /// Step 3: the payload (parsed only once its signature holds), the rules, and the ordered findings.
-    public func complete(_ prepared: PreparedItem) -> VerificationResult {
+    package func complete(_ prepared: PreparedItem) -> VerificationResult {
         var prepared = prepared
         if prepared.needsSignatureCheck {
             checkSignature(&prepared)
@@ -146,7 +162,8 @@ public struct ItemVerifier: Sendable {
             prepared.result.kind = .skadnetwork
             prepared.form = .skAdNetwork(body, checked: false)
         } else {
-            prepared.findings.append(Finding(.j1, "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+            prepared.findings.append(Finding(.j1,
+                "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
         }
     }
 
@@ -191,12 +208,9 @@ public struct ItemVerifier: Sendable {
         result.body = body
         guard let payload else { return }
         result.postback = payload
-        findings += PostbackRules.check(payload, keyID: result.keyID ?? "")
-        if let body {
-            findings += BodyRules.check(body, payload: payload)
-        }
-        findings += TierRules.check(payload, body: body)
-        result.tier = CrowdAnonymityTier.lowest(payload, body: body)
+        let facts = PostbackFacts(payload, body: body, keyID: result.keyID ?? "")
+        findings += PostbackRules.findings(facts)
+        result.tier = CrowdAnonymityTier.lowest(facts)
         result.deduplicationKey = payload.postbackIdentifier
     }
 

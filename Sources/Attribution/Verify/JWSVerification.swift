@@ -1,25 +1,25 @@
 /// The JWS checks in the spec's order, whatever the keys come from: envelope (J1), header (J1, J2), key (J3, J4),
 /// signature (J5). The payload is not parsed here: it is handed back only once its signature holds.
-public struct JWSVerification: Sendable {
+package struct JWSVerification: Sendable {
     /// The token taken apart, once its envelope was well formed.
-    public private(set) var token: CompactJWS?
+    package private(set) var token: CompactJWS?
     /// The header `kid`, once the header was read.
-    public private(set) var keyID: String?
+    package private(set) var keyID: String?
     /// The trusted key that `kid` named.
-    public private(set) var key: TrustedKey?
-    public private(set) var signature: SignatureStatus = .notChecked
+    package private(set) var key: TrustedKey?
+    package private(set) var signature: SignatureStatus = .notChecked
     /// The finding that stopped verification; nil when the signature verified (or is still to be checked).
-    public private(set) var failure: Finding?
+    package private(set) var failure: Finding?
     /// The SHA-256 of the signing input, once everything but the ECDSA itself has passed.
     private var pendingDigest: SHA256Digest?
     /// The digest of a signing input whose signature the ECDSA just verified, until ``remember(in:)`` stores it.
     private var newlyVerifiedDigest: SHA256Digest?
 
     /// True when everything before the ECDSA passed and ``checkSignature()`` is still to run.
-    public var needsSignatureCheck: Bool { pendingDigest != nil }
+    package var needsSignatureCheck: Bool { pendingDigest != nil }
 
     /// The decoded payload bytes, only when the signature verified.
-    public var verifiedPayload: [UInt8]? {
+    package var verifiedPayload: [UInt8]? {
         signature == .verified ? token?.payloadBytes : nil
     }
 
@@ -28,7 +28,7 @@ public struct JWSVerification: Sendable {
     /// The signed message is the token's own bytes up to the second dot; a signature that is canonical
     /// base64url but not 64 bytes is `bad-signature` (J5), not a format error.
     /// - Parameter cache: tokens already verified under the same key ring; a hit skips the ECDSA.
-    public static func verify(
+    package static func verify(
         _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
@@ -40,7 +40,7 @@ public struct JWSVerification: Sendable {
 
     /// Everything before the ECDSA: envelope, header, key, signature length, the signing input's digest, and the
     /// cache. A pipeline runs this and ``checkSignature()`` on different threads.
-    public static func prepare(
+    package static func prepare(
         _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
@@ -71,7 +71,8 @@ public struct JWSVerification: Sendable {
         outcome.key = trusted
         guard jws.signatureBytes.count == 64 else {
             outcome.signature = .failed
-            outcome.failure = Finding(.j5, "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
+            outcome.failure = Finding(.j5,
+                "an ES256 signature is 64 bytes (r then s); this one is \(jws.signatureBytes.count)")
             return outcome
         }
         // One SHA-256 of the signing input serves the cache lookup and the ECDSA.
@@ -86,20 +87,20 @@ public struct JWSVerification: Sendable {
 
     /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; nothing else, so a worker thread spends its time on
     /// the ECDSA alone (``remember(in:)`` records a success in the cache afterwards, on any thread).
-    public mutating func checkSignature() {
+    package mutating func checkSignature() {
         guard let digest = pendingDigest, let jws = token, let trusted = key else { return }
         settleSignatureCheck(valid: trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest))
     }
 
     /// The ECDSA still to do, for a caller that checks many at once (``ECPublicKey/areValidES256Signatures(_:)``)
     /// and hands each answer back through ``settleSignatureCheck(valid:)``; nil when there is none.
-    public var pendingCheck: ES256SignatureCheck? {
+    package var pendingCheck: ES256SignatureCheck? {
         guard let digest = pendingDigest, let jws = token, let trusted = key else { return nil }
         return ES256SignatureCheck(key: trusted.key, signature: jws.signatureBytes, digest: digest)
     }
 
     /// Records the answer to ``pendingCheck``, as ``checkSignature()`` does with its own.
-    public mutating func settleSignatureCheck(valid: Bool) {
+    package mutating func settleSignatureCheck(valid: Bool) {
         guard let digest = pendingDigest, let trusted = key else { return }
         pendingDigest = nil
         guard valid else {
@@ -112,7 +113,7 @@ public struct JWSVerification: Sendable {
     }
 
     /// Stores a signature that ``checkSignature()`` verified in `cache`, so an exact repeat skips the ECDSA.
-    public mutating func remember(in cache: VerifiedTokenCache?) {
+    package mutating func remember(in cache: VerifiedTokenCache?) {
         guard let digest = newlyVerifiedDigest, let jws = token, let trusted = key else { return }
         newlyVerifiedDigest = nil
         cache?.insert(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key)

@@ -2,7 +2,7 @@
 ///
 /// ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)`` is `complete(checkSignature(prepare(item)))`; a pipeline runs
 /// the three steps on different threads so the threads that do the ECDSA do nothing else.
-public struct PreparedItem: Sendable {
+package struct PreparedItem: Sendable {
     /// What the item turned out to be, and what is left to do for it.
     enum Form: Sendable {
         /// Decided already (malformed, too large, unknown form).
@@ -29,7 +29,7 @@ public struct PreparedItem: Sendable {
     }
 
     /// True when the signature step has work to do: an ECDSA, or a whole SKAdNetwork verification.
-    public var needsSignatureCheck: Bool {
+    package var needsSignatureCheck: Bool {
         switch form {
         case .skAdNetwork(_, let checked): !checked
         case .body, .bareJWS: jws?.needsSignatureCheck ?? false

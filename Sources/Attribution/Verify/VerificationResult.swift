@@ -3,45 +3,88 @@
 /// The verdict is derived from `errors`: valid exactly when there are none. Signed and unsigned data are kept
 /// apart (`fields` versus `unsigned`): only `fields` is vouched for by the signature.
 public struct VerificationResult: Sendable {
-    public var kind: ItemKind = .unknown
-    public var signature: SignatureStatus = .notChecked
+    public package(set) var kind: ItemKind = .unknown
+    public package(set) var signature: SignatureStatus = .notChecked
     /// The kid that named the key (SKAdNetwork: `skadnetwork-p256` or `skadnetwork-p192`).
-    public var keyID: String?
+    public package(set) var keyID: String?
     /// The trusted key's environment, once a key was found.
-    public var environment: KeyEnvironment?
+    public package(set) var environment: KeyEnvironment?
     /// Errors in catalogue order; the first decided the verdict.
-    public var errors: [Finding] = []
-    public var warnings: [Finding] = []
+    public package(set) var errors: [Finding] = []
+    public package(set) var warnings: [Finding] = []
     /// The signed payload as decoded, only once its signature verified.
-    public var fields: JSONObject?
+    public package(set) var fields: JSONObject?
     /// The body's unsigned members (`jws-string` left out); nil for a bare JWS.
-    public var unsigned: JSONObject?
+    public package(set) var unsigned: JSONObject?
     /// The lowest crowd-anonymity tier consistent with a postback's fields.
-    public var tier: Int?
+    public package(set) var tier: Int?
     /// The decoded postback payload, when it verified and passed P1-P2.
-    public var postback: PostbackPayload?
+    public package(set) var postback: PostbackPayload?
     /// The decoded unsigned body members, when the item is a postback body that got that far.
-    public var body: PostbackBody?
+    public package(set) var body: PostbackBody?
     /// The decoded impression payload, when it verified and passed I1.
-    public var impression: ImpressionPayload?
+    public package(set) var impression: ImpressionPayload?
     /// The SKAdNetwork postback's signed members as decoded, once its signature verified (for the 2.2 fallback,
     /// without `fidelity-type`, which then was not signed).
-    public var skAdNetwork: SKAdNetworkPostback?
+    public package(set) var skAdNetwork: SKAdNetworkPostback?
     /// The exact string an SKAdNetwork signature was checked over (values joined by U+2063, spec §9): the one
     /// that verified (for the 2.2 fallback, the 2.0/2.1 order), or the version's own order when none did.
     /// Nil when S1 (version) or S2 (signed members) stopped verification first.
-    public var signedString: String?
+    public package(set) var signedString: String?
     /// The key under which repeats of this item are duplicates; set only on verified postbacks
     /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`).
-    public var deduplicationKey: String?
+    public package(set) var deduplicationKey: String?
     /// Set by a ``Deduplicator`` when an earlier valid item had the same key.
-    public var duplicateOf: DuplicateReference?
+    public package(set) var duplicateOf: DuplicateReference?
 
-    public init() {}
+    package init() {}
 
     /// Valid exactly when there are no errors.
     public var verdict: Verdict { errors.isEmpty ? .valid : .invalid }
 
     /// The error that decided an invalid verdict.
     public var firstError: Finding? { errors.first }
+}
+
+/// Rule D1's finding, worded once for every deduplication (in memory, SQLite state, or a store of your own).
+extension VerificationResult {
+    /// Makes this valid result a `duplicate` of `first`: sets ``duplicateOf`` and adds the D1 error.
+    package mutating func markDuplicate(of first: DuplicateReference) {
+        duplicateOf = first
+        let what = skAdNetwork.map {
+            "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
+        } ?? "postback-identifier \(deduplicationKey ?? "")"
+        let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
+        errors.append(Finding(.d1, "\(what) was already seen valid at \(first.source):\(first.line)\(when)"))
+    }
+}
+
+/// The one-word outcome of verifying an item.
+public enum Verdict: String, Sendable, Hashable {
+    /// Signature verified and no rule rejected the item.
+    case valid
+    /// At least one error; the first error says why.
+    case invalid
+}
+
+/// How far signature checking got, as the contract's `signature` member reports it.
+public enum SignatureStatus: String, Sendable, Hashable {
+    /// The signature verified against a trusted key.
+    case verified
+    /// A trusted key was found and the signature did not verify (or was not a well-formed signature).
+    case failed
+    /// Checking was not reached: malformed input, unsupported algorithm, unknown or untrusted key.
+    case notChecked = "not-checked"
+}
+
+/// What an input item turned out to be, as the contract's `kind` member names it.
+public enum ItemKind: String, Sendable, Hashable {
+    /// An AdAttributionKit postback: a body with `jws-string`, or a bare postback JWS.
+    case postback
+    /// An ad network's impression JWS (payload has `impression-identifier`, no `postback-identifier`).
+    case impression
+    /// A legacy SKAdNetwork postback body (has `attribution-signature`).
+    case skadnetwork
+    /// Not recognisable as any of the above.
+    case unknown
 }

@@ -9,8 +9,9 @@ import Foundation
 /// received. Each entry also holds the key that
 /// verified it, so one cache shared by verifiers with different key rings can never vouch for a token under a
 /// key that did not verify it. Only successes are remembered (a failure costs nothing to store but could be
-/// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity` entries of about 150 bytes.
-public final class VerifiedTokenCache: Sendable {
+/// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity`
+/// entries of about 150 bytes.
+package final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest
         let signature: SignatureBytes
@@ -37,9 +38,9 @@ public final class VerifiedTokenCache: Sendable {
     /// 16 shards, or fewer for a tiny cache, so the shards' capacities add up to at most `capacity`.
     private static let maximumShardCount = 16
     /// The most tokens remembered at once.
-    public let capacity: Int
+    package let capacity: Int
 
-    public init(capacity: Int = 1 << 16) {
+    package init(capacity: Int = 1 << 16) {
         self.capacity = max(1, capacity)
         let shardCount = min(Self.maximumShardCount, self.capacity)
         self.shardCapacity = self.capacity / shardCount
@@ -47,7 +48,7 @@ public final class VerifiedTokenCache: Sendable {
     }
 
     /// How many tokens are remembered now.
-    public var count: Int {
+    package var count: Int {
         shards.reduce(0) { total, shard in
             shard.lock.lock()
             defer { shard.lock.unlock() }

@@ -37,7 +37,8 @@ struct TextRecord {
     private func shown(_ value: String) -> String {
         var escaped = TerminalText.escaped(value)
         if !value.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(value.unicodeScalars) {
-            escaped = escaped.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }
+            escaped = escaped.unicodeScalars
+                .map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }
                 .joined()
         }
         guard escaped.isEmpty || escaped.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else {

@@ -2,6 +2,7 @@ extension FastPostbackPath {
     /// A payload's fields once rules P1 and P2 hold (`PostbackPayload.decode` finds nothing); nil otherwise.
     struct SignedFields {
         let postbackIdentifier: Range<Int>
+        let adNetworkIdentifier: Range<Int>
         let conversionType: ConversionType
         let didWin: Bool
         let postbackSequenceIndex: UInt64
@@ -25,6 +26,7 @@ extension FastPostbackPath {
                                    or: members.integer(Slot.publisherItemIdentifier) != nil)
             else { return nil }
             postbackIdentifier = identifier
+            adNetworkIdentifier = network
             conversionType = conversion
             self.didWin = didWin
             postbackSequenceIndex = index

@@ -17,7 +17,7 @@
 /// the general path (the one case that costs a second ECDSA; forged items are rare, and an attacker gains at most
 /// that factor of two; on whichever thread the caller runs the general path: with the CLI's split steps, the
 /// writer). Deduplication (D1) is the caller's, with the returned identifier.
-public struct FastPostbackPath: Sendable {
+package struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
     /// alone (`,"kind":"postback",…,"environment":…,"errors":[],"warnings":[],"fields":`), written once here by
@@ -25,7 +25,7 @@ public struct FastPostbackPath: Sendable {
     /// postbacks take the general path.
     private let keys: [(keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8])]
 
-    public init(_ verifier: ItemVerifier) {
+    package init(_ verifier: ItemVerifier) {
         cache = verifier.cache
         keys = verifier.keyRing.trustedKeys
             .filter { $0.keyID != ApplePublishedKey.development1.keyID }
@@ -41,7 +41,7 @@ public struct FastPostbackPath: Sendable {
     /// Verifies `item` and appends its JSON Lines record (no line terminator) to `record` when the item is a valid
     /// postback with no finding; returns its `postback-identifier` for deduplication. Nil, with `record` untouched,
     /// whenever the general path must decide. The three steps below, in one call.
-    public func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
+    package func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
         -> String? {
         guard var prepared = prepare(item, source: source, line: line) else { return nil }
         checkSignature(&prepared)
@@ -54,21 +54,21 @@ public struct FastPostbackPath: Sendable {
 
     /// What ``prepare(_:source:line:)`` made of an item: the record it gets once its signature verifies, and what
     /// the ECDSA needs.
-    public struct Prepared: Sendable {
+    package struct Prepared: Sendable {
         fileprivate let key: Int
         fileprivate let digest: SHA256Digest
         fileprivate let signature: [UInt8]
         fileprivate let record: [UInt8]
         fileprivate let postbackIdentifier: String
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
-        public fileprivate(set) var signatureVerified: Bool?
+        package fileprivate(set) var signatureVerified: Bool?
     }
 
     /// Step 1: everything but the ECDSA, in one pass over the bytes: body, unsigned members, JWS envelope, header,
     /// key, digest and token cache, then payload and rules, and the record the item at `source`:`line` gets if
     /// its signature verifies. Nil when the general path must decide (so an item a rule sends there costs no
     /// ECDSA here).
-    public func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
+    package func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
         withBody(item) { members, unsigned, token in
             guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header) else { return nil }
             return withDecoded(parts.signature) { decoded -> Prepared? in
@@ -87,7 +87,7 @@ public struct FastPostbackPath: Sendable {
 
     /// Step 2: the ECDSA alone (a success is remembered in the token cache); with the key's table of multiples
     /// once it has one (``ECPublicKey/areValidES256Signatures(_:)``).
-    public func checkSignature(_ prepared: inout Prepared) {
+    package func checkSignature(_ prepared: inout Prepared) {
         guard prepared.signatureVerified == nil else { return }
         let check = ES256SignatureCheck(key: keys[prepared.key].trusted.key, signature: prepared.signature,
                                         digest: prepared.digest)
@@ -98,7 +98,7 @@ public struct FastPostbackPath: Sendable {
     /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, and the key's table
     /// of multiples once it has one). Successes are remembered in the token cache; a failure leaves the item to the
     /// general path as before.
-    public func checkSignatures(_ items: inout [Prepared]) {
+    package func checkSignatures(_ items: inout [Prepared]) {
         let pending = items.indices.filter { items[$0].signatureVerified == nil }
         let answers = ECPublicKey.areValidES256Signatures(pending.map { index in
             ES256SignatureCheck(key: keys[items[index].key].trusted.key, signature: items[index].signature,
@@ -120,7 +120,7 @@ public struct FastPostbackPath: Sendable {
 
     /// Step 3: the item's `postback-identifier` and JSON Lines record (no line terminator) once its signature
     /// verified; nil otherwise, and the general path decides.
-    public func record(of prepared: Prepared) -> (postbackIdentifier: String, record: [UInt8])? {
+    package func record(of prepared: Prepared) -> (postbackIdentifier: String, record: [UInt8])? {
         prepared.signatureVerified == true ? (prepared.postbackIdentifier, prepared.record) : nil
     }
 
@@ -167,9 +167,11 @@ public struct FastPostbackPath: Sendable {
                 }
                 let payload = Members(names: PayloadMember.names, bytes: UnsafeBufferPointer(decoded), slots: $0,
                                       order: order)
-                guard let signed = SignedFields(payload), let tier = Self.tierIfNoFinding(signed, unsigned) else {
-                    return nil
-                }
+                guard let signed = SignedFields(payload),
+                      let tier = Self.tierIfNoFinding(
+                        signed, unsigned, keyID: keys[key].trusted.keyID,
+                        network: String(decoding: payload.bytes(signed.adNetworkIdentifier), as: UTF8.self))
+                else { return nil }
                 JSONLinesRecord.appendSource(source, line: line, to: &record)
                 record.append(contentsOf: keys[key].recordStatus)
                 payload.appendCompactJSON(to: &record)
@@ -225,29 +227,21 @@ public struct FastPostbackPath: Sendable {
 
     // MARK: - Rules
 
-    /// The crowd-anonymity tier when no rule among P3-P5, U2-U5 and T1-T6 fires (P1, P2 and U1 held while the
-    /// fields were read); nil when one would, so the general path words it. The same conditions as
-    /// `PostbackRules`, `BodyRules`, `TierRules` and `CrowdAnonymityTier`, over fields known to be well formed.
-    private static func tierIfNoFinding(_ signed: SignedFields, _ unsigned: UnsignedFields) -> Int? {
-        let index = signed.postbackSequenceIndex
-        let digits = signed.sourceIdentifierDigits
-        let fine = unsigned.hasFineValue, coarse = unsigned.hasCoarseValue, country = unsigned.hasCountryCode
-        let publisherItem = signed.hasPublisherItem
-        let reEngagement = signed.conversionType == .reEngagement
-        let ruleFires = (reEngagement && !signed.didWin)                                   // P3
-            || (!signed.didWin && index != 0)                                              // P4
-            || (fine && coarse)                                                            // U2
-            || (reEngagement && unsigned.interaction != .click)                            // U3
-            || unsigned.interaction == nil                                                 // U4
-            || (!signed.didWin && (fine || coarse))                                        // U5
-            || (index >= 1 && (digits != 2 || fine || publisherItem || country))           // T1-T3
-            || ((publisherItem || country) && coarse)                                      // T4
-            || (index == 0 && digits >= 3 && coarse)                                       // T5
-            || (!signed.hasMarketplace && (digits != 2 || fine || coarse || publisherItem)) // T6
-        guard !ruleFires else { return nil }
-        if !signed.hasMarketplace { return 0 }
-        if index == 0 && (publisherItem || country) { return 3 }
-        if fine || digits >= 3 { return 2 }
-        return 1
+    /// The crowd-anonymity tier when no rule of ``PostbackRules`` fires (P1, P2 and U1 held while the fields were
+    /// read); nil when one would, so that the general path words it. The rules themselves are not restated here.
+    private static func tierIfNoFinding(
+        _ signed: SignedFields, _ unsigned: UnsignedFields, keyID: String, network: String
+    ) -> Int? {
+        let facts = PostbackFacts(
+            keyID: keyID, adNetworkIdentifier: network, conversionType: signed.conversionType,
+            didWin: signed.didWin, postbackSequenceIndex: Int(signed.postbackSequenceIndex),
+            sourceIdentifierDigits: signed.sourceIdentifierDigits, hasMarketplace: signed.hasMarketplace,
+            hasPublisherItem: signed.hasPublisherItem,
+            body: PostbackFacts.Body(
+                hasFineValue: unsigned.hasFineValue, hasCoarseValue: unsigned.hasCoarseValue,
+                hasCountryCode: unsigned.hasCountryCode,
+                interaction: PostbackFacts.Interaction(unsigned.interaction)))
+        guard !PostbackRules.anyFires(facts) else { return nil }
+        return CrowdAnonymityTier.lowest(facts)
     }
 }

@@ -1,0 +1,76 @@
+/// What the postback, body and tier rules (P3-P5, U2-U5, T1-T6) and the tier read of one postback: a small value
+/// that every decoding path fills, the general path from the decoded payload and body, the fast path from the
+/// bytes it scanned. Each rule is then written once, over these facts (``PostbackRules``).
+///
+/// The facts assume the field rules passed (P1, P2 and U1: every present field has its type and range).
+struct PostbackFacts: Sendable {
+    var keyID: String
+    var adNetworkIdentifier: String
+    var conversionType: ConversionType
+    var didWin: Bool
+    var postbackSequenceIndex: Int
+    /// 2, 3 or 4.
+    var sourceIdentifierDigits: Int
+    var hasMarketplace: Bool
+    var hasPublisherItem: Bool
+    /// The unsigned members, for a body; nil for a bare postback JWS (the U rules apply only to a body).
+    var body: Body?
+
+    /// The presence of the body members the rules read.
+    struct Body: Sendable {
+        var hasFineValue: Bool
+        var hasCoarseValue: Bool
+        var hasCountryCode: Bool
+        var interaction: Interaction
+    }
+
+    /// `ad-interaction-type` as the rules need it.
+    enum Interaction: Sendable {
+        case absent
+        case click
+        /// Any other value, as a message shows it (a JSON string quoted, or a type name).
+        case other(String)
+    }
+
+    var hasFineValue: Bool { body?.hasFineValue ?? false }
+    var hasCoarseValue: Bool { body?.hasCoarseValue ?? false }
+    var hasCountryCode: Bool { body?.hasCountryCode ?? false }
+}
+
+extension PostbackFacts {
+    /// The facts of a decoded payload and body (general path).
+    init(_ payload: PostbackPayload, body: PostbackBody?, keyID: String) {
+        self.init(
+            keyID: keyID, adNetworkIdentifier: payload.adNetworkIdentifier, conversionType: payload.conversionType,
+            didWin: payload.didWin, postbackSequenceIndex: payload.postbackSequenceIndex,
+            sourceIdentifierDigits: SourceIdentifier.digitCount(payload.sourceIdentifier),
+            hasMarketplace: payload.marketplaceIdentifier != nil,
+            hasPublisherItem: payload.publisherItemIdentifier != nil,
+            body: body.map { body in
+                let members = body.members
+                let interaction: Interaction
+                switch members["ad-interaction-type"] {
+                case nil: interaction = .absent
+                case .string(let text) where text.isExactlyEqual(to: AdInteractionType.click.rawValue):
+                    interaction = .click
+                case .string(let text): interaction = .other(JSONValue.quoted(text))
+                case let value?: interaction = .other(value.typeName)
+                }
+                return Body(
+                    hasFineValue: members.contains("conversion-value"),
+                    hasCoarseValue: members.contains("coarse-conversion-value"),
+                    hasCountryCode: members.contains("country-code"), interaction: interaction)
+            })
+    }
+}
+
+extension PostbackFacts.Interaction {
+    /// A value known to be well formed, or none.
+    init(_ interaction: AdInteractionType?) {
+        switch interaction {
+        case nil: self = .absent
+        case .click?: self = .click
+        case let other?: self = .other(JSONValue.quoted(other.rawValue))
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import CAttributionSQLite
+
+/// One prepared SQLite statement, reused across calls (bind, step, reset) and finalised when released.
+final class SQLiteStatement {
+    private let handle: OpaquePointer
+    /// Kept so the connection outlives its statements.
+    private let connection: SQLiteConnection
+
+    init(handle: OpaquePointer, connection: SQLiteConnection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Binds `bytes` as TEXT, byte for byte: SQLite neither normalises nor re-encodes them, and compares TEXT
+    /// under the `BINARY` collation with `memcmp`.
+    func bind(_ index: Int32, text bytes: [UInt8]) throws(SQLiteFailure) {
+        let status: Int32
+        if bytes.isEmpty {
+            // An empty array has no base address, and a null pointer would bind NULL: bind "" instead.
+            status = sqlite3_bind_text(handle, index, "", 0, attribution_sqlite_transient())
+        } else {
+            status = bytes.withUnsafeBytes { raw in
+                sqlite3_bind_text(handle, index, raw.baseAddress?.assumingMemoryBound(to: CChar.self),
+                                  Int32(raw.count), attribution_sqlite_transient())
+            }
+        }
+        guard status == SQLITE_OK else { throw connection.failure(status) }
+    }
+
+    func bind(_ index: Int32, text: String) throws(SQLiteFailure) {
+        try bind(index, text: Array(text.utf8))
+    }
+
+    func bind(_ index: Int32, _ value: Int64) throws(SQLiteFailure) {
+        let status = sqlite3_bind_int64(handle, index, value)
+        guard status == SQLITE_OK else { throw connection.failure(status) }
+    }
+
+    /// Advances: true with a row to read, false when done.
+    func step() throws(SQLiteFailure) -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.failure(status)
+        }
+    }
+
+    /// Makes the statement ready to bind and run again.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Runs a statement that returns no rows, then resets it.
+    func run() throws(SQLiteFailure) {
+        defer { reset() }
+        _ = try step()
+    }
+
+    func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    /// The column's type is INTEGER (not NULL, REAL, TEXT or BLOB).
+    func isInteger(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_INTEGER
+    }
+
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}

@@ -1,0 +1,34 @@
+/// One item of input: a line of a line-oriented source, or a whole `.json` file, with where it came from.
+///
+/// Records are keyed by `source` and `line` (CLI contract, "Output"), so both travel with the bytes.
+package struct InputItem: Sendable {
+    /// The path as given on the command line or derived from a directory, or `-` for standard input.
+    package let source: String
+    /// The 1-based line where the item stands; `1` for a whole `.json` file.
+    package let line: Int
+    /// The item's bytes, or only their count when the item is over the size cap.
+    package let content: Content
+
+    /// Creates an item from its source, line and content.
+    package init(source: String, line: Int, content: Content) {
+        self.source = source
+        self.line = line
+        self.content = content
+    }
+}
+
+extension InputItem: Hashable {}
+
+extension InputItem {
+    /// What an item holds: its bytes, or, past the size cap, only how many there were.
+    ///
+    /// Bytes stay bytes: NUL and invalid UTF-8 reach the decoders untouched, which reject them with a reason.
+    package enum Content: Sendable, Hashable {
+        /// The item's bytes with the line terminator (`\n` or `\r\n`) removed.
+        ///
+        /// The items of a batch slice one shared array, so indices start at `startIndex`, not at 0.
+        case bytes(ArraySlice<UInt8>)
+        /// An item over the cap, read past without being held in memory (CLI contract, "Guarantees").
+        case oversized(byteCount: Int)
+    }
+}

@@ -1,0 +1,374 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@testable import Attribution
+
+/// `--state` (contract 1.1, "Memory across runs") through the built binary: deduplication that reaches across
+/// runs and processes, and the state file's refusals. Postbacks are signed here with the test-only fixture key.
+@Suite("postback-verify --state", .serialized)
+struct StateCommandLineTests {
+    let signer: TestPostbackSigner
+    let directory: URL
+
+    init() throws {
+        signer = try TestPostbackSigner()
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("postback-verify-state-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Writes `lines` as a JSON Lines input file named `name` in this test's directory.
+    func input(_ name: String, _ lines: [String]) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
+        return url.path
+    }
+
+    var statePath: String { directory.appendingPathComponent("state.sqlite").path }
+
+    func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
+        try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
+    }
+
+    /// Starts the binary with standard output into `output` (a file, so no run ever waits on a reader).
+    func start(_ arguments: [String], output: URL) throws -> Process {
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = try CommandLineTests.binary()
+        process.arguments = TestPostbackSigner.keyArguments + arguments
+        process.currentDirectoryURL = TestPaths.packageRoot
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    static func records(_ data: Data) -> [[String: Any]] {
+        String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    static func firstCode(_ record: [String: Any]) -> String? {
+        ((record["errors"] as? [[String: Any]])?.first?["code"]) as? String
+    }
+
+    // MARK: Across runs
+
+    @Test("A postback valid in one run is a duplicate in the next, naming the first run's record and start")
+    func remembersAcrossRuns() throws {
+        let bodies = try signer.bodies(count: 3, seed: 1)
+        let first = try input("first.jsonl", [bodies[0], bodies[1]])
+        let second = try input("second.jsonl", [bodies[2], bodies[1]])
+        let before = Date()
+        let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, first])
+        let after = Date()
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(one.records.map { $0["verdict"] as? String } == ["valid", "valid"])
+        #expect(FileManager.default.fileExists(atPath: statePath))
+
+        let two = try run(["--format", "jsonl", "--quiet", "--state", statePath, second])
+        #expect(two.status == 1)
+        let records = two.records
+        try #require(records.count == 2, "\(two.stdout)\n\(two.stderr)")
+        #expect(records[0]["verdict"] as? String == "valid")
+        #expect(records[0]["duplicate-of"] == nil)
+        #expect(Self.firstCode(records[1]) == "duplicate")
+        #expect(records[1]["duplicate-of"] as? Int == 2)
+        #expect(records[1]["duplicate-of-source"] as? String == first)
+        let runText = try #require(records[1]["duplicate-of-run"] as? String)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let runStart = try #require(formatter.date(from: runText), "not RFC 3339: \(runText)")
+        #expect(runStart >= before.addingTimeInterval(-0.001) && runStart <= after, "\(runText)")
+
+        // The text form says so too, with where and when.
+        let text = try run(["--quiet", "--color", "never", "--state", statePath, second])
+        let lines = text.stdout.split(separator: "\n")
+        try #require(lines.count == 2)
+        #expect(lines[1].contains("DUPLICATE") && lines[1].contains("duplicate (D1)"))
+        #expect(lines[1].contains("\(first):2") && lines[1].contains(runText))
+    }
+
+    @Test("--retention 0 forgets every postback an earlier run saw")
+    func retentionForgets() throws {
+        let body = try signer.body(postbackIdentifier: "9D1C0A52-7A3B-4E8D-B3B1-0C2D7E4F5A61")
+        let file = try input("one.jsonl", [body])
+        let one = try run(["--quiet", "--state", statePath, file])
+        #expect(one.status == 0)
+        Thread.sleep(forTimeInterval: 0.01)  // the next run must start at a later millisecond
+        let kept = try run(["--quiet", "--state", statePath, "--retention", "1", file])
+        #expect(kept.status == 1, "within one day: a duplicate")
+        let forgotten = try run(["--format", "jsonl", "--quiet", "--state", statePath, "--retention", "0", file])
+        #expect(forgotten.status == 0, "\(forgotten.stdout)")
+        #expect(forgotten.records.first?["verdict"] as? String == "valid")
+    }
+
+    @Test("Without --state a duplicate names its line and source but no run: records depend on the input alone")
+    func withoutStateNoRunTime() throws {
+        let body = try signer.body(postbackIdentifier: "7E0C4B1A-2D3F-4A5B-9C8D-1E2F3A4B5C6D")
+        let file = try input("twice.jsonl", [body, body])
+        let one = try run(["--format", "jsonl", "--quiet", file])
+        let two = try run(["--format", "jsonl", "--quiet", file])
+        try #require(one.records.count == 2)
+        #expect(one.records[1]["duplicate-of"] as? Int == 1)
+        #expect(one.records[1]["duplicate-of-source"] as? String == file)
+        #expect(one.records[1]["duplicate-of-run"] == nil)
+        #expect(one.stdout == two.stdout)
+    }
+
+    // MARK: Code points, not canonical equivalence
+
+    @Test("Regression: postback-identifiers A+U+030A and U+00C5 are two postbacks, in memory and in the state",
+          arguments: [false, true])
+    func canonicallyEquivalentIdentifiersAreDistinct(withState: Bool) throws {
+        let decomposed = try signer.body(postbackIdentifier: "A\u{030A}")
+        let precomposed = try signer.body(postbackIdentifier: "\u{00C5}")
+        let file = try input("equivalent.jsonl", [decomposed, precomposed])
+        let state = withState ? ["--state", statePath] : []
+        let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.records.map { $0["verdict"] as? String } == ["valid", "valid"])
+        #expect(run.records.allSatisfy { $0["duplicate-of"] == nil })
+        if withState {
+            // Each is remembered under its own bytes: a second run finds each a duplicate of itself.
+            let again = try self.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+            #expect(again.records.map { $0["duplicate-of"] as? Int } == [1, 2])
+        }
+    }
+
+    @Test("Regression: SKAdNetwork transaction-ids A+U+030A and U+00C5 are two postbacks, in memory and in the state",
+          arguments: [false, true])
+    func canonicallyEquivalentTransactionsAreDistinct(withState: Bool) throws {
+        let decomposed = try signer.skAdNetworkBody(transactionID: "A\u{030A}-transaction")
+        let precomposed = try signer.skAdNetworkBody(transactionID: "\u{00C5}-transaction")
+        let file = try input("skadnetwork.jsonl", [decomposed, precomposed, precomposed])
+        let state = withState ? ["--state", statePath] : []
+        let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
+        #expect(run.records.map { $0["kind"] as? String } == ["skadnetwork", "skadnetwork", "skadnetwork"])
+        #expect(run.records.map { $0["verdict"] as? String } == ["valid", "valid", "invalid"], "\(run.stdout)")
+        #expect(run.records.map { $0["duplicate-of"] as? Int } == [nil, nil, 2])
+    }
+
+    // MARK: The guarantees
+
+    @Test("A run killed with SIGKILL, then the same input again: nothing lost, no duplicate of an unseen record")
+    func killedRunLosesNothing() throws {
+        let count = 2000
+        let file = try input("retries.jsonl", try signer.bodies(count: count, seed: 2))
+        let process = Process()
+        process.executableURL = try CommandLineTests.binary()
+        process.arguments = TestPostbackSigner.keyArguments + ["--format", "jsonl", "--quiet", "--state", statePath,
+                                                               file]
+        process.currentDirectoryURL = TestPaths.packageRoot
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Read past the first batch, then kill: the writer is then blocked on the full pipe mid-batch, with
+        // that batch's keys inserted but not committed.
+        var received = Data()
+        while received.filter({ $0 == UInt8(ascii: "\n") }).count < 300 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            received.append(chunk)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the run finished before it was killed")
+        // Only whole lines reached the consumer; a torn last line is a record nobody received.
+        if let lastNewline = received.lastIndex(of: UInt8(ascii: "\n")) {
+            received = received[...lastNewline]
+        }
+        let firstRun = Self.records(received)
+        #expect(firstRun.count >= 300)
+        #expect(firstRun.allSatisfy { $0["verdict"] as? String == "valid" })
+        let receivedValid = Set(firstRun.compactMap { $0["line"] as? Int })
+
+        let again = try run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        let secondRun = again.records
+        try #require(secondRun.count == count, "\(again.stderr)")
+        var duplicates = 0
+        for record in secondRun {
+            let line = try #require(record["line"] as? Int)
+            if let first = record["duplicate-of"] as? Int {
+                duplicates += 1
+                #expect(receivedValid.contains(first), "line \(line) marked a duplicate of unreceived line \(first)")
+                #expect(first == line, "each postback appears once in the input")
+                #expect(record["duplicate-of-source"] as? String == file)
+            } else {
+                #expect(record["verdict"] as? String == "valid", "line \(line)")
+            }
+        }
+        #expect(duplicates >= 256, "the first run's first batch was delivered, so it was committed")
+        #expect(duplicates <= receivedValid.count)
+    }
+
+    @Test("Three runs at once on one new state file, overlapping inputs: every postback valid exactly once")
+    func concurrentRunsCountOnce() throws {
+        let bodies = try signer.bodies(count: 1200, seed: 3)
+        let inputs: [[Int]] = [
+            Array(0..<800),
+            Array((400..<1200).reversed()),
+            Array(stride(from: 0, to: 1200, by: 2)) + Array(stride(from: 1, to: 1200, by: 2)),
+        ]
+        var files: [String] = []
+        for (number, order) in inputs.enumerated() {
+            files.append(try input("run\(number).jsonl", order.map { bodies[$0] }))
+        }
+        let outputs = (0..<inputs.count).map { directory.appendingPathComponent("out\($0).jsonl") }
+        let processes = try (0..<inputs.count).map { number in
+            try start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", statePath, files[number]],
+                      output: outputs[number])
+        }
+        for process in processes { process.waitUntilExit() }
+        var validCount = [Int](repeating: 0, count: bodies.count)
+        var validAt: [String: Int] = [:]  // "source:line" of each valid record -> postback
+        var all: [(record: [String: Any], postback: Int)] = []
+        for number in inputs.indices {
+            #expect(processes[number].terminationStatus <= 1, "run \(number)")
+            let records = Self.records(try Data(contentsOf: outputs[number]))
+            try #require(records.count == inputs[number].count, "run \(number)")
+            for record in records {
+                let postback = inputs[number][(record["line"] as? Int ?? 0) - 1]
+                all.append((record, postback))
+                if record["verdict"] as? String == "valid" {
+                    validCount[postback] += 1
+                    validAt["\(files[number]):\(record["line"] as? Int ?? 0)"] = postback
+                }
+            }
+        }
+        #expect(validCount.allSatisfy { $0 == 1 }, "valid counts other than 1: \(validCount.filter { $0 != 1 })")
+        for (record, postback) in all where record["verdict"] as? String != "valid" {
+            #expect(Self.firstCode(record) == "duplicate")
+            let first = "\(record["duplicate-of-source"] as? String ?? ""):\(record["duplicate-of"] as? Int ?? 0)"
+            #expect(validAt[first] == postback, "a duplicate must name the valid record of the same postback")
+        }
+    }
+
+    // MARK: Refusals
+
+    /// A state file that is not ours, damaged, or too new, made the way it would be met.
+    struct BadState: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let make: @Sendable (String) throws -> Void
+    }
+
+    static let badStates: [BadState] = [
+        BadState(testDescription: "random bytes") { path in
+            var random = SplitMix64(seed: 12)
+            try Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &random) })
+                .write(to: URL(fileURLWithPath: path))
+        },
+        BadState(testDescription: "a text file") { path in
+            try Data("{\"jws-string\":\"not a database\"}\n".utf8).write(to: URL(fileURLWithPath: path))
+        },
+        BadState(testDescription: "another application's SQLite database") { path in
+            let other = try SQLiteConnection(path: path, readOnly: false)
+            try other.execute("CREATE TABLE postbacks (key TEXT PRIMARY KEY); INSERT INTO postbacks VALUES ('x')")
+        },
+        BadState(testDescription: "a SQLite database with no table") { path in
+            try SQLiteConnection(path: path, readOnly: false).execute("PRAGMA user_version = 7")
+        },
+        BadState(testDescription: "our schema at a newer version") { path in
+            try makeState(path, rows: 10)
+            try SQLiteConnection(path: path, readOnly: false).execute("UPDATE postback_verify_schema SET version = 2")
+        },
+        BadState(testDescription: "our schema with a version that is not a number") { path in
+            try makeState(path, rows: 10)
+            try SQLiteConnection(path: path, readOnly: false)
+                .execute("UPDATE postback_verify_schema SET version = 'x'")
+        },
+        BadState(testDescription: "our version table without the postbacks table") { path in
+            try makeState(path, rows: 0)
+            try SQLiteConnection(path: path, readOnly: false).execute("DROP TABLE postbacks")
+        },
+        BadState(testDescription: "damaged: a page in the middle overwritten") { path in
+            try makeState(path, rows: 5000)
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: size / 2 / 4096 * 4096)
+            try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
+            try handle.close()
+        },
+        BadState(testDescription: "damaged: truncated") { path in
+            try makeState(path, rows: 5000)
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+            try handle.truncate(atOffset: try handle.seekToEnd() / 2 / 4096 * 4096)
+            try handle.close()
+        },
+    ]
+
+    /// A genuine state file with `rows` postbacks, written by the library, then checkpointed into the main file
+    /// (the write-ahead log a run leaves behind folded in and removed), as a state at rest looks.
+    static func makeState(_ path: String, rows: Int) throws {
+        do {
+            let state = try StateDatabase(path: path, retentionDays: 10)
+            let sightings = (0..<rows).map {
+                PostbackSighting(key: DeduplicationKey(UUID().uuidString), source: "made.jsonl", line: $0 + 1)
+            }
+            _ = try state.begin(sightings, at: Date())
+            try state.commit()
+        }
+        try SQLiteConnection(path: path, readOnly: false).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test("A state file that is not ours, damaged or newer: exit 2, named on stderr, left byte for byte",
+          arguments: badStates)
+    func badStateRefused(_ bad: BadState) throws {
+        try bad.make(statePath)
+        let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        let body = try signer.body(postbackIdentifier: "5B7D7C1E-1B0F-4F44-9C1B-5B8E0A0B6C2D")
+        let run = try run(["--format", "jsonl", "--state", statePath], stdin: body + "\n")
+        #expect(run.status == 2)
+        #expect(run.stdout.isEmpty, "no record before the state is accepted")
+        #expect(run.stderr.contains(statePath), "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("postback-verify: error: "), "\(run.stderr)")
+        let after = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        #expect(after == before, "the state file was changed")
+    }
+
+    @Test("A state in a missing or read-only directory: exit 2, named on stderr")
+    func unusableDirectory() throws {
+        let missing = directory.appendingPathComponent("no/such/dir/state.sqlite").path
+        var paths = [missing]
+        if geteuid() == 0 {
+            // Permissions do not stop root; /proc refuses new files to everyone.
+            paths.append("/proc/postback-verify-\(UUID().uuidString).sqlite")
+        } else {
+            let readOnly = directory.appendingPathComponent("read-only")
+            try FileManager.default.createDirectory(at: readOnly, withIntermediateDirectories: false)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: readOnly.path)
+            paths.append(readOnly.appendingPathComponent("state.sqlite").path)
+        }
+        let body = try signer.body(postbackIdentifier: "0F1E2D3C-4B5A-4978-8695-A4B3C2D1E0F9")
+        for path in paths {
+            let run = try run(["--state", path], stdin: body + "\n")
+            #expect(run.status == 2, "\(path)")
+            #expect(run.stderr.contains(path), "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test("Option mistakes around --state are usage errors", arguments: [
+        ["--retention", "3"],
+        ["--state", "x.sqlite", "--no-dedupe"],
+        ["--state", "x.sqlite", "--retention", "ten"],
+        ["--state", "x.sqlite", "--retention", "-1"],
+        ["--state", ""],
+        ["--state", "-"],
+    ])
+    func optionMistakes(_ arguments: [String]) throws {
+        let run = try CommandLineTests.run(arguments + ["-"], stdin: "")
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix("postback-verify: error: "), "\(run.stderr)")
+        for name in ["x.sqlite", "-"] {
+            #expect(!FileManager.default.fileExists(atPath: TestPaths.packageRoot.appendingPathComponent(name).path))
+        }
+    }
+}
