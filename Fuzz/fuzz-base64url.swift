@@ -36,7 +36,7 @@ private func decodeOrCheckError(_ decode: () throws(AttributionError) -> [UInt8]
     do {
         return try decode()
     } catch {
-        precondition(error.code == .malformedInput && error.rule == "J1", "unexpected error \(error)")
+        precondition(error.code == .malformedInput && error.rule == .j1, "unexpected error \(error)")
         return nil
     }
 }

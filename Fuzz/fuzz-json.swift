@@ -15,7 +15,7 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     do {
         value = try StrictJSONParser.parse(bytes)
     } catch {
-        precondition(error.code == .malformedInput && error.rule == "J1", "unexpected error \(error)")
+        precondition(error.code == .malformedInput && error.rule == .j1, "unexpected error \(error)")
         return 0
     }
     let text = value.jsonText

@@ -26,7 +26,9 @@ build=$work/build
 mkdir -p "$build" "$work/corpus/$target" "$work/artifacts"
 # lld, because gold warns about every outlined ASan check it cannot export.
 # -enable-testing: fuzz-item checks internal types (the fixed-key tables) through `@testable import`.
-flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -enable-testing -I Sources/CAttributionOpenSSL)
+# -package-name: the library's `package` symbols are visible to the targets, as to the package's own modules.
+flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -enable-testing -package-name postback_verify
+       -I Sources/CAttributionOpenSSL)
 
 # The library, rebuilt when any of its sources is newer than the archive.
 archive=$build/libAttribution.a
