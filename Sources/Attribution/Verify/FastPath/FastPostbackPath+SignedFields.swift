@@ -1,14 +1,10 @@
 extension FastPostbackPath {
-    /// A payload's fields once rules P1 and P2 hold (`PostbackPayload.decode` finds nothing); nil otherwise.
+    /// A payload's fields once rules P1 and P2 hold (`PostbackPayload.decode` finds nothing); nil otherwise: the
+    /// identifiers' places in the payload, and the facts the postback rules read (key and body left to the caller).
     struct SignedFields {
         let postbackIdentifier: Range<Int>
         let adNetworkIdentifier: Range<Int>
-        let conversionType: ConversionType
-        let didWin: Bool
-        let postbackSequenceIndex: UInt64
-        let sourceIdentifierDigits: Int
-        let hasMarketplace: Bool
-        let hasPublisherItem: Bool
+        let facts: PostbackFacts
 
         init?(_ members: Members) {
             typealias Slot = PayloadMember
@@ -29,13 +25,11 @@ extension FastPostbackPath {
             else { return nil }
             postbackIdentifier = identifier
             adNetworkIdentifier = network
-            conversionType = conversion
-            self.didWin = didWin
-            postbackSequenceIndex = index
-            sourceIdentifierDigits = source.count
-            hasMarketplace = members.slots[Slot.marketplaceIdentifier] != nil
-            hasPublisherItem = members.slots[Slot.publisherItemIdentifier] != nil
+            facts = PostbackFacts(
+                keyID: "", adNetworkIdentifier: "", conversionType: conversion, didWin: didWin,
+                postbackSequenceIndex: Int(index), sourceIdentifierDigits: source.count,
+                hasMarketplace: members.slots[Slot.marketplaceIdentifier] != nil,
+                hasPublisherItem: members.slots[Slot.publisherItemIdentifier] != nil, body: nil)
         }
-
     }
 }

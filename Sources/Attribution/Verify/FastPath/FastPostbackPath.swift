@@ -232,15 +232,12 @@ package struct FastPostbackPath: Sendable {
     private static func tierIfNoFinding(
         _ signed: SignedFields, _ unsigned: UnsignedFields, keyID: String, network: String
     ) -> Int? {
-        let facts = PostbackFacts(
-            keyID: keyID, adNetworkIdentifier: network, conversionType: signed.conversionType,
-            didWin: signed.didWin, postbackSequenceIndex: Int(signed.postbackSequenceIndex),
-            sourceIdentifierDigits: signed.sourceIdentifierDigits, hasMarketplace: signed.hasMarketplace,
-            hasPublisherItem: signed.hasPublisherItem,
-            body: PostbackFacts.Body(
-                hasFineValue: unsigned.hasFineValue, hasCoarseValue: unsigned.hasCoarseValue,
-                hasCountryCode: unsigned.hasCountryCode,
-                interaction: PostbackFacts.Interaction(unsigned.interaction)))
+        var facts = signed.facts
+        facts.keyID = keyID
+        facts.adNetworkIdentifier = network
+        facts.body = PostbackFacts.Body(
+            hasFineValue: unsigned.hasFineValue, hasCoarseValue: unsigned.hasCoarseValue,
+            hasCountryCode: unsigned.hasCountryCode, interaction: PostbackFacts.Interaction(unsigned.interaction))
         guard !PostbackRules.anyFires(facts) else { return nil }
         return CrowdAnonymityTier.lowest(facts)
     }
