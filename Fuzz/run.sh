@@ -5,9 +5,9 @@
 #
 # TARGET is fuzz-item, fuzz-json, fuzz-json-differential or fuzz-base64url (Fuzz/TARGET.swift). The library
 # (Sources/Attribution) is compiled once into Fuzz/work/build as module Attribution with -sanitize=fuzzer,address;
-# the target links it with libcrypto and SQLite (the state store). The corpus grows in Fuzz/work/corpus/TARGET (gitignored), seeded from
-# Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes, leaks and timeouts are
-# written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
+# the target links it with libcrypto and SQLite (the state store). The corpus grows in Fuzz/work/corpus/TARGET
+# (gitignored), seeded from Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes,
+# leaks and timeouts are written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
 #   Fuzz/run.sh fuzz-json 0 Fuzz/work/artifacts/fuzz-json-crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
