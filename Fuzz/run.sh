@@ -5,9 +5,9 @@
 #
 # TARGET is fuzz-item, fuzz-json, fuzz-json-differential or fuzz-base64url (Fuzz/TARGET.swift). The library
 # (Sources/Attribution) is compiled once into Fuzz/work/build as module Attribution with -sanitize=fuzzer,address;
-# the target links it with libcrypto. The corpus grows in Fuzz/work/corpus/TARGET (gitignored), seeded from
-# Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes, leaks and timeouts are
-# written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
+# the target links it with libcrypto and SQLite (the state store). The corpus grows in Fuzz/work/corpus/TARGET
+# (gitignored), seeded from Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes,
+# leaks and timeouts are written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
 #   Fuzz/run.sh fuzz-json 0 Fuzz/work/artifacts/fuzz-json-crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ mkdir -p "$build" "$work/corpus/$target" "$work/artifacts"
 # -enable-testing: fuzz-item checks internal types (the fixed-key tables) through `@testable import`.
 # -package-name: the library's `package` symbols are visible to the targets, as to the package's own modules.
 flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -enable-testing -package-name postback_verify
-       -I Sources/CAttributionOpenSSL)
+       -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite)
 
 # The library, rebuilt when any of its sources is newer than the archive.
 archive=$build/libAttribution.a
@@ -52,7 +52,7 @@ if [ ! -x "$binary" ] || [ -n "$(find "$source_file" "$archive" -newer "$binary"
         snapshot+=("$build/src/$target/$(basename "$file")")
     done
     swiftc "${flags[@]}" -I "$build" -module-name "${target//-/_}" "${snapshot[@]}" \
-        -L "$build" -lAttribution -lcrypto -o "$binary"
+        -L "$build" -lAttribution -lcrypto -lsqlite3 -o "$binary"
 fi
 
 seeds=$work/seeds/$target
