@@ -208,30 +208,35 @@ fi
 # directly follows an `openssl speed` run of the same width, and the ratio is taken per pair; the median of the
 # pairs is the figure least moved by drift.
 PAIR_ROWS=()
+# run_pairs JOBS LABEL CORPUS KEYARGS...: PAIRS times an `openssl speed` run of width JOBS immediately followed by one
+# CLI run with --jobs JOBS over CORPUS ($N lines; a non-zero exit is fine, the mixed day has invalid items), then a
+# row of PAIR_ROWS with the medians of both sides, the median per-pair ratio, and its range.
+run_pairs() {
+  local jobs="$1" label="$2" corpus="$3"; shift 3
+  local multi=() ratios=() osslrates=() clirates=() i ossl start end sorted ossl_median cli_median
+  [[ "$jobs" == 1 ]] || multi=(-multi "$jobs")
+  for ((i = 0; i < PAIRS; i++)); do
+    openssl speed "${multi[@]}" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
+      || die "openssl speed failed"
+    ossl="$(verify_per_s "$WORK/pair.txt")" || die "could not read verify/s"
+    start="$(date +%s.%N)"
+    "$BIN" --quiet --format jsonl "$@" --jobs "$jobs" "$corpus" >/dev/null || true
+    end="$(date +%s.%N)"
+    ratios+=("$(calc '%.4f' "$N/($end-$start)/$ossl")")
+    osslrates+=("$ossl")
+    clirates+=("$(calc '%.1f' "$N/($end-$start)")")
+    say "   pair $((i + 1)): openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio ${ratios[-1]}"
+  done
+  sorted="$(printf '%s\n' "${ratios[@]}" | sort -g)"
+  ossl_median="$(printf '%s\n' "${osslrates[@]}" | median)"
+  cli_median="$(printf '%s\n' "${clirates[@]}" | median)"
+  PAIR_ROWS+=("| $label | $PAIRS | $(calc '%.0f' "$ossl_median") | $(calc '%.0f' "$cli_median") | $(calc '%.3f' "$cli_median/$ossl_median") | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+}
+
 if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$PAIRS" -gt 0 ]]; then
   for jobs in 1 "$JOBS_ALL"; do
     say "== paired: openssl speed then postback-verify --jobs $jobs, $PAIRS pairs"
-    multi=()
-    [[ "$jobs" == 1 ]] || multi=(-multi "$jobs")
-    ratios=() osslrates=() clirates=()
-    for ((i = 0; i < PAIRS; i++)); do
-      openssl speed "${multi[@]}" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
-        || die "openssl speed failed"
-      ossl="$(verify_per_s "$WORK/pair.txt")" \
-        || die "could not read verify/s"
-      start="$(date +%s.%N)"
-      "$BIN" --quiet --format jsonl "${KEYARG[@]}" --jobs "$jobs" "$WORK/tp/corpus.jsonl" >/dev/null \
-        || die "the CLI failed"
-      end="$(date +%s.%N)"
-      ratios+=("$(calc '%.4f' "$N/($end-$start)/$ossl")")
-      osslrates+=("$ossl")
-      clirates+=("$(calc '%.1f' "$N/($end-$start)")")
-      say "   pair $((i + 1)): openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio ${ratios[-1]}"
-    done
-    sorted="$(printf '%s\n' "${ratios[@]}" | sort -g)"
-    ossl_median="$(printf '%s\n' "${osslrates[@]}" | median)"
-    cli_median="$(printf '%s\n' "${clirates[@]}" | median)"
-    PAIR_ROWS+=("| postback-verify --jobs $jobs | $PAIRS | $(calc '%.0f' "$ossl_median") | $(calc '%.0f' "$cli_median") | $(calc '%.3f' "$cli_median/$ossl_median") | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+    run_pairs "$jobs" "postback-verify --jobs $jobs" "$WORK/tp/corpus.jsonl" "${KEYARG[@]}"
     [[ "$jobs" != "$JOBS_ALL" ]] || break
   done
 fi
@@ -251,23 +256,7 @@ if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$SKIP_MIXED" != 1 && "
     | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')"
   rm -f "$WORK/mx/records.jsonl"
   say "== paired: openssl speed -multi $JOBS_ALL then postback-verify --jobs $JOBS_ALL on the mixed day, $PAIRS pairs"
-  ratios=() osslrates=() clirates=()
-  for ((i = 0; i < PAIRS; i++)); do
-    openssl speed -multi "$JOBS_ALL" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
-      || die "openssl speed failed"
-    ossl="$(verify_per_s "$WORK/pair.txt")" || die "could not read verify/s"
-    start="$(date +%s.%N)"
-    "$BIN" --quiet --format jsonl "${MXKEY[@]}" --jobs "$JOBS_ALL" "$WORK/mx/corpus.jsonl" >/dev/null || true
-    end="$(date +%s.%N)"
-    ratios+=("$(calc '%.4f' "$N/($end-$start)/$ossl")")
-    osslrates+=("$ossl")
-    clirates+=("$(calc '%.1f' "$N/($end-$start)")")
-    say "   pair $((i + 1)): openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio ${ratios[-1]}"
-  done
-  sorted="$(printf '%s\n' "${ratios[@]}" | sort -g)"
-  ossl_median="$(printf '%s\n' "${osslrates[@]}" | median)"
-  cli_median="$(printf '%s\n' "${clirates[@]}" | median)"
-  PAIR_ROWS+=("| mixed day ($mixed_counts), --jobs $JOBS_ALL | $PAIRS | $(calc '%.0f' "$ossl_median") | $(calc '%.0f' "$cli_median") | $(calc '%.3f' "$cli_median/$ossl_median") | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+  run_pairs "$JOBS_ALL" "mixed day ($mixed_counts), --jobs $JOBS_ALL" "$WORK/mx/corpus.jsonl" "${MXKEY[@]}"
   rm -rf "$WORK/mx"
 fi
 
