@@ -27,7 +27,7 @@ enum Command {
                     isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge),
                 cache: VerifiedTokenCache())
         } catch {
-            errors.write(line: "postback-verify: error: \(error.message)")
+            errors.write(line: "postback-verify: error: \(TerminalText.escaped(error.message))")
             errors.write(line: "Run 'postback-verify --help' for usage.")
             errors.flush()
             return 2
@@ -40,7 +40,7 @@ enum Command {
         do {
             deduplication = try RunDeduplication(options)
         } catch {
-            errors.write(line: "postback-verify: error: \(error.reason)")
+            errors.write(line: "postback-verify: error: \(TerminalText.escaped(error.reason))")
             errors.flush()
             return 2
         }
@@ -156,7 +156,7 @@ enum Command {
         }
         if let stateFailure = deduplication.failure {
             run.progress.clear()
-            run.messages.write(line: "postback-verify: error: \(stateFailure)")
+            run.messages.write(line: "postback-verify: error: \(TerminalText.escaped(stateFailure))")
             run.messages.flush()
             return 2
         }

@@ -80,6 +80,16 @@ struct FirstContactTests {
         Self.assertNothingRaw(run.stderr)
     }
 
+    @Test("Paths and arguments named in messages are escaped too", arguments: hostile)
+    func messagesCannotBeForged(_ text: String) throws {
+        let usage = try CommandLineTests.run(["--key", "k\(text)=/nonexistent/\(text).pem"])
+        #expect(usage.status == 2)
+        Self.assertNothingRaw(usage.stderr)
+        let unreadable = try CommandLineTests.run(["/nonexistent/\(text)"])
+        #expect(unreadable.status == 2 && unreadable.stderr.contains("cannot read"))
+        Self.assertNothingRaw(unreadable.stderr)
+    }
+
     @Test("Regression: with colour forced, the only escape sequences are the marks' own")
     func colouredTextCannotBeForged() throws {
         let run = try CommandLineTests.run(["--color", "always"], stdin: try Self.hostileItems.joined(separator: "\n"))
