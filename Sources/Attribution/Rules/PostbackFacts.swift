@@ -4,8 +4,10 @@
 ///
 /// The facts assume the field rules passed (P1, P2 and U1: every present field has its type and range).
 struct PostbackFacts: Sendable {
-    var keyID: String
-    var adNetworkIdentifier: String
+    /// Signed with `apple-development-identifier/1`, the developer-settings key (rule P5).
+    var isDevelopmentSettingsKey: Bool
+    /// `ad-network-identifier` is `development.adattributionkit` (rule P5).
+    var isDevelopmentNetwork: Bool
     var conversionType: ConversionType
     var didWin: Bool
     var postbackSequenceIndex: Int
@@ -28,8 +30,10 @@ struct PostbackFacts: Sendable {
     enum Interaction: Sendable {
         case absent
         case click
-        /// Any other value, as a message shows it (a JSON string quoted, or a type name).
-        case other(String)
+        /// Another string value, as received.
+        case otherString(String)
+        /// A value that is not a string: its JSON type's name.
+        case otherType(String)
     }
 
     var hasFineValue: Bool { body?.hasFineValue ?? false }
@@ -41,7 +45,10 @@ extension PostbackFacts {
     /// The facts of a decoded payload and body (general path).
     init(_ payload: PostbackPayload, body: PostbackBody?, keyID: String) {
         self.init(
-            keyID: keyID, adNetworkIdentifier: payload.adNetworkIdentifier, conversionType: payload.conversionType,
+            isDevelopmentSettingsKey: keyID.isExactlyEqual(to: ApplePublishedKey.development1.keyID),
+            isDevelopmentNetwork: payload.adNetworkIdentifier.isExactlyEqual(
+                to: PostbackRules.developmentNetworkIdentifier),
+            conversionType: payload.conversionType,
             didWin: payload.didWin, postbackSequenceIndex: payload.postbackSequenceIndex,
             sourceIdentifierDigits: SourceIdentifier.digitCount(payload.sourceIdentifier),
             hasMarketplace: payload.marketplaceIdentifier != nil,
@@ -53,8 +60,8 @@ extension PostbackFacts {
                 case nil: interaction = .absent
                 case .string(let text) where text.isExactlyEqual(to: AdInteractionType.click.rawValue):
                     interaction = .click
-                case .string(let text): interaction = .other(JSONValue.quoted(text))
-                case let value?: interaction = .other(value.typeName)
+                case .string(let text): interaction = .otherString(text)
+                case let value?: interaction = .otherType(value.typeName)
                 }
                 return Body(
                     hasFineValue: members.contains("conversion-value"),
@@ -70,7 +77,7 @@ extension PostbackFacts.Interaction {
         switch interaction {
         case nil: self = .absent
         case .click?: self = .click
-        case let other?: self = .other(JSONValue.quoted(other.rawValue))
+        case let other?: self = .otherString(other.rawValue)
         }
     }
 }

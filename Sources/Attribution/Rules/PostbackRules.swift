@@ -22,12 +22,9 @@ enum PostbackRules {
         Rule(id: .p4, fires: { !$0.didWin && $0.postbackSequenceIndex != 0 }) {
             "a nonwinning postback is sent once, at index 0; this one has index \($0.postbackSequenceIndex)"
         },
-        Rule(id: .p5, fires: {
-            $0.keyID.isExactlyEqual(to: ApplePublishedKey.development1.keyID)
-                && !$0.adNetworkIdentifier.isExactlyEqual(to: developmentNetworkIdentifier)
-        }) {
-            "kid \($0.keyID) signs developer-settings postbacks, whose ad-network-identifier is "
-                + "\(developmentNetworkIdentifier), not \(JSONValue.quoted($0.adNetworkIdentifier))"
+        Rule(id: .p5, fires: { $0.isDevelopmentSettingsKey && !$0.isDevelopmentNetwork }) { _ in
+            "kid \(ApplePublishedKey.development1.keyID) signs developer-settings postbacks, whose "
+                + "ad-network-identifier is \(developmentNetworkIdentifier) (the payload's is in fields)"
         },
         Rule(id: .u2, fires: { $0.hasFineValue && $0.hasCoarseValue }) { _ in
             "a body carries conversion-value or coarse-conversion-value, not both"
@@ -39,7 +36,8 @@ enum PostbackRules {
         }) {
             let found: String
             switch $0.body?.interaction {
-            case .other(let text)?: found = text
+            case .otherString(let text)?: found = JSONValue.quoted(text)
+            case .otherType(let name)?: found = name
             default: found = "none"
             }
             return "a re-engagement postback needs ad-interaction-type \"click\", found \(found)"

@@ -42,6 +42,7 @@ final class RunDeduplication {
     /// nil when the state failed (see ``failure``).
     func begin(_ batch: VerifiedBatch) -> [DuplicateReference?]? {
         var answers = [DuplicateReference?](repeating: nil, count: batch.items.count)
+        if case .off = memory { return answers }
         var sightings: [PostbackSighting] = []
         var positions: [Int] = []
         for (index, outcome) in batch.outcomes.enumerated() {

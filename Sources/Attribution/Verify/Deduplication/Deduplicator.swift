@@ -27,13 +27,6 @@ package struct Deduplicator: Sendable {
         }
     }
 
-    /// The first valid item with this key, when there was one; otherwise records the valid item at
-    /// `source`:`line` as the first and returns nil. For callers that know an item is valid without a
-    /// ``VerificationResult`` (``FastPostbackPath``); a non-nil answer means the item is a duplicate.
-    package mutating func firstSeen(_ key: String, source: String, line: Int) -> DuplicateReference? {
-        firstSeen(PostbackSighting(key: DeduplicationKey(key), source: source, line: line))
-    }
-
     /// The first valid occurrence of `sighting`'s key, or nil after recording `sighting` as the first, seen at
     /// `time` (default: the run's start).
     package mutating func firstSeen(_ sighting: PostbackSighting, at time: Date? = nil) -> DuplicateReference? {

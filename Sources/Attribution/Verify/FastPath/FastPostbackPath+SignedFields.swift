@@ -1,9 +1,8 @@
 extension FastPostbackPath {
     /// A payload's fields once rules P1 and P2 hold (`PostbackPayload.decode` finds nothing); nil otherwise: the
-    /// identifiers' places in the payload, and the facts the postback rules read (key and body left to the caller).
+    /// identifier's place in the payload, and the facts the postback rules read (key and body left to the caller).
     struct SignedFields {
         let postbackIdentifier: Range<Int>
-        let adNetworkIdentifier: Range<Int>
         let facts: PostbackFacts
 
         init?(_ members: Members) {
@@ -24,9 +23,11 @@ extension FastPostbackPath {
                                    or: members.integer(Slot.publisherItemIdentifier) != nil)
             else { return nil }
             postbackIdentifier = identifier
-            adNetworkIdentifier = network
             facts = PostbackFacts(
-                keyID: "", adNetworkIdentifier: "", conversionType: conversion, didWin: didWin,
+                isDevelopmentSettingsKey: false,
+                isDevelopmentNetwork: members.bytes(network)
+                    .elementsEqual(PostbackRules.developmentNetworkIdentifier.utf8),
+                conversionType: conversion, didWin: didWin,
                 postbackSequenceIndex: Int(index), sourceIdentifierDigits: source.count,
                 hasMarketplace: members.slots[Slot.marketplaceIdentifier] != nil,
                 hasPublisherItem: members.slots[Slot.publisherItemIdentifier] != nil, body: nil)

@@ -21,20 +21,21 @@ package struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
     /// alone (`,"kind":"postback",…,"environment":…,"errors":[],"warnings":[],"fields":`), written once here by
-    /// ``JSONLinesRecord``. Apple's `apple-development-identifier/1` is left out because rule P5 reads it, so its
-    /// postbacks take the general path.
-    private let keys: [(keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8])]
+    /// ``JSONLinesRecord``, and whether it is the developer-settings key rule P5 reads.
+    private let keys: [(
+        keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8], isDevelopmentSettingsKey: Bool
+    )]
 
     package init(_ verifier: ItemVerifier) {
         cache = verifier.cache
         keys = verifier.keyRing.trustedKeys
-            .filter { $0.keyID != ApplePublishedKey.development1.keyID }
             .map { trusted in
                 var status: [UInt8] = []
                 JSONLinesRecord.appendStatus(kind: .postback, verdict: .valid, signature: .verified,
                                              keyID: trusted.keyID, environment: trusted.environment, to: &status)
                 JSONLinesRecord.appendLiteral(#","errors":[],"warnings":[],"fields":"#, to: &status)
-                return (Array(trusted.keyID.utf8), trusted, status)
+                return (Array(trusted.keyID.utf8), trusted, status,
+                        trusted.keyID.isExactlyEqual(to: ApplePublishedKey.development1.keyID))
             }
     }
 
@@ -169,8 +170,7 @@ package struct FastPostbackPath: Sendable {
                                       order: order)
                 guard let signed = SignedFields(payload),
                       let tier = Self.tierIfNoFinding(
-                        signed, unsigned, keyID: keys[key].trusted.keyID,
-                        network: String(decoding: payload.bytes(signed.adNetworkIdentifier), as: UTF8.self))
+                        signed, unsigned, isDevelopmentSettingsKey: keys[key].isDevelopmentSettingsKey)
                 else { return nil }
                 JSONLinesRecord.appendSource(source, line: line, to: &record)
                 record.append(contentsOf: keys[key].recordStatus)
@@ -230,11 +230,10 @@ package struct FastPostbackPath: Sendable {
     /// The crowd-anonymity tier when no rule of ``PostbackRules`` fires (P1, P2 and U1 held while the fields were
     /// read); nil when one would, so that the general path words it. The rules themselves are not restated here.
     private static func tierIfNoFinding(
-        _ signed: SignedFields, _ unsigned: UnsignedFields, keyID: String, network: String
+        _ signed: SignedFields, _ unsigned: UnsignedFields, isDevelopmentSettingsKey: Bool
     ) -> Int? {
         var facts = signed.facts
-        facts.keyID = keyID
-        facts.adNetworkIdentifier = network
+        facts.isDevelopmentSettingsKey = isDevelopmentSettingsKey
         facts.body = PostbackFacts.Body(
             hasFineValue: unsigned.hasFineValue, hasCoarseValue: unsigned.hasCoarseValue,
             hasCountryCode: unsigned.hasCountryCode, interaction: PostbackFacts.Interaction(unsigned.interaction))
