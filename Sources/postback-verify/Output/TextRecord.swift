@@ -36,7 +36,8 @@ struct TextRecord {
     /// every non-ASCII scalar escaped, so two values that only look alike never look the same on screen.
     private func shown(_ value: String) -> String {
         var escaped = TerminalText.escaped(value)
-        if !value.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(value.unicodeScalars) {
+        if value.utf8.contains(where: { $0 >= 0x80 }),
+           !value.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(value.unicodeScalars) {
             escaped = escaped.unicodeScalars
                 .map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }
                 .joined()
