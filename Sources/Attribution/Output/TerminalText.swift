@@ -19,6 +19,11 @@ package enum TerminalText {
         }
     }
 
+    /// How an escaped scalar is shown: `\u{XXXX}`, its code point in hexadecimal.
+    package static func escape(_ scalar: Unicode.Scalar) -> String {
+        "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+    }
+
     /// `text` with every scalar that ``mustEscape(_:)`` as `\u{XXXX}` (hexadecimal code point), so the result is
     /// one line of plain characters whatever the input held.
     package static func escaped(_ text: String) -> String {
@@ -26,7 +31,7 @@ package enum TerminalText {
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if mustEscape(scalar) {
-                out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+                out.append(contentsOf: escape(scalar).unicodeScalars)
             } else {
                 out.append(scalar)
             }

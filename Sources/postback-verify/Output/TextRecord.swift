@@ -39,7 +39,7 @@ struct TextRecord {
         if value.utf8.contains(where: { $0 >= 0x80 }),
            !value.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(value.unicodeScalars) {
             escaped = escaped.unicodeScalars
-                .map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }
+                .map { $0.isASCII ? String($0) : TerminalText.escape($0) }
                 .joined()
         }
         guard escaped.isEmpty || escaped.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else {
