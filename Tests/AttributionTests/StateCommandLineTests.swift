@@ -337,6 +337,111 @@ struct StateCommandLineTests {
         #expect(after == before, "the state file was changed")
     }
 
+    /// Look-alikes of a state file, made by another program in SQLite's default (rollback journal) mode: each
+    /// differs from what postback-verify creates in one table, column, index, constraint or collation.
+    static let lookAlikes: [BadState] = {
+        let version2 = StateSchema.create
+        func made(_ statements: String) -> @Sendable (String) throws -> Void {
+            { path in
+                let connection = try SQLiteConnection(path: path, readOnly: false)
+                try connection.execute(statements)
+                try connection.execute("INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (1, 'k', 1, 's', 1)")
+            }
+        }
+        return [
+            BadState(testDescription: "Regression: our version table, a postbacks table without the unique key",
+                     make: made(StateSchema.createVersion1.replacingOccurrences(of: " COLLATE BINARY UNIQUE", with: ""))),
+            BadState(testDescription: "Regression: version 1 with a case-insensitive unique key (COLLATE NOCASE)",
+                     make: made(StateSchema.createVersion1.replacingOccurrences(of: "BINARY", with: "NOCASE"))),
+            BadState(testDescription: "version 2 with a case-insensitive unique key (COLLATE NOCASE)",
+                     make: made(version2.replacingOccurrences(of: "BINARY", with: "NOCASE"))),
+            BadState(testDescription: "version 2 with the key compared NOCASE but a bytewise unique index",
+                     make: made(version2.replacingOccurrences(
+                        of: "key TEXT NOT NULL COLLATE BINARY UNIQUE,", with: "key TEXT NOT NULL COLLATE NOCASE,")
+                        + "CREATE UNIQUE INDEX postbacks_key ON postbacks (key COLLATE BINARY);")),
+            BadState(testDescription: "version 2 plus a trigger",
+                     make: made(version2 + "CREATE TRIGGER forget AFTER INSERT ON postbacks BEGIN "
+                                + "DELETE FROM postbacks; END;")),
+            BadState(testDescription: "version 2 plus an index",
+                     make: made(version2 + "CREATE INDEX postbacks_seen ON postbacks (first_seen);")),
+            BadState(testDescription: "version 2 without the owners table",
+                     make: made(version2 + "DROP TABLE owners;")),
+            BadState(testDescription: "version 2 with a column of another type",
+                     make: made(version2.replacingOccurrences(of: "pid INTEGER NOT NULL", with: "pid TEXT NOT NULL"))),
+            BadState(testDescription: "version 2 without the claims index",
+                     make: made(version2 + "DROP INDEX postbacks_claims;")),
+            BadState(testDescription: "version 1 with one more column",
+                     make: made(StateSchema.createVersion1.replacingOccurrences(
+                        of: "line INTEGER NOT NULL", with: "line INTEGER NOT NULL, note TEXT"))),
+            BadState(testDescription: "version 2 as a WITHOUT ROWID table",
+                     make: made(version2.replacingOccurrences(
+                        of: "id INTEGER PRIMARY KEY,\n        key TEXT NOT NULL COLLATE BINARY UNIQUE,",
+                        with: "id INTEGER, key TEXT NOT NULL COLLATE BINARY PRIMARY KEY,")
+                        .replacingOccurrences(of: "    owner INTEGER\n);", with: "    owner INTEGER\n) WITHOUT ROWID;"))),
+        ]
+    }()
+
+    @Test("Regression: a look-alike state is refused with status 2 before any write: bytes kept, no journal or log",
+          arguments: lookAlikes)
+    func lookAlikeRefusedUntouched(_ lookAlike: BadState) throws {
+        try lookAlike.make(statePath)
+        let siblings = { try FileManager.default.contentsOfDirectory(atPath: self.directory.path).sorted() }
+        let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        let filesBefore = try siblings()
+        let body = try signer.body(postbackIdentifier: "3C1D5E7F-9A2B-4C6D-8E0F-1A3B5C7D9E2F")
+        let run = try run(["--format", "jsonl", "--state", statePath], stdin: body + "\n")
+        #expect(run.status == 2)
+        #expect(run.stdout.isEmpty, "no record before the state is accepted")
+        #expect(run.stderr.hasPrefix("postback-verify: error: ") && run.stderr.contains(statePath), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == before, "the state file was changed")
+        #expect(try siblings() == filesBefore, "a journal, log or shared-memory file was made beside it")
+    }
+
+    @Test("A version-1 state file from the previous release is migrated: its postbacks stay duplicates")
+    func versionOneMigrated() throws {
+        let body = try signer.body(postbackIdentifier: "6A2F0C1E-5B3D-4E7A-9C8B-0D1E2F3A4B5C")
+        let file = try input("one.jsonl", [body])
+        do {
+            let old = try SQLiteConnection(path: statePath, readOnly: false)
+            try old.execute(StateSchema.createVersion1 + """
+                INSERT INTO postbacks (key, first_seen, source, line)
+                    VALUES ('6A2F0C1E-5B3D-4E7A-9C8B-0D1E2F3A4B5C', 1795305600000, 'old.jsonl', 4);
+                """)
+        }
+        let run = try run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        #expect(run.status == 1)
+        #expect(run.records.first?["duplicate-of-source"] as? String == "old.jsonl")
+        #expect(run.records.first?["duplicate-of-run"] as? String == "2026-11-22T00:00:00.000Z")
+        let version = try SQLiteConnection(path: statePath, readOnly: true).prepare(
+            "SELECT version FROM postback_verify_schema")
+        #expect(try version.step() && version.int64(0) == StateSchema.version)
+    }
+
+    @Test("D2 through the binary: a later sighting with other unsigned members is a duplicate naming them")
+    func conflictNamed() throws {
+        let identifier = "0B1C2D3E-4F5A-4B6C-8D7E-9F0A1B2C3D4E"
+        let first = try signer.body(postbackIdentifier: identifier)
+        let record = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        var changed = record
+        changed["conversion-value"] = 63
+        changed["country-code"] = "FR"
+        let second = String(decoding: try JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys]),
+                            as: UTF8.self)
+        let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, try input("a.jsonl", [first])])
+        #expect(one.status == 0)
+        for (name, lines, expected) in [("same.jsonl", [first], nil), ("changed.jsonl", [second], ["conversion-value",
+                                                                                               "country-code"])] {
+            let run = try run(["--format", "jsonl", "--quiet", "--state", statePath, try input(name, lines)])
+            let duplicate = try #require(run.records.first)
+            #expect(Self.firstCode(duplicate) == "duplicate")
+            let differs = duplicate["duplicate-differs"] as? [String: Any]
+            #expect((differs?["unsigned"] as? [String]) == expected, "\(run.stdout)")
+            #expect(expected == nil || differs?["signed-payload"] as? Bool == false)
+            let warnings = (duplicate["warnings"] as? [[String: Any]] ?? []).map { $0["rule"] as? String }
+            #expect(warnings == (expected == nil ? [] : ["D2"]))
+        }
+    }
+
     @Test("A state in a missing or read-only directory: exit 2, named on stderr")
     func unusableDirectory() throws {
         let missing = directory.appendingPathComponent("no/such/dir/state.sqlite").path
