@@ -252,6 +252,92 @@ struct StateCommandLineTests {
         }
     }
 
+    @Test("""
+        Regression: three runs on one state, one piped into a consumer that stalls: the other two (and a run of \
+        malformed lines) finish without waiting for it, and every postback is valid exactly once
+        """)
+    func stalledConsumerHoldsUpNobody() throws {
+        let bodies = try signer.bodies(count: 1200, seed: 4)
+        let orders: [[Int]] = [Array(0..<1200), Array((0..<1200).reversed()), Array(300..<900)]
+        var files: [String] = []
+        for (number, order) in orders.enumerated() {
+            files.append(try input("stall\(number).jsonl", order.map { bodies[$0] }))
+        }
+        let malformed = try input("malformed.jsonl", (0..<600).map { "{\"jws-string\":\"not a token \($0)\"}" })
+        // Run 0 writes into a pipe nobody reads yet: it claims its first batch and blocks on the full pipe.
+        let stalled = Process()
+        stalled.executableURL = try CommandLineTests.binary()
+        stalled.arguments = TestPostbackSigner.keyArguments
+            + ["--format", "jsonl", "--quiet", "--state", statePath, files[0]]
+        stalled.currentDirectoryURL = TestPaths.packageRoot
+        let pipe = Pipe()
+        stalled.standardOutput = pipe
+        stalled.standardError = FileHandle.nullDevice
+        try stalled.run()
+        defer { if stalled.isRunning { kill(stalled.processIdentifier, SIGKILL) } }
+        // Wait until it holds claims (its owner row is in the state).
+        for _ in 0..<200 where (try? ownerCount()) ?? 0 == 0 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try ownerCount() == 1, "the stalled run claimed its first batch")
+
+        let outputs = (0..<3).map { directory.appendingPathComponent("stall-out\($0).jsonl") }
+        let others = try [1, 2].map { number in
+            try start(["--format", "jsonl", "--quiet", "--state", statePath, files[number]], output: outputs[number])
+        } + [try start(["--format", "jsonl", "--quiet", "--state", statePath, malformed], output: outputs[0])]
+        let deadline = Date().addingTimeInterval(30)
+        while others.contains(where: \.isRunning) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let stillRunning = others.filter(\.isRunning).count
+        #expect(stillRunning == 0, "a run waited for the stalled one")
+        #expect(stalled.isRunning, "the stalled run is still waiting for its reader")
+        #expect(others.map(\.terminationStatus) == [1, 1, 1])
+        let malformedRecords = Self.records(try Data(contentsOf: outputs[0]))
+        #expect(malformedRecords.count == 600)
+
+        // Now the consumer reads: the stalled run finishes.
+        let stalledOutput = pipe.fileHandleForReading.readDataToEndOfFile()
+        stalled.waitUntilExit()
+        #expect(stalled.terminationStatus == 1, "the others claimed its later batches first: duplicates")
+        var validCount = [Int](repeating: 0, count: bodies.count)
+        for (number, data) in [(0, stalledOutput), (1, try Data(contentsOf: outputs[1])),
+                               (2, try Data(contentsOf: outputs[2]))] {
+            let records = Self.records(data)
+            try #require(records.count == orders[number].count, "run \(number)")
+            for record in records where record["verdict"] as? String == "valid" {
+                validCount[orders[number][(record["line"] as? Int ?? 0) - 1]] += 1
+            }
+        }
+        #expect(validCount.allSatisfy { $0 == 1 }, "valid counts other than 1: \(validCount.filter { $0 != 1 })")
+    }
+
+    /// Owners registered in the state (runs holding or having held claims, not yet closed).
+    func ownerCount() throws -> Int64 {
+        let statement = try SQLiteConnection(path: statePath, readOnly: true).prepare("SELECT count(*) FROM owners")
+        return try statement.step() ? statement.int64(0) : 0
+    }
+
+    @Test("""
+        Regression: `--state ... | head -1` remembers only the records head took out of the pipe, not all 30; the \
+        next run reports the others valid
+        """)
+    func headRemembersWhatItRead() throws {
+        let file = try input("thirty.jsonl", try signer.bodies(count: 30, seed: 5))
+        let binary = try CommandLineTests.binary().path
+        let quoted = ([binary] + TestPostbackSigner.keyArguments + ["--format", "jsonl", "--quiet", "--state",
+                                                                    statePath, file])
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", quoted + " | head -n 1 > /dev/null"]
+        shell.currentDirectoryURL = TestPaths.packageRoot
+        try shell.run()
+        shell.waitUntilExit()
+        let again = try run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        try #require(again.records.count == 30)
+        let duplicates = again.records.compactMap { $0["duplicate-of"] as? Int }
+        #expect(duplicates.count < 30, "head took one buffer of records, not all of them")
+        #expect(duplicates == Array(Array(1...30).prefix(duplicates.count)),
+                "the remembered records are the first ones, those head read")
+    }
+
     // MARK: Refusals
 
     /// A state file that is not ours, damaged, or too new, made the way it would be met.
