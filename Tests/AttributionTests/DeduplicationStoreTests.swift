@@ -220,8 +220,9 @@ struct DeduplicationStoreTests {
         connection.setBusyTimeout(milliseconds: 5000)
         try connection.execute("""
             INSERT INTO owners (id, host, pid, lease_until) VALUES (77, '\(host)', \(pid), \(leaseUntil));
-            INSERT INTO postbacks (key, first_seen, source, line, owner)
-                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5, 77);
+            INSERT INTO postbacks (key, first_seen, source, line)
+                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5);
+            INSERT INTO claims (id, owner) SELECT id, 77 FROM postbacks WHERE key = '\(key)';
             """)
     }
 
