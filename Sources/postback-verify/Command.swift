@@ -108,7 +108,7 @@ enum Command {
                     if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil && deduplication.confirmRead(run.records)
+                    return run.records.failure == nil && deduplication.confirmRead(run.records, now: !moreReady)
                 }
             })
         return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }

@@ -189,6 +189,17 @@ struct DeduplicationStoreTests {
             source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content, isPending: false))])
     }
 
+    @Test("claim(_:at:confirming:) confirms one batch as it claims the next", arguments: Kind.allCases)
+    func claimConfirming(_ kind: Kind) throws {
+        let store = try Self.store(kind)
+        #expect(try store.claim([Self.sighting("B1", "run", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try store.claim([Self.sighting("B2", "run", 2), Self.sighting("B1", "run", 3)], at: Self.monday,
+                                confirming: [DeduplicationKey("B1")])
+                == [.firstSeen, .duplicate(of: DuplicateReference(source: "run", line: 1, firstSeen: Self.monday))])
+        let later = try store.claim([Self.sighting("B2", "other", 1)], at: Self.monday)
+        #expect(later.first?.duplicateOf?.isPending == true, "B2 is claimed, not confirmed")
+    }
+
     @Test("A released claim is forgotten: the next sighting is first seen", arguments: Kind.allCases)
     func releasedClaimIsFirstSeenAgain(_ kind: Kind) throws {
         let store = try Self.store(kind)

@@ -107,13 +107,16 @@ package final class StateDatabase {
     /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
     /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
     /// absent even before pruning reaches them. On a throw, nothing was claimed.
-    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey] = [])
+        throws(StateError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
+            let confirmed = confirming.compactMap { claimed[$0] }
+            try settleRows(confirmed, with: confirmClaims, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
                 try prune.bind(2, Self.pruneLimit)
@@ -138,6 +141,7 @@ package final class StateDatabase {
                 answers.append(answer)
             }
             try connection.execute("COMMIT")
+            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
             for (key, row) in rows { claimed[key] = row }
             return answers
         } catch {

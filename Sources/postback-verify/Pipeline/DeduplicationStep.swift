@@ -20,9 +20,12 @@ final class DeduplicationStep {
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
     private let started: Date
-    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at.
+    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
+    /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
+    /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
     private var pending: [(end: Int, key: DeduplicationKey)] = []
     private var pendingStart = 0
+    private var readEnd = 0
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
@@ -72,9 +75,11 @@ final class DeduplicationStep {
                 positions.append(index)
             }
         }
-        guard !sightings.isEmpty else { return answers }
+        let confirming = pending[pendingStart..<readEnd].map(\.key)
+        guard !sightings.isEmpty || !confirming.isEmpty else { return answers }
         do {
-            let claimed = try store.claim(sightings, at: started)
+            let claimed = try store.claim(sightings, at: started, confirming: confirming)
+            settled(through: readEnd)
             for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
                 switch answer {
                 case .firstSeen:
@@ -85,9 +90,8 @@ final class DeduplicationStep {
                                                    content: sighting.content)
                 }
             }
-            if !remembersAcrossRuns {
-                try store.confirm(type(of: store).claimedKeys(sightings, claimed))
-            }
+            // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
+            // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return nil
@@ -100,27 +104,33 @@ final class DeduplicationStep {
         pending.append((end, key))
     }
 
-    /// Confirms the claims whose records the reader has taken: all those written, for a file; for a pipe, those
-    /// no longer in its buffer. Called after each batch's flush, and while a flush waits for a slow reader. False
-    /// when the state failed (see ``failure``).
+    /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
+    /// longer in its buffer. With `now` (no batch is waiting, or a flush waits for a slow reader, or the run ends)
+    /// it confirms them at once; otherwise the next claim confirms them in its own transaction. False when the
+    /// state failed (see ``failure``).
     @discardableResult
-    func confirmRead(_ records: StandardStream) -> Bool {
+    func confirmRead(_ records: StandardStream, now: Bool = true) -> Bool {
         guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
         let read = records.bytesRead().count
-        var end = pendingStart
-        while end < pending.count, pending[end].end <= read { end += 1 }
-        guard end > pendingStart else { return true }
+        while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
+        guard now, readEnd > pendingStart else { return true }
         do {
-            try store.confirm(pending[pendingStart..<end].map(\.key))
-            pendingStart = end
-            if pendingStart > 4096 && pendingStart * 2 > pending.count {
-                pending.removeFirst(pendingStart)
-                pendingStart = 0
-            }
+            try store.confirm(pending[pendingStart..<readEnd].map(\.key))
+            settled(through: readEnd)
             return true
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return false
+        }
+    }
+
+    /// The claims before `end` were confirmed.
+    private func settled(through end: Int) {
+        pendingStart = end
+        if pendingStart > 4096 && pendingStart * 2 > pending.count {
+            pending.removeFirst(pendingStart)
+            readEnd -= pendingStart
+            pendingStart = 0
         }
     }
 
@@ -141,6 +151,7 @@ final class DeduplicationStep {
             try? store.release(pending[pendingStart...].map(\.key))
             pending.removeAll()
             pendingStart = 0
+            readEnd = 0
         }
     }
 }
