@@ -218,11 +218,8 @@ package final class StateDatabase {
             try connection.execute("BEGIN IMMEDIATE")
             if releasing { try settleRows(rows, with: releasePostbacks, owner: ownerID) }
             try settleRows(rows, with: confirmClaims, owner: ownerID)
-            try renewLease.bind(1, ownerID)
-            try renewLease.bind(2, now + leaseMilliseconds)
-            try renewLease.run()
+            _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            leaseRenewed = now
             for key in keys { claimed[key] = nil }
         } catch {
             rollback()
@@ -249,6 +246,8 @@ package final class StateDatabase {
 
     /// This owner's id, registering it (or renewing its lease) inside the caller's transaction.
     private func registeredOwner(now: Int64) throws(SQLiteFailure) -> Int64 {
+        // Renewed less than a third of a lease ago: the row is there (only owners whose lease ran out are pruned).
+        if let ownerID, now - leaseRenewed < leaseMilliseconds / 3 { return ownerID }
         if let ownerID {
             try renewLease.bind(1, ownerID)
             try renewLease.bind(2, now + leaseMilliseconds)
