@@ -433,12 +433,14 @@ struct StateCommandLineTests {
             return { path in
                 let connection = try SQLiteConnection(path: path, readOnly: false)
                 try connection.execute(statements)
-                try connection.execute("INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (1, 'k', 1, 's', 1)")
+                try connection.execute(
+                    "INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (1, 'k', 1, 's', 1)")
             }
         }
         return [
             BadState(testDescription: "Regression: our version table, a postbacks table without the unique key",
-                     make: made(StateSchema.createVersion1.replacingOccurrences(of: " COLLATE BINARY UNIQUE", with: ""))),
+                     make: made(StateSchema.createVersion1.replacingOccurrences(
+                        of: " COLLATE BINARY UNIQUE", with: ""))),
             BadState(testDescription: "Regression: version 1 with a case-insensitive unique key (COLLATE NOCASE)",
                      make: made(StateSchema.createVersion1.replacingOccurrences(of: "BINARY", with: "NOCASE"))),
             BadState(testDescription: "version 2 with a case-insensitive unique key (COLLATE NOCASE)",

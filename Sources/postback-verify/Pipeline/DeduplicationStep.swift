@@ -10,11 +10,11 @@ import Foundation
 /// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
-/// they were written and flushed, ``confirmRead(_:)`` confirms the claims whose records the reader has taken: all
-/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest later, while a flush waits,
-/// after the next batch or at the end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
-/// claims that the next sighting takes over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the
-/// writer (consume) step only, one batch at a time.
+/// they were written and flushed, ``confirmRead(_:now:)`` confirms the claims whose records the reader has taken
+/// (all of them for a file; for a pipe, those no longer in its buffer), with the next claim or at once. No database
+/// lock is held while records wait for a reader, and a run that dies leaves claims that the next sighting takes
+/// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
+/// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
     private let store: (any DeduplicationStore)?
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
