@@ -73,13 +73,8 @@ package final class StateDatabase {
         let connection = try Self.open(path, readOnly: false)
         self.connection = connection
         do {
-            if (existing ?? 0) == 0 {
-                // A new file has nothing to refuse: it is created in WAL mode at once, so creating its tables costs
-                // no sync of a rollback journal. (An existing file is switched only after it was checked.)
-                try connection.execute("PRAGMA page_size = 4096")
-                try Self.useWriteAheadLog(connection)
-                try connection.execute("PRAGMA synchronous = NORMAL")
-            }
+            // A new file gets its tables in one commit before anything else is written (not WAL mode first): another
+            // run that opens it meanwhile finds it empty (new) or complete, never a database without our tables.
             try Self.createOrMigrate(connection, path: path)
             try Self.useWriteAheadLog(connection)
             // A run ends without waiting for the disk: its last transactions stay in the log (which carries

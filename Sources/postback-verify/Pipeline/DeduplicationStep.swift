@@ -26,6 +26,8 @@ final class DeduplicationStep {
     private var pending: [(end: Int, key: DeduplicationKey)] = []
     private var pendingStart = 0
     private var readEnd = 0
+    /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches).
+    static let confirmAtOnce = 1024
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
@@ -105,15 +107,16 @@ final class DeduplicationStep {
     }
 
     /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
-    /// longer in its buffer. With `now` (no batch is waiting, or a flush waits for a slow reader, or the run ends)
-    /// it confirms them at once; otherwise the next claim confirms them in its own transaction. False when the
-    /// state failed (see ``failure``).
+    /// longer in its buffer. The next claim confirms them in its own transaction (one transaction per batch); with
+    /// `now` (a flush waits for a slow reader, or the run ends), or once ``confirmAtOnce`` are waiting, they are
+    /// confirmed at once. Until then another run sees them claimed by a live owner: duplicates all the same. False
+    /// when the state failed (see ``failure``).
     @discardableResult
-    func confirmRead(_ records: StandardStream, now: Bool = true) -> Bool {
+    func confirmRead(_ records: StandardStream, now: Bool = false) -> Bool {
         guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
         let read = records.bytesRead().count
         while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
-        guard now, readEnd > pendingStart else { return true }
+        guard now || readEnd - pendingStart >= Self.confirmAtOnce, readEnd > pendingStart else { return true }
         do {
             try store.confirm(pending[pendingStart..<readEnd].map(\.key))
             settled(through: readEnd)
@@ -139,9 +142,9 @@ final class DeduplicationStep {
     func finish(_ records: StandardStream) {
         guard let store, remembersAcrossRuns else { return }
         var pause: useconds_t = 1000
-        while confirmRead(records), pendingStart < pending.count {
+        while confirmRead(records, now: true), pendingStart < pending.count {
             if records.failure != nil || records.bytesRead().readerGone {
-                confirmRead(records)  // what it read before it closed
+                confirmRead(records, now: true)  // what it read before it closed
                 break
             }
             usleep(pause)
