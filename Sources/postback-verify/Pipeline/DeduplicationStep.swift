@@ -55,41 +55,56 @@ final class DeduplicationStep {
         case duplicate(DuplicateReference, content: ContentFingerprint?)
     }
 
-    /// Claims the valid postbacks of `batch` in one short transaction and answers each item; nil when the state
-    /// failed (see ``failure``).
-    func claim(_ batch: VerifiedBatch) -> [Answer]? {
-        var answers = [Answer](repeating: .none, count: batch.items.count)
-        guard let store else { return answers }
+    /// Batches claimed with the one before them (``claim(_:ahead:)``), their answers kept until they are written.
+    private var claimedAhead: [(batch: VerifiedBatch, answers: [Answer])] = []
+    /// How many finished batches behind the one being written a claim takes along at most: with a state, a
+    /// transaction's cost is mostly the key-index pages it writes to the log, about as many for four batches as
+    /// for one.
+    static let claimAhead = 3
+
+    /// Claims the valid postbacks of `batch` (and of the batches `ahead` of it, already verified and next in
+    /// order) in one short transaction and answers each item of `batch`; nil when the state failed (see
+    /// ``failure``). A batch claimed ahead is answered from that claim when its turn comes.
+    func claim(_ batch: VerifiedBatch, ahead: [VerifiedBatch] = []) -> [Answer]? {
+        if let first = claimedAhead.first, first.batch === batch {
+            claimedAhead.removeFirst()
+            return first.answers
+        }
+        guard let store else { return [Answer](repeating: .none, count: batch.items.count) }
+        let batches = [batch] + ahead
         var sightings: [PostbackSighting] = []
-        var positions: [Int] = []
-        for (index, outcome) in batch.outcomes.enumerated() {
-            let item = batch.items[index]
-            let sighting: PostbackSighting?
-            switch outcome {
-            case .fast(let identifier, let content):
-                sighting = PostbackSighting(key: DeduplicationKey(identifier), source: item.source, line: item.line,
-                                            content: content)
-            case .general(let result):
-                sighting = PostbackSighting(result, source: item.source, line: item.line)
-            }
-            if let sighting {
-                sightings.append(sighting)
-                positions.append(index)
+        var positions: [(batch: Int, item: Int)] = []
+        var answers = batches.map { [Answer](repeating: .none, count: $0.items.count) }
+        for (number, batch) in batches.enumerated() {
+            for (index, outcome) in batch.outcomes.enumerated() {
+                let item = batch.items[index]
+                let sighting: PostbackSighting?
+                switch outcome {
+                case .fast(let identifier, let content):
+                    sighting = PostbackSighting(key: DeduplicationKey(identifier), source: item.source,
+                                                line: item.line, content: content)
+                case .general(let result):
+                    sighting = PostbackSighting(result, source: item.source, line: item.line)
+                }
+                if let sighting {
+                    sightings.append(sighting)
+                    positions.append((number, index))
+                }
             }
         }
         let confirming = pending[pendingStart..<readEnd].map(\.key)
-        guard !sightings.isEmpty || !confirming.isEmpty else { return answers }
+        guard !sightings.isEmpty || !confirming.isEmpty else { return answers[0] }
         do {
             let claimed = try store.claim(sightings, at: started, confirming: confirming)
             settled(through: readEnd)
             for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
                 switch answer {
                 case .firstSeen:
-                    answers[position] = remembersAcrossRuns ? .first(sighting.key) : .none
+                    answers[position.batch][position.item] = remembersAcrossRuns ? .first(sighting.key) : .none
                 case .duplicate(let first):
                     // Without a state a run's records depend on its input alone: no time stamped.
-                    answers[position] = .duplicate(remembersAcrossRuns ? first : first.withoutTime,
-                                                   content: sighting.content)
+                    answers[position.batch][position.item] = .duplicate(
+                        remembersAcrossRuns ? first : first.withoutTime, content: sighting.content)
                 }
             }
             // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
@@ -98,7 +113,8 @@ final class DeduplicationStep {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return nil
         }
-        return answers
+        claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
+        return answers[0]
     }
 
     /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).

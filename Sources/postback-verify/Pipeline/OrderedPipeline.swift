@@ -66,6 +66,16 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
         }
     }
 
+    /// The outputs already finished after the one being consumed, in order, up to `limit` (none past a gap): for
+    /// `consume` to work ahead on them (`--state` claims several batches in one transaction). They stay queued.
+    func finishedAhead(limit: Int) -> [Output] {
+        condition.lock()
+        defer { condition.unlock() }
+        var ahead: [Output] = []
+        while ahead.count < limit, let output = finished[consumed + ahead.count] { ahead.append(output) }
+        return ahead
+    }
+
     private func takeQueued() -> (Int, Input)? {
         condition.lock()
         defer { condition.unlock() }
