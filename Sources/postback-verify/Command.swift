@@ -98,11 +98,12 @@ enum Command {
                 }
                 return run.batch { run in
                     // One short transaction claims the batch's keys; none is held while the records are written.
-                    // With --state, batches already verified behind this one are claimed in the same transaction
-                    // (their pages of the key index written to the log once, not once per batch); the workers have
-                    // finished them (the split layout completes a batch here, so it claims one at a time).
+                    // With --state, the batches already read behind this one are claimed in the same transaction
+                    // once the workers finished them (the key index's pages written to the log once, not once per
+                    // batch). The split layout completes a batch here, so it claims one at a time.
                     let ahead = layout == .workers && deduplication.remembersAcrossRuns
-                        ? pipeline.finishedAhead(limit: DeduplicationStep.claimAhead).map(\.batch) : []
+                        && !deduplication.hasClaimed(batch)
+                        ? pipeline.outputsAhead(limit: DeduplicationStep.claimAhead).map(\.batch) : []
                     guard let duplicates = deduplication.claim(batch, ahead: ahead) else { return false }
                     write(batch, duplicates: duplicates, deduplication: deduplication, to: run, options: options,
                           verifier: verifier, render: render)

@@ -47,7 +47,7 @@ package final class StateDatabase {
     private var ownerID: Int64?
     /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
     /// renews the lease only while there are some.
-    private var claimed: [DeduplicationKey: Int64] = [:]
+    private var claimed: [ClaimedKey: Int64] = [:]
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
 
@@ -120,7 +120,7 @@ package final class StateDatabase {
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
-            let confirmed = confirming.compactMap { claimed[$0] }
+            let confirmed = confirming.compactMap { claimed[ClaimedKey($0)] }
             try settleRows(confirmed, releasing: false, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
@@ -156,8 +156,8 @@ package final class StateDatabase {
                 try insertRun.run()
             }
             try connection.execute("COMMIT")
-            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
-            for (key, row) in rows { claimed[key] = row }
+            if !confirmed.isEmpty { for key in confirming { claimed[ClaimedKey(key)] = nil } }
+            for (key, row) in rows { claimed[ClaimedKey(key)] = row }
             return answers
         } catch {
             rollback()
@@ -225,7 +225,7 @@ package final class StateDatabase {
     /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
     private func settle(_ keys: [DeduplicationKey], releasing: Bool) throws(StateError) {
         guard let ownerID else { return }
-        let rows = keys.compactMap { claimed[$0] }
+        let rows = keys.compactMap { claimed[ClaimedKey($0)] }
         guard !rows.isEmpty else { return }
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
@@ -233,7 +233,7 @@ package final class StateDatabase {
             try settleRows(rows, releasing: releasing, owner: ownerID)
             _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            for key in keys { claimed[key] = nil }
+            for key in keys { claimed[ClaimedKey(key)] = nil }
         } catch {
             rollback()
             throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
@@ -323,7 +323,7 @@ package final class StateDatabase {
     ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?) {
         try insert.bind(1, text: sighting.key.utf8)
         try insert.bind(2, seen)
-        try insert.bind(3, text: sighting.source)
+        try insert.bind(3, text: sourceBytes(sighting.source))
         try insert.bind(4, Int64(sighting.line))
         try insert.bind(5, blob: sighting.content?.bytes)
         try insert.run()
@@ -372,6 +372,14 @@ package final class StateDatabase {
         try takeOver.run()
         return (.firstSeen, id)
     }
+
+    /// `source` as UTF-8, converted once for the many sightings of one file in a row (compared by bytes: two
+    /// paths Swift's `String ==` calls equal may be two files).
+    private func sourceBytes(_ source: String) -> [UInt8] {
+        if !source.utf8.elementsEqual(lastSource) { lastSource = Array(source.utf8) }
+        return lastSource
+    }
+    private var lastSource: [UInt8] = []
 
     /// Whether the owner `id` still holds its claims: its lease runs, and when it ran on this machine its process
     /// is still there.
@@ -593,6 +601,20 @@ package final class StateDatabase {
         default:
             return StateError(code, "\(doing) \(path): \(error.message)")
         }
+    }
+}
+
+/// A key of ``StateDatabase``'s own claims, hashed by its bytes in one go (a `[UInt8]` hashes byte by byte): each
+/// claimed key is hashed when claimed and when confirmed.
+private struct ClaimedKey: Hashable {
+    let utf8: [UInt8]
+
+    init(_ key: DeduplicationKey) {
+        utf8 = key.utf8
+    }
+
+    func hash(into hasher: inout Hasher) {
+        utf8.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

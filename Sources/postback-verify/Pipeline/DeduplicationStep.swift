@@ -58,9 +58,14 @@ final class DeduplicationStep {
     /// Batches claimed with the one before them (``claim(_:ahead:)``), their answers kept until they are written.
     private var claimedAhead: [(batch: VerifiedBatch, answers: [Answer])] = []
     /// How many finished batches behind the one being written a claim takes along at most: with a state, a
-    /// transaction's cost is mostly the key-index pages it writes to the log, about as many for four batches as
-    /// for one.
-    static let claimAhead = 3
+    /// transaction's cost is mostly the key-index pages it writes to the log, not many more for eight batches
+    /// than for one.
+    static let claimAhead = 7
+
+    /// True when `batch` was claimed ahead, with a batch before it.
+    func hasClaimed(_ batch: VerifiedBatch) -> Bool {
+        claimedAhead.first?.batch === batch
+    }
 
     /// Claims the valid postbacks of `batch` (and of the batches `ahead` of it, already verified and next in
     /// order) in one short transaction and answers each item of `batch`; nil when the state failed (see

@@ -66,13 +66,21 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
         }
     }
 
-    /// The outputs already finished after the one being consumed, in order, up to `limit` (none past a gap): for
-    /// `consume` to work ahead on them (`--state` claims several batches in one transaction). They stay queued.
-    func finishedAhead(limit: Int) -> [Output] {
+    /// The outputs after the one being consumed, in order, up to `limit`: those finished, and those already
+    /// produced, waited for (a worker has them or is about to: waiting is bounded by their transform, never by
+    /// the input, so a live stream's records are not held back for lines not read yet). For `consume` to work
+    /// ahead on them (`--state` claims several batches in one transaction); they are consumed in their turn.
+    func outputsAhead(limit: Int) -> [Output] {
         condition.lock()
         defer { condition.unlock() }
         var ahead: [Output] = []
-        while ahead.count < limit, let output = finished[consumed + ahead.count] { ahead.append(output) }
+        while ahead.count < limit, consumed + ahead.count < produced {
+            if let output = finished[consumed + ahead.count] {
+                ahead.append(output)
+            } else {
+                condition.wait()
+            }
+        }
         return ahead
     }
 
