@@ -257,8 +257,11 @@ struct StateCommandLineTests {
         malformed lines) finish without waiting for it, and every postback is valid exactly once
         """)
     func stalledConsumerHoldsUpNobody() throws {
-        let bodies = try signer.bodies(count: 1200, seed: 4)
-        let orders: [[Int]] = [Array(0..<1200), Array((0..<1200).reversed()), Array(300..<900)]
+        // More than the 8 batches (2,048 postbacks) a run claims in one transaction when they are read ahead, so
+        // the stalled run's first claim leaves later ones for the others.
+        let count = 3200
+        let bodies = try signer.bodies(count: count, seed: 4)
+        let orders: [[Int]] = [Array(0..<count), Array((0..<count).reversed()), Array(count / 4..<count * 3 / 4)]
         var files: [String] = []
         for (number, order) in orders.enumerated() {
             files.append(try input("stall\(number).jsonl", order.map { bodies[$0] }))
