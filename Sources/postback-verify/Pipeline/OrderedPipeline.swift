@@ -81,6 +81,8 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
         while ahead.count < limit, consumed + ahead.count < produced {
             if let output = finished[consumed + ahead.count] {
                 ahead.append(output)
+            } else if producerDone {
+                break  // the last batches: consumed as they finish, not after all of them
             } else {
                 condition.wait()
             }
