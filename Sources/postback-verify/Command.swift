@@ -36,14 +36,7 @@ enum Command {
     }
 
     private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
-        let deduplication: DeduplicationStep
-        do {
-            deduplication = try DeduplicationStep(options)
-        } catch {
-            errors.write(line: "postback-verify: error: \(TerminalText.escaped(error.reason))")
-            errors.flush()
-            return 2
-        }
+        let deduplication = DeduplicationStep(options)
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
             records: output, messages: errors,
@@ -72,8 +65,20 @@ enum Command {
             ? FastPostbackPath(verifier) : nil
         let worker = BatchWorker(verifier: verifier, fastPath: fastPath) { render($0, source: $1, line: $2) }
         let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(capacity: 4 * jobs + 4)
+        var stateRefusal: StateError?
         pipeline.run(
             workers: jobs,
+            prepare: {
+                // The state file is checked (or created) while the first batches are read and verified; a file
+                // refused stops the run before any record.
+                do throws(StateError) {
+                    try deduplication.open()
+                    return true
+                } catch {
+                    stateRefusal = error
+                    return false
+                }
+            },
             produce: {
                 guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
                 let batch = VerifiedBatch(items: items)
@@ -117,6 +122,11 @@ enum Command {
                     return run.records.failure == nil && deduplication.confirmRead(run.records)
                 }
             })
+        if let stateRefusal {
+            errors.write(line: "postback-verify: error: \(TerminalText.escaped(stateRefusal.reason))")
+            errors.flush()
+            return 2
+        }
         return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
     }
 

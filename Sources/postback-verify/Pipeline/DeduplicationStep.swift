@@ -16,7 +16,10 @@ import Foundation
 /// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
 /// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
-    private let store: (any DeduplicationStore)?
+    private var store: (any DeduplicationStore)?
+    /// With `--state`: the file, opened by ``open()``.
+    private let statePath: String?
+    private let retentionDays: Int
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
     private let started: Date
@@ -31,18 +34,22 @@ final class DeduplicationStep {
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
-    init(_ options: CommandLineOptions) throws(StateError) {
+    /// The step for `options`; with `--state`, ``open()`` opens the file.
+    init(_ options: CommandLineOptions) {
         started = Date()
-        if !options.deduplicates {
-            store = nil
-            remembersAcrossRuns = false
-        } else if let path = options.statePath {
-            store = try SQLiteDeduplicationStore(path: path, retentionDays: options.retentionDays ?? 10)
-            remembersAcrossRuns = true
-        } else {
-            store = MemoryDeduplicationStore()
-            remembersAcrossRuns = false
-        }
+        retentionDays = options.retentionDays ?? 10
+        statePath = options.deduplicates ? options.statePath : nil
+        remembersAcrossRuns = statePath != nil
+        store = options.deduplicates && statePath == nil ? MemoryDeduplicationStore() : nil
+    }
+
+    /// Opens the state file (`--state`): checks it, or creates it, and refuses it untouched when it is not a
+    /// state file of ours (``StateError``). The command calls it on the writer's thread once the reader and the
+    /// workers have started, so that its syncs and checks overlap the first batches' verification; no record is
+    /// written before it returns.
+    func open() throws(StateError) {
+        guard let statePath, store == nil else { return }
+        store = try SQLiteDeduplicationStore(path: statePath, retentionDays: retentionDays)
     }
 
     /// What D1 found for one item of a batch.

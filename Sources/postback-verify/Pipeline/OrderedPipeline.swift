@@ -23,11 +23,13 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
         self.capacity = max(1, capacity)
     }
 
-    /// Runs the pipeline to the end of input; `consume` sees every output in order, on the calling thread, with a
+    /// Runs the pipeline to the end of input: once the producer and workers have started, `prepare` runs on the
+    /// calling thread (false stops there, like `consume`); then `consume` sees every output in order, on the calling thread, with a
     /// flag telling whether the next output is already waiting (so it can postpone a flush). `consume` returns
     /// false to stop early (the other threads are then left blocked; the caller is about to exit).
     func run(
         workers: Int,
+        prepare: () -> Bool = { true },
         produce: @escaping @Sendable () -> Input?,
         transform: @escaping @Sendable (Input) -> Output,
         consume: (Output, _ moreReady: Bool) -> Bool
@@ -61,6 +63,8 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
             worker.stackSize = 1 << 20
             worker.start()
         }
+        // Set-up of the consumer's own (opening a state file) overlaps the first inputs' production and transform.
+        guard prepare() else { return }
         while let (output, moreReady) = takeFinished() {
             guard consume(output, moreReady) else { return }
         }
