@@ -125,7 +125,9 @@ enum Command {
         if let stateRefusal {
             errors.write(line: "postback-verify: error: \(TerminalText.escaped(stateRefusal.reason))")
             errors.flush()
-            return 2
+            // The reader and workers are still running: end the process without exit's clean-up (OpenSSL's
+            // among it) under their feet, as an interruption does. No record was written, nothing is buffered.
+            _exit(2)
         }
         return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
     }
