@@ -64,7 +64,9 @@ enum Command {
         let fastPath = options.format == .jsonl && options.usesFastPath && options.expectation != .invalid
             ? FastPostbackPath(verifier) : nil
         let worker = BatchWorker(verifier: verifier, fastPath: fastPath) { render($0, source: $1, line: $2) }
-        let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(capacity: 4 * jobs + 4)
+        // With --state the batches claimed ahead stay in flight until written: room for them beside the workers'.
+        let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(
+            capacity: 4 * jobs + 4 + (deduplication.remembersAcrossRuns ? DeduplicationStep.claimAhead + 1 : 0))
         var stateRefusal: StateError?
         pipeline.run(
             workers: jobs,
