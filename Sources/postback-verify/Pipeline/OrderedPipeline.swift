@@ -24,9 +24,10 @@ final class OrderedPipeline<Input: Sendable, Output: Sendable>: @unchecked Senda
     }
 
     /// Runs the pipeline to the end of input: once the producer and workers have started, `prepare` runs on the
-    /// calling thread (false stops there, like `consume`); then `consume` sees every output in order, on the calling thread, with a
-    /// flag telling whether the next output is already waiting (so it can postpone a flush). `consume` returns
-    /// false to stop early (the other threads are then left blocked; the caller is about to exit).
+    /// calling thread (false stops there, like `consume`); then `consume` sees every output in order, on the
+    /// calling thread, with a flag telling whether the next output is already waiting (so it can postpone a
+    /// flush). `consume` returns false to stop early (the other threads are then left blocked; the caller is about
+    /// to exit).
     func run(
         workers: Int,
         prepare: () -> Bool = { true },
