@@ -1,6 +1,6 @@
 /// What `--help` and `--version` print.
 enum HelpText {
-    static let version = "postback-verify 1.0.0 (CLI contract version 1)"
+    static let version = "postback-verify 1.0.0 (CLI contract version 1.2, docs/cli.md)"
 
     static let usage = """
         OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) and SKAdNetwork postbacks
@@ -13,7 +13,7 @@ enum HelpText {
                                   *.json files hold one item; other files one item per line; directories are
                                   searched for *.json, *.jsonl, *.jws and *.txt in byte order of path.
                                   Blank lines and lines starting with # are skipped. On standard input a
-                          document printed over several lines (a lone { ... }) is one item.
+                                  document printed over several lines (a lone { ... }) is one item.
 
         OPTIONS:
           --format text|jsonl     Output form (default: text). jsonl writes one JSON record per line.
@@ -28,10 +28,12 @@ enum HelpText {
                                   once may share the file. See docs/state.md for its schema.
           --retention DAYS        With --state: forget postbacks first seen more than DAYS days ago (default 10).
           --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
-          --jobs N                Signature worker threads (default: all cores). With cores to spare, the reader
+          -j, --jobs N            Signature worker threads (default: all cores). With cores to spare, the reader
                                   thread parses (and, for the usual postback, also applies the rules and writes
                                   the record) and the writer thread finishes the other items.
-          --max-impression-age D  Warn (I3) on impressions older than D (e.g. 30d, 12h, 90m, 3600s).
+          --max-impression-age D  Warn (I3) on impressions older than D: a whole number with a unit, d (days),
+                                  h (hours), m (minutes) or s (seconds), e.g. 30d or 12h; a bare number is
+                                  seconds. Default: no limit.
           --explain               Also show the exact string each SKAdNetwork signature was checked over:
                                   jsonl adds "signed-string" (U+2063 separators written \\u2063); text appends
                                   signed="..." with each U+2063 shown as | (text only; a | in a value looks alike).
@@ -45,11 +47,11 @@ enum HelpText {
                                   valid postback body of the usual shape is checked and written without a JSON
                                   tree; the records are the same byte for byte.
           --color auto|always|never
-                                  Colour in text output (default: auto, only on a terminal, and not when NO_COLOR
-                          is set to a non-empty value or TERM is dumb).
+                                  Colour in text output (default: auto: only on a terminal, and not when NO_COLOR
+                                  is set to a non-empty value or TERM is dumb). Also spelt --colour.
           -q, --quiet             No summary on standard error.
           -h, --help              Show this help.
-          --version               Show the version.
+          -V, --version           Show the version.
 
         EXIT STATUS:
           0  every item valid (or, with --expect, every item had the expected verdict); without --expect, also
