@@ -139,3 +139,131 @@ struct UserErrorRemedyTests {
         #expect(CommandLineOptions.duration("30d") == 30 * 86_400_000)
     }
 }
+
+// MARK: - Inputs that are not what their name says
+
+extension UserErrorRemedyTests {
+    /// Apple's example body, compact, on one line.
+    static func body() throws -> String { try CommandLineTests.appleBodyLine() }
+
+    /// Apple's example as Apple's page prints it (over several lines).
+    static func printed() throws -> String {
+        try String(contentsOf: TestPaths.vector("reference/apple/postback-development-valid.json"), encoding: .utf8)
+    }
+
+    /// Runs the binary on one file holding `bytes` and returns the run.
+    static func run(file name: String, _ bytes: [UInt8], options: [String] = ["--format", "jsonl"]) throws -> Run {
+        let directory = try InputTestDirectory()
+        defer { directory.remove() }
+        let path = try directory.write(bytes, to: name)
+        return try CommandLineTests.run(["--allow-development"] + options + [path])
+    }
+
+    /// The only record of a run, and its first error's message.
+    static func onlyMessage(_ run: Run) throws -> String {
+        try #require(run.records.count == 1, "one record: \(run.stdout)")
+        let error = try #require((run.records[0]["errors"] as? [[String: Any]])?.first)
+        #expect(error["code"] as? String == "malformed-input" && error["rule"] as? String == "J1")
+        #expect(run.records[0]["line"] as? Int == 1)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("1 item: 0 valid, 1 invalid"))
+        return try #require(error["message"] as? String)
+    }
+
+    @Test("A *.json file holding JSON Lines is one record that says to rename it *.jsonl or pipe it",
+          arguments: [3, 40])  // 40 lines: over the item cap, only its start is read
+    func jsonLinesInJSONFile(_ lines: Int) throws {
+        let text = String(repeating: try Self.body() + "\n", count: lines)
+        let message = try Self.onlyMessage(try Self.run(file: "postbacks.json", Array(text.utf8)))
+        #expect(message.contains("the file holds JSON Lines ("))
+        #expect(message.contains(lines == 3 ? "(3 lines" : "(at least "))
+        #expect(message.contains("rename it *.jsonl, or pipe it (postback-verify < FILE)"))
+        // The same lines in a *.jsonl file are each a valid item.
+        let renamed = try Self.run(file: "postbacks.jsonl", Array(text.utf8), options: ["--no-dedupe", "--quiet"])
+        #expect(renamed.status == 0 && renamed.stdout.split(separator: "\n").count == lines)
+    }
+
+    @Test("A *.json file holding one printed document is still one item, valid")
+    func printedJSONFileStillOneItem() throws {
+        let run = try Self.run(file: "printed.json", Array(try Self.printed().utf8))
+        #expect(run.status == 0 && run.records.first?["verdict"] as? String == "valid")
+    }
+
+    @Test("A text file holding a printed document is one record that says to name it *.json or pipe it")
+    func printedDocumentInTextFile() throws {
+        let printed = try Self.printed()
+        let lineCount = printed.split(separator: "\n").count
+        try #require(lineCount > 2)
+        // A JSON Lines item after the document is read as usual.
+        let body = try Self.body()
+        let run = try Self.run(file: "postback.txt", Array((printed + body + "\n").utf8))
+        #expect(run.records.count == 2, "\(run.stdout)")
+        let error = try #require((run.records.first?["errors"] as? [[String: Any]])?.first)
+        #expect(error["message"] as? String == "lines 1-\(lineCount) hold one JSON document printed over several "
+            + "lines, but this file is read one item per line: name it *.json (one document per file), or pipe it "
+            + "(postback-verify < FILE)")
+        #expect(run.records.last?["verdict"] as? String == "valid")
+        #expect(run.records.last?["line"] as? Int == lineCount + 1)
+        // Piped, the same document is one valid item.
+        let piped = try CommandLineTests.run(["--allow-development", "--format", "jsonl"], stdin: printed)
+        #expect(piped.status == 0 && piped.records.count == 1)
+    }
+
+    /// Compressed inputs by their format's magic number, and the command the message must name.
+    static let compressed: [(format: String, magic: [UInt8], command: String)] = [
+        ("gzip", [0x1F, 0x8B, 0x08, 0x00], "gzip -dc"),
+        ("zstd", [0x28, 0xB5, 0x2F, 0xFD, 0x04], "zstd -dc"),
+        ("xz", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00, 0x00], "xz -dc"),
+        ("bzip2", Array("BZh91AY&SY".utf8), "bzip2 -dc"),
+        ("zip", [0x50, 0x4B, 0x03, 0x04, 0x14], "unzip -p"),
+    ]
+
+    @Test("A compressed file is one record naming the command that decompresses it, however many lines it has",
+          arguments: compressed.indices)
+    func compressedFile(_ index: Int) throws {
+        let (format, magic, command) = Self.compressed[index]
+        // Many "lines" of data after the magic number: once, one J1 per line.
+        var bytes = magic
+        for index in 0..<2_000 { bytes += [UInt8(truncatingIfNeeded: index), 0x0A, 0x7B, 0x22] }
+        let message = try Self.onlyMessage(try Self.run(file: "postbacks.\(format).txt", bytes))
+        #expect(message.hasPrefix("the file is "))
+        #expect(message.contains("not text: decompress it first (\(command) FILE | postback-verify)"), "\(message)")
+        let piped = try CommandLineTests.run(["--format", "jsonl"], stdin: String(decoding: bytes, as: UTF8.self))
+        if format == "zip" || format == "bzip2" {  // magic numbers that survive the UTF-8 round trip of stdin
+            #expect(try Self.onlyMessage(piped).hasPrefix("standard input is "))
+        }
+    }
+
+    @Test("A gzip file on standard input is one record")
+    func compressedStandardInput() throws {
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        let directory = try InputTestDirectory()
+        defer { directory.remove() }
+        let plain = try directory.write(Array(String(repeating: try Self.body() + "\n", count: 100).utf8), to: "p.jsonl")
+        gzip.arguments = ["-c", "gzip -c '\(plain)' | '\(try CommandLineTests.binary().path)' --format jsonl"]
+        let output = Pipe()
+        gzip.standardOutput = output
+        gzip.standardError = FileHandle.nullDevice
+        try gzip.run()
+        let records = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        gzip.waitUntilExit()
+        #expect(records.split(separator: "\n").count == 1)
+        #expect(records.contains("standard input is gzip-compressed, not text: decompress it first "
+            + "(... | gzip -dc | postback-verify)"))
+    }
+
+    @Test("A binary file is one record; a text file with one damaged line keeps its other items")
+    func binaryFile() throws {
+        var binary: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 0x02, 0x01, 0x01, 0x00]
+        for index in 0..<4_000 { binary.append(UInt8(truncatingIfNeeded: index &* 7)) }
+        let message = try Self.onlyMessage(try Self.run(file: "a.out.txt", binary))
+        #expect(message.hasPrefix("the file is binary (NUL bytes, and no line starts like a postback body or a JWS)"))
+
+        let line = Array((try Self.body() + "\n").utf8)
+        let damaged = [0x00, 0x00, 0x0A] + line
+        let run = try Self.run(file: "damaged.jsonl", damaged)
+        #expect(run.records.count == 2)
+        #expect(run.records.last?["verdict"] as? String == "valid", "the genuine line is not lost")
+    }
+}

@@ -30,5 +30,9 @@ extension InputItem {
         case bytes(ArraySlice<UInt8>)
         /// An item over the cap, read past without being held in memory (CLI contract, "Guarantees").
         case oversized(byteCount: Int)
+        /// An input, or part of one, that the reader recognised as not what the command reads (a compressed or
+        /// binary file, JSON Lines in a `*.json` file, a printed document in a file read line by line): one
+        /// item, rejected (J1) with `reason`, which says what it looks like and what to do.
+        case refused(reason: String)
     }
 }

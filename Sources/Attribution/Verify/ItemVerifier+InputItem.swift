@@ -16,6 +16,10 @@ extension ItemVerifier {
             prepared.findings.append(Finding(.j1,
                 "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
             return prepared
+        case .refused(let reason):
+            var prepared = PreparedItem()
+            prepared.findings.append(Finding(.j1, reason))
+            return prepared
         }
     }
 }

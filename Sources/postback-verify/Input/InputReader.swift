@@ -91,7 +91,8 @@ final class InputReader {
                 if source.isWholeFile {
                     items.append(try WholeFileReader.item(from: descriptor, maximumItemBytes: maximumItemBytes))
                 } else {
-                    current = LineItemReader(descriptor: descriptor, maximumItemBytes: maximumItemBytes)
+                    current = LineItemReader(
+                        descriptor: descriptor, maximumItemBytes: maximumItemBytes, refusingPrintedDocuments: true)
                 }
             } catch {
                 failures.append(error)
