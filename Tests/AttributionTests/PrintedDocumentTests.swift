@@ -9,7 +9,7 @@ import Testing
 @testable import Attribution
 @testable import postback_verify
 
-/// Standard input joins a JSON document printed over several lines into one item (CLI contract 1.1), by the rule
+/// Standard input joins a JSON document printed over several lines into one item (docs/cli.md section 2), by the rule
 /// ``PrintedDocument`` states, and never joins a line that is an item of its own.
 @Suite("Printed JSON documents on standard input")
 struct PrintedDocumentTests {

@@ -1,6 +1,6 @@
 /// One item of input: a line of a line-oriented source, or a whole `.json` file, with where it came from.
 ///
-/// Records are keyed by `source` and `line` (CLI contract, "Output"), so both travel with the bytes.
+/// Records are keyed by `source` and `line` (docs/cli.md section 3), so both travel with the bytes.
 package struct InputItem: Sendable {
     /// The path as given on the command line or derived from a directory, or `-` for standard input.
     package let source: String
@@ -28,7 +28,7 @@ extension InputItem {
         ///
         /// The items of a batch slice one shared array, so indices start at `startIndex`, not at 0.
         case bytes(ArraySlice<UInt8>)
-        /// An item over the cap, read past without being held in memory (CLI contract, "Guarantees").
+        /// An item over the cap, read past without being held in memory (docs/cli.md section 2).
         case oversized(byteCount: Int)
         /// An input, or part of one, that the reader recognised as not what the command reads (a compressed or
         /// binary file, JSON Lines in a `*.json` file, a printed document in a file read line by line): one

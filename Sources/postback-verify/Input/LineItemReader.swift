@@ -16,7 +16,7 @@ import Attribution
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 final class LineItemReader {
-    /// The item cap of the CLI contract ("Guarantees"): 16 KiB.
+    /// The item cap of docs/cli.md section 2: 16 KiB.
     static let defaultMaximumItemBytes = 16 * 1024
     /// The size of each `read(2)`: 64 KiB, or more when the cap needs it.
     static let readBufferBytes = 64 * 1024
