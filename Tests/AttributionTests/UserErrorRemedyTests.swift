@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 
 @testable import postback_verify
@@ -265,5 +270,24 @@ extension UserErrorRemedyTests {
         let run = try Self.run(file: "damaged.jsonl", damaged)
         #expect(run.records.count == 2)
         #expect(run.records.last?["verdict"] as? String == "valid", "the genuine line is not lost")
+    }
+}
+
+// MARK: - The exit status docs/cli.md promises for a closed output
+
+extension UserErrorRemedyTests {
+    @Test("A closed output ends the run by SIGPIPE, quietly: the shell's status 141 (docs/cli.md section 4)")
+    func closedOutput() throws {
+        let input = try FirstContactTests.bodies(20_000)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let (process, output, error) = try CommandLineTests.start(
+            ["--format", "jsonl", "--no-dedupe", "--allow-development", input.path])
+        _ = output.fileHandleForReading.readData(ofLength: 1_000)
+        try output.fileHandleForReading.close()  // the reader goes away, as `| head -1` does
+        let stderr = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.terminationStatus == SIGPIPE, "128 + \(process.terminationStatus) in a shell")
+        #expect(stderr.isEmpty, "quiet: \(String(decoding: stderr, as: UTF8.self))")
     }
 }
