@@ -113,7 +113,8 @@ struct DocumentationConsistencyTests {
         for file in try Self.citingFiles() {
             let text = try Self.text(file)
             let range = NSRange(text.startIndex..., in: text)
-            for (pattern, sections, document) in [(specCitation, spec, "docs/spec.md"), (cliCitation, cli, "docs/cli.md")] {
+            let citations = [(specCitation, spec, "docs/spec.md"), (cliCitation, cli, "docs/cli.md")]
+            for (pattern, sections, document) in citations {
                 for match in pattern.matches(in: text, range: range) {
                     count += 1
                     for group in 1..<match.numberOfRanges {
@@ -142,7 +143,8 @@ struct DocumentationConsistencyTests {
     @Test("Every document that states Apple's retries says nine times over at most nine days")
     func retriesAgree() throws {
         let statement = try NSRegularExpression(
-            pattern: #"(?i)(?:up to|retries?[^.]{0,40}?)\s+(\w+)\s+times\s+over\s+(?:at most|about|up to)?\s*(\w+)\s+days"#)
+            pattern: #"(?i)(?:up to|retries?[^.]{0,40}?)\s+(\w+)\s+times\s+over\s+(?:at most|about|up to)?\s*"#
+                + #"(\w+)\s+days"#)
         var count = 0
         for file in try Self.citingFiles() where file.hasSuffix(".md") || file.hasSuffix(".swift") {
             let text = try Self.text(file)
@@ -160,7 +162,9 @@ struct DocumentationConsistencyTests {
     @Test("--version states the contract version docs/cli.md has")
     func contractVersionAgrees() throws {
         let title = try #require(try Self.text("docs/cli.md").split(separator: "\n").first)
-        let version = try #require(title.firstRange(of: "(version ").map { title[$0.upperBound...].prefix { $0 != ")" } })
+        let version = try #require(title.firstRange(of: "(version ").map {
+            title[$0.upperBound...].prefix { $0 != ")" }
+        })
         #expect(HelpText.version.contains("(CLI contract version \(version), docs/cli.md)"))
     }
 }

@@ -57,13 +57,15 @@ struct PrintedDocumentTests {
         #expect(items.map(ExpectedInputItem.init) == testCase.expected)
     }
 
-    @Test("A line-per-item file does not join: each of Apple's printed lines is an item")
-    func filesDoNotJoin() throws {
+    @Test("A line-per-item file does not verify a printed document: it is one refused item that names the remedy")
+    func filesRefuseNotJoin() throws {
         let directory = try InputTestDirectory()
         defer { directory.remove() }
         let path = try directory.write(Array(Self.apple.utf8), to: "printed.txt")
         let items = try LineItemReaderTests.readAll(try LineItemReader(path: path))
-        #expect(items.count == Self.lines.filter { !$0.isEmpty }.count)
-        #expect(items.count > 1)
+        let lastLine = Self.lines.lastIndex { !$0.isEmpty }.map { $0 + 1 } ?? 0
+        #expect(lastLine > 2)
+        #expect(items.map(ExpectedInputItem.init) == [ExpectedInputItem(line: 1, content: .refused(
+            reason: InputShape.printedDocumentRefusal(firstLine: 1, lastLine: lastLine)))])
     }
 }

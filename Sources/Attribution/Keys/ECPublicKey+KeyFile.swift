@@ -45,7 +45,8 @@ extension ECPublicKey {
             throw AttributionError(.invalidKey, rule: .j3, "the file is text with no PEM block; \(expected)")
         } else {
             throw AttributionError(
-                .invalidKey, rule: .j3, "the file is binary but not DER (it does not start with a SEQUENCE); \(expected)")
+                .invalidKey, rule: .j3,
+                "the file is binary but not DER (it does not start with a SEQUENCE); \(expected)")
         }
     }
 

@@ -24,15 +24,15 @@ extension InputItem {
     ///
     /// Bytes stay bytes: NUL and invalid UTF-8 reach the decoders untouched, which reject them with a reason.
     package enum Content: Sendable, Hashable {
-        /// The item's bytes with the line terminator (`\n` or `\r\n`) removed.
-        ///
-        /// The items of a batch slice one shared array, so indices start at `startIndex`, not at 0.
-        case bytes(ArraySlice<UInt8>)
-        /// An item over the cap, read past without being held in memory (docs/cli.md section 2).
-        case oversized(byteCount: Int)
         /// An input, or part of one, that the reader recognised as not what the command reads (a compressed or
         /// binary file, JSON Lines in a `*.json` file, a printed document in a file read line by line): one
         /// item, rejected (J1) with `reason`, which says what it looks like and what to do.
         case refused(reason: String)
+        /// The item's bytes with the line terminator (`\n` or `\r\n`) removed.
+        ///
+        /// The items of a batch slice one shared array, so indices start at `startIndex`, not at 0.
+        case bytes(ArraySlice<UInt8>)
+        /// An item over the cap, read past without being held in memory (CLI contract, "Guarantees").
+        case oversized(byteCount: Int)
     }
 }

@@ -11,8 +11,8 @@ import Attribution
 /// the end of input, is content). Blank lines and `#` comments yield no item but still count for line numbers.
 /// A line over `maximumItemBytes` is read past in chunks and yields `.oversized(byteCount:)`. With
 /// `joiningPrintedDocuments` (standard input), a JSON document printed over several lines is one item
-/// (``PrintedDocument`` gives the rule); with `refusingPrintedDocuments` (files), it is one refused item that says
-/// to name the file `*.json` or pipe it. A compressed or binary input is one refused item (``InputShape``).
+/// (``PrintedDocument`` gives the rule); without it (files), it is one refused item that says to name the file
+/// `*.json` or pipe it. A compressed or binary input is one refused item (``InputShape``).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 final class LineItemReader {
@@ -72,13 +72,12 @@ final class LineItemReader {
         )
     }
 
-    init(
-        descriptor: FileDescriptor, maximumItemBytes: Int, joiningPrintedDocuments: Bool = false,
-        refusingPrintedDocuments: Bool = false
-    ) {
+    /// With `joiningPrintedDocuments` (standard input) a printed document is one item; without (files), it is
+    /// one refused item naming the remedy.
+    init(descriptor: FileDescriptor, maximumItemBytes: Int, joiningPrintedDocuments: Bool = false) {
         precondition(maximumItemBytes >= 0, "maximumItemBytes must not be negative")
-        self.joinsPrintedDocuments = joiningPrintedDocuments || refusingPrintedDocuments
-        self.refusesPrintedDocuments = refusingPrintedDocuments
+        self.joinsPrintedDocuments = true
+        self.refusesPrintedDocuments = !joiningPrintedDocuments
         self.descriptor = descriptor
         self.source = descriptor.path
         self.maximumItemBytes = maximumItemBytes
