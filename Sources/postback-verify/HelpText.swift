@@ -14,6 +14,8 @@ enum HelpText {
                                   searched for *.json, *.jsonl, *.jws and *.txt in byte order of path.
                                   Blank lines and lines starting with # are skipped. On standard input a
                                   document printed over several lines (a lone { ... }) is one item.
+                                  Compressed or binary data, JSON Lines in a *.json file, or a printed
+                                  document in another file is one invalid item that says what to do.
 
         OPTIONS:
           --format text|jsonl     Output form (default: text). jsonl writes one JSON record per line.
@@ -59,10 +61,13 @@ enum HelpText {
           1  at least one item was not, or --expect was given and no items were read
           2  usage error, unreadable path, unusable key file or state file (named on standard error)
           130, 143  interrupted by SIGINT or SIGTERM: every record written is whole, the summary says so
+          141  (as a shell reports it) the output was closed, e.g. by | head: SIGPIPE ends the run quietly
 
         EXAMPLES:
           postback-verify postbacks.jsonl
           postback-verify --format jsonl --key my.adnetwork=keys/impressions.pem impressions.txt
           cat bodies.jsonl | postback-verify --format jsonl --quiet > records.jsonl
+
+        The full contract (inputs, records, codes, statuses) is docs/cli.md; the rules are docs/spec.md.
         """
 }
