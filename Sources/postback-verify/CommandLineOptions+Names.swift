@@ -1,5 +1,5 @@
 /// The command line's option names, the one list the parser accepts and suggests from; `--help`, the README's
-/// option table and `docs/cli.md` are held to it by a test (`CommandLineDocumentationTests`).
+/// option table and `docs/cli.md` are held to it by a test (`DocumentationConsistencyTests`).
 extension CommandLineOptions {
     /// Every option, each as its spellings (a short form or alias first when there is one) and whether it takes
     /// a value.

@@ -135,7 +135,7 @@ struct CommandLineOptions {
                 }
                 options.retentionDays = days
             default:
-                // Every name in `names` has a case above (CommandLineDocumentationTests parses each one).
+                // Every name in `names` has a case above (DocumentationConsistencyTests parses each one).
                 throw UsageError(Self.unknownOption(argument, name: name))
             }
         }

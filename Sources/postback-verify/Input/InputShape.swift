@@ -39,8 +39,8 @@ enum InputShape {
     }
 
     /// Binary, not a text file with a damaged line: a NUL byte in the first line, and no line of the first block
-    /// starts as an item does (`{` or `eyJ`, the base64url of `{"`), so a text file whose first line was zeroed
-    /// still has its other lines read one by one.
+    /// starts as an item could (`{` after any spaces or tabs, or `ey`, the base64url of a header's `{`), so a text
+    /// file whose first line was zeroed still has its other lines read one by one.
     private static func looksBinary(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let firstLineEnd = bytes.firstIndex(of: LineKind.newline) ?? bytes.endIndex
         guard bytes[..<firstLineEnd].contains(0) else {
@@ -49,7 +49,8 @@ enum InputShape {
         var lineStart = bytes.startIndex
         while lineStart < bytes.endIndex {
             let line = bytes[lineStart...]
-            if line.first == UInt8(ascii: "{") || line.starts(with: Array("eyJ".utf8)) {
+            let text = line.drop { $0 == LineKind.space || $0 == LineKind.tab }
+            if text.first == UInt8(ascii: "{") || line.starts(with: Array("ey".utf8)) {
                 return false
             }
             guard let newline = line.firstIndex(of: LineKind.newline) else { break }
