@@ -8,7 +8,7 @@
 # Every block is accounted for: the block marked `<!-- example: Package.swift -->` is the consumer's manifest; a
 # block marked `<!-- example: skip REASON -->` is listed with its reason and not compiled; every other block is
 # compiled, each document's blocks joined in order into one file (a reader pastes them together). A document with
-# blocks needs a check, `Examples/Checks/<name>.swift` defining `check_<name>(root:)`, that calls its examples on
+# blocks needs a check, `Examples/Checks/<name>.swift` defining `check_<name>(root:)` (async or not), that calls its examples on
 # real inputs and throws when one does not do what the document says; <name> is the path with / and . as _
 # (README_md, docs_state_md). The checks, like the blocks, see only the public API.
 set -euo pipefail
@@ -80,7 +80,7 @@ fi
     echo "}"
     echo "var failed = 0"
     for name in "${checks[@]}"; do
-        echo "do { try check_$name(root: root); print(\"   ok    $name\") } catch { failed += 1; print(\"   FAIL  $name: \\(error)\") }"
+        echo "do { try await check_$name(root: root); print(\"   ok    $name\") } catch { failed += 1; print(\"   FAIL  $name: \\(error)\") }"
     done
     echo "exit(failed == 0 ? 0 : 1)"
 } > "$sources/main.swift"

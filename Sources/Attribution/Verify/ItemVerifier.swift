@@ -175,6 +175,7 @@ public struct ItemVerifier: Sendable {
         result.keyID = outcome.keyID
         result.environment = outcome.key?.environment
         result.signature = outcome.signature
+        if outcome.signature == .verified { result.signedDigest = outcome.signingInputDigest }
         if let failure = outcome.failure {
             findings.append(failure)
             if result.kind == .unknown, outcome.keyID != nil || failure.rule != .j1,
@@ -211,7 +212,7 @@ public struct ItemVerifier: Sendable {
         let facts = PostbackFacts(payload, body: body, keyID: result.keyID ?? "")
         findings += PostbackRules.findings(facts)
         result.tier = CrowdAnonymityTier.lowest(facts)
-        result.deduplicationKey = payload.postbackIdentifier
+        result.deduplicationKey = DeduplicationKey(payload.postbackIdentifier)
     }
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,

@@ -43,6 +43,16 @@ extension FastPostbackPath {
             slots[slot] == nil || wellFormed
         }
 
+        /// Adds each member (but `skipped`) to a ``ContentFingerprint``, its value as compact JSON, exactly as
+        /// ``appendCompactJSON(to:skipping:)`` writes it.
+        func addMembers(to fingerprint: inout ContentFingerprint.Builder, skipping skipped: Int? = nil) {
+            for position in 0..<order.count {
+                let slot = order.slot(at: position)
+                guard slot != skipped, let value = slots[slot] else { continue }
+                fingerprint.add(name: names[slot], value: bytes(value.range), quoted: value.kind == .string)
+            }
+        }
+
         /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string
         /// between quotes (they hold nothing to escape), integers and Booleans as their literals.
         func appendCompactJSON(to out: inout [UInt8], skipping skipped: Int? = nil) {

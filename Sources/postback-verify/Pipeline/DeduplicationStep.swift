@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Attribution
+import Foundation
+
+/// Rule D1 for one run, batch by batch, through the one ``DeduplicationStore`` protocol: a
+/// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` other runs share.
+///
+/// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
+/// they were written and flushed, ``confirmRead(_:)`` confirms the claims whose records the reader has taken: all
+/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest later, while a flush waits,
+/// after the next batch or at the end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
+/// claims that the next sighting takes over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the
+/// writer (consume) step only, one batch at a time.
+final class DeduplicationStep {
+    private let store: (any DeduplicationStore)?
+    /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
+    let remembersAcrossRuns: Bool
+    private let started: Date
+    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
+    /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
+    /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
+    private var pending: [(end: Int, key: DeduplicationKey)] = []
+    private var pendingStart = 0
+    private var readEnd = 0
+    /// Why the state could not be used, once it could not; the run then stops (exit status 2).
+    private(set) var failure: String?
+
+    init(_ options: CommandLineOptions) throws(StateError) {
+        started = Date()
+        if !options.deduplicates {
+            store = nil
+            remembersAcrossRuns = false
+        } else if let path = options.statePath {
+            store = try SQLiteDeduplicationStore(path: path, retentionDays: options.retentionDays ?? 10)
+            remembersAcrossRuns = true
+        } else {
+            store = MemoryDeduplicationStore()
+            remembersAcrossRuns = false
+        }
+    }
+
+    /// What D1 found for one item of a batch.
+    enum Answer {
+        /// Not a valid postback, or deduplication is off.
+        case none
+        /// The first sighting: its key is claimed; once its record is written, ``written(_:through:)``.
+        case first(DeduplicationKey)
+        /// A repeat of `first`; `content` is this sighting's fingerprint (for D2).
+        case duplicate(DuplicateReference, content: ContentFingerprint?)
+    }
+
+    /// Claims the valid postbacks of `batch` in one short transaction and answers each item; nil when the state
+    /// failed (see ``failure``).
+    func claim(_ batch: VerifiedBatch) -> [Answer]? {
+        var answers = [Answer](repeating: .none, count: batch.items.count)
+        guard let store else { return answers }
+        var sightings: [PostbackSighting] = []
+        var positions: [Int] = []
+        for (index, outcome) in batch.outcomes.enumerated() {
+            let item = batch.items[index]
+            let sighting: PostbackSighting?
+            switch outcome {
+            case .fast(let identifier, let content):
+                sighting = PostbackSighting(key: DeduplicationKey(identifier), source: item.source, line: item.line,
+                                            content: content)
+            case .general(let result):
+                sighting = PostbackSighting(result, source: item.source, line: item.line)
+            }
+            if let sighting {
+                sightings.append(sighting)
+                positions.append(index)
+            }
+        }
+        let confirming = pending[pendingStart..<readEnd].map(\.key)
+        guard !sightings.isEmpty || !confirming.isEmpty else { return answers }
+        do {
+            let claimed = try store.claim(sightings, at: started, confirming: confirming)
+            settled(through: readEnd)
+            for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
+                switch answer {
+                case .firstSeen:
+                    answers[position] = remembersAcrossRuns ? .first(sighting.key) : .none
+                case .duplicate(let first):
+                    // Without a state a run's records depend on its input alone: no time stamped.
+                    answers[position] = .duplicate(remembersAcrossRuns ? first : first.withoutTime,
+                                                   content: sighting.content)
+                }
+            }
+            // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
+            // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
+        } catch {
+            failure = (error as? StateError)?.reason ?? "\(error)"
+            return nil
+        }
+        return answers
+    }
+
+    /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
+    func written(_ key: DeduplicationKey, through end: Int) {
+        pending.append((end, key))
+    }
+
+    /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
+    /// longer in its buffer. With `now` (no batch is waiting, or a flush waits for a slow reader, or the run ends)
+    /// it confirms them at once; otherwise the next claim confirms them in its own transaction. False when the
+    /// state failed (see ``failure``).
+    @discardableResult
+    func confirmRead(_ records: StandardStream, now: Bool = true) -> Bool {
+        guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
+        let read = records.bytesRead().count
+        while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
+        guard now, readEnd > pendingStart else { return true }
+        do {
+            try store.confirm(pending[pendingStart..<readEnd].map(\.key))
+            settled(through: readEnd)
+            return true
+        } catch {
+            failure = (error as? StateError)?.reason ?? "\(error)"
+            return false
+        }
+    }
+
+    /// The claims before `end` were confirmed.
+    private func settled(through end: Int) {
+        pendingStart = end
+        if pendingStart > 4096 && pendingStart * 2 > pending.count {
+            pending.removeFirst(pendingStart)
+            readEnd -= pendingStart
+            pendingStart = 0
+        }
+    }
+
+    /// At the end of a run whose records were all written and flushed: waits until the reader of a pipe has
+    /// taken them (or closed its end), confirms them, and releases what was never read.
+    func finish(_ records: StandardStream) {
+        guard let store, remembersAcrossRuns else { return }
+        var pause: useconds_t = 1000
+        while confirmRead(records), pendingStart < pending.count {
+            if records.failure != nil || records.bytesRead().readerGone {
+                confirmRead(records)  // what it read before it closed
+                break
+            }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+        }
+        if pendingStart < pending.count {
+            try? store.release(pending[pendingStart...].map(\.key))
+            pending.removeAll()
+            pendingStart = 0
+            readEnd = 0
+        }
+    }
+}
