@@ -53,7 +53,7 @@ enum Command {
         Interruption.watch { run.interrupt(by: $0) }
         if deduplication.remembersAcrossRuns {
             // A reader that stalls holds up this run only: what it has taken is confirmed while the rest waits.
-            output.whileWaiting = { deduplication.confirmRead(output) }
+            output.whileWaiting = { deduplication.confirmRead(output, now: true) }
         }
 
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
@@ -108,7 +108,7 @@ enum Command {
                     if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil && deduplication.confirmRead(run.records, now: !moreReady)
+                    return run.records.failure == nil && deduplication.confirmRead(run.records)
                 }
             })
         return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }

@@ -10,11 +10,11 @@ import Foundation
 /// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
-/// they were written and flushed, ``confirmRead(_:)`` confirms the claims whose records the reader has taken: all
-/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest later, while a flush waits,
-/// after the next batch or at the end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
-/// claims that the next sighting takes over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the
-/// writer (consume) step only, one batch at a time.
+/// they were written and flushed, ``confirmRead(_:now:)`` confirms the claims whose records the reader has taken
+/// (all of them for a file; for a pipe, those no longer in its buffer), with the next claim or at once. No database
+/// lock is held while records wait for a reader, and a run that dies leaves claims that the next sighting takes
+/// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
+/// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
     private let store: (any DeduplicationStore)?
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
@@ -26,6 +26,8 @@ final class DeduplicationStep {
     private var pending: [(end: Int, key: DeduplicationKey)] = []
     private var pendingStart = 0
     private var readEnd = 0
+    /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches).
+    static let confirmAtOnce = 1024
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
@@ -105,15 +107,16 @@ final class DeduplicationStep {
     }
 
     /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
-    /// longer in its buffer. With `now` (no batch is waiting, or a flush waits for a slow reader, or the run ends)
-    /// it confirms them at once; otherwise the next claim confirms them in its own transaction. False when the
-    /// state failed (see ``failure``).
+    /// longer in its buffer. The next claim confirms them in its own transaction (one transaction per batch); with
+    /// `now` (a flush waits for a slow reader, or the run ends), or once ``confirmAtOnce`` are waiting, they are
+    /// confirmed at once. Until then another run sees them claimed by a live owner: duplicates all the same. False
+    /// when the state failed (see ``failure``).
     @discardableResult
-    func confirmRead(_ records: StandardStream, now: Bool = true) -> Bool {
+    func confirmRead(_ records: StandardStream, now: Bool = false) -> Bool {
         guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
         let read = records.bytesRead().count
         while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
-        guard now, readEnd > pendingStart else { return true }
+        guard now || readEnd - pendingStart >= Self.confirmAtOnce, readEnd > pendingStart else { return true }
         do {
             try store.confirm(pending[pendingStart..<readEnd].map(\.key))
             settled(through: readEnd)
@@ -139,9 +142,9 @@ final class DeduplicationStep {
     func finish(_ records: StandardStream) {
         guard let store, remembersAcrossRuns else { return }
         var pause: useconds_t = 1000
-        while confirmRead(records), pendingStart < pending.count {
+        while confirmRead(records, now: true), pendingStart < pending.count {
             if records.failure != nil || records.bytesRead().readerGone {
-                confirmRead(records)  // what it read before it closed
+                confirmRead(records, now: true)  // what it read before it closed
                 break
             }
             usleep(pause)
