@@ -25,7 +25,7 @@ struct CommandLineOptions {
     var skAdNetworkP256KeyPath: String?
     /// `--skadnetwork-key-p192 PATH`: replaces Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).
     var skAdNetworkP192KeyPath: String?
-    /// `--state PATH`: remember valid postbacks across runs in this SQLite file (docs/cli.md section 6).
+    /// `--state PATH`: remember valid postbacks across runs in this SQLite file (contract 1.1).
     var statePath: String?
     /// `--retention DAYS`: with `--state`, forget postbacks first seen more than this many days ago.
     var retentionDays: Int?
