@@ -11,12 +11,12 @@ let package = Package(
         .systemLibrary(
             name: "CAttributionOpenSSL",
             pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .systemLibrary(
             name: "CAttributionSQLite",
             pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(
             name: "Attribution",

@@ -54,12 +54,15 @@ struct CommandLineOptions {
                 guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
                 return next
             }
+            guard name == "--" || Self.isKnown(name) else {
+                throw UsageError(Self.unknownOption(argument, name: name))
+            }
             switch name {
             case "--":
                 onlyPaths = true
             case "-h", "--help":
                 options.showsHelp = true
-            case "--version":
+            case "-V", "--version":
                 options.showsVersion = true
             case "--format":
                 let text = try value()
@@ -132,7 +135,8 @@ struct CommandLineOptions {
                 }
                 options.retentionDays = days
             default:
-                throw UsageError("unknown option \(argument)")
+                // Every name in `names` has a case above (DocumentationConsistencyTests parses each one).
+                throw UsageError(Self.unknownOption(argument, name: name))
             }
         }
         if options.retentionDays != nil && options.statePath == nil {

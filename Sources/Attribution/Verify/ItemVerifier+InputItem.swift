@@ -9,6 +9,10 @@ extension ItemVerifier {
     /// Step 1 of ``verify(_:)-(InputItem)`` (see ``prepare(_:)-(ArraySlice<UInt8>)``).
     package func prepare(_ item: InputItem) -> PreparedItem {
         switch item.content {
+        case .refused(let reason):
+            var prepared = PreparedItem()
+            prepared.findings.append(Finding(.j1, reason))
+            return prepared
         case .bytes(let bytes):
             return prepare(bytes)
         case .oversized(let byteCount):

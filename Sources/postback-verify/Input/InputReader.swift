@@ -9,8 +9,8 @@ import Attribution
 ///
 /// Files are opened one at a time, only when the previous one is exhausted, and a directory is listed when it is
 /// reached, so memory and descriptors stay bounded for directories of many files. An input that cannot be opened,
-/// listed or read is recorded in `failures` and skipped; the others are still read, in order (CLI contract: the
-/// run ends with status 2, but every readable item gets its record).
+/// listed or read is recorded in `failures` and skipped; the others are still read, in order
+/// (docs/cli.md section 4: the run ends with status 2, but every readable item gets its record).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 final class InputReader {
