@@ -75,9 +75,9 @@ public struct ItemVerifier: Sendable {
     /// Step 2: the signature (the ECDSA, or a whole SKAdNetwork verification); nothing else.
     package func checkSignature(_ prepared: inout PreparedItem) {
         switch prepared.form {
-        case .skAdNetwork(let body, checked: false):
-            verifySKAdNetwork(body, into: &prepared.result, findings: &prepared.findings)
-            prepared.form = .skAdNetwork(body, checked: true)
+        case .skAdNetwork(var check) where !check.isChecked:
+            check.checkAlone()
+            prepared.form = .skAdNetwork(check)
         case .body, .bareJWS:
             prepared.jws?.checkSignature()
         case .skAdNetwork, .finished:
@@ -90,16 +90,39 @@ public struct ItemVerifier: Sendable {
     /// answers.
     package func checkSignatures(_ items: inout [PreparedItem]) {
         var pending: [(index: Int, check: ES256SignatureCheck)] = []
+        // SKAdNetwork 2.1 and later: their ES256 checks join the batch; a 2.2 postback whose signing order fails is
+        // checked over its fallback order in a second round.
+        var skAdNetwork: [(index: Int, check: ES256SignatureCheck)] = []
         for index in items.indices {
             if let check = items[index].pendingES256Check {
                 pending.append((index, check))
+            } else if case .skAdNetwork(let check) = items[index].form, !check.isChecked,
+                      let es256 = check.es256Check(of: check.postback) {
+                skAdNetwork.append((index, es256))
             } else {
                 checkSignature(&items[index])
             }
         }
-        let answers = ECPublicKey.areValidES256Signatures(pending.map(\.check))
+        let answers = ECPublicKey.areValidES256Signatures(pending.map(\.check) + skAdNetwork.map(\.check))
         for ((index, _), valid) in zip(pending, answers) {
             items[index].jws?.settleSignatureCheck(valid: valid)
+        }
+        var fallbacks: [(index: Int, check: ES256SignatureCheck)] = []
+        for ((index, _), valid) in zip(skAdNetwork, answers[pending.count...]) {
+            guard case .skAdNetwork(var check) = items[index].form else { continue }
+            check.primaryValid = valid
+            if !valid, let fallback = check.fallback, let es256 = check.es256Check(of: fallback) {
+                fallbacks.append((index, es256))
+            }
+            items[index].form = .skAdNetwork(check)
+        }
+        for ((index, _), valid) in zip(fallbacks, ECPublicKey.areValidES256Signatures(fallbacks.map(\.check))) {
+            guard case .skAdNetwork(var check) = items[index].form else { continue }
+            check.fallbackValid = valid
+            items[index].form = .skAdNetwork(check)
+        }
+        for index in skAdNetwork.map(\.index) where items[index].needsSignatureCheck {
+            checkSignature(&items[index])
         }
     }
 
@@ -127,7 +150,9 @@ public struct ItemVerifier: Sendable {
                     checkPostback(payload, body: nil, into: &result, findings: &findings)
                 }
             }
-        case .skAdNetwork, .finished:
+        case .skAdNetwork(let check):
+            completeSKAdNetwork(check, into: &result, findings: &findings)
+        case .finished:
             break
         }
         finish(&result, findings: findings)
@@ -160,7 +185,9 @@ public struct ItemVerifier: Sendable {
                                                    cache: cache)
         } else if body.contains("attribution-signature") {
             prepared.result.kind = .skadnetwork
-            prepared.form = .skAdNetwork(body, checked: false)
+            if let check = prepareSKAdNetwork(body, into: &prepared.result, findings: &prepared.findings) {
+                prepared.form = .skAdNetwork(check)
+            }
         } else {
             prepared.findings.append(Finding(.j1,
                 "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))

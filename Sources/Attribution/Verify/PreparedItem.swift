@@ -11,8 +11,8 @@ package struct PreparedItem: Sendable {
         case body(JSONObject)
         /// A bare compact JWS in ``jws``.
         case bareJWS
-        /// An SKAdNetwork body, verified whole in the signature step (`checked` once done).
-        case skAdNetwork(JSONObject, checked: Bool)
+        /// An SKAdNetwork body read up to its signature (S1, S2 and the signature's encoding passed).
+        case skAdNetwork(SKAdNetworkCheck)
     }
 
     var result = VerificationResult()
@@ -31,7 +31,7 @@ package struct PreparedItem: Sendable {
     /// True when the signature step has work to do: an ECDSA, or a whole SKAdNetwork verification.
     package var needsSignatureCheck: Bool {
         switch form {
-        case .skAdNetwork(_, let checked): !checked
+        case .skAdNetwork(let check): !check.isChecked
         case .body, .bareJWS: jws?.needsSignatureCheck ?? false
         case .finished: false
         }
