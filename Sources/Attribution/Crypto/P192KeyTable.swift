@@ -10,27 +10,26 @@ import Foundation
 /// multiple of a group's generator alone goes through the constant-time ladder, which ignores it). Anyone can
 /// send a postback that claims version 1.0 or 2.0, so before this table each such forgery cost three times a
 /// P-256 verification. Here a table per point holds j·256^i·P for every byte value j (1 ... 255) and position i
-/// (0 ... 23), affine; u1·G + u2·Q is then at most 48 mixed additions (`EC_POINT_add`, which handles equal and
-/// opposite points and the point at infinity), and x(R) ≡ r is checked on R's Jacobian coordinates, as
-/// ``P256BatchVerifier`` does.
+/// (0 ... 23), affine; u1·G + u2·Q is then at most 48 mixed additions (``P192JacobianPoint``, on fixed-size
+/// limbs, handling equal and opposite points and the point at infinity), and x(R) ≡ r is checked on R's Jacobian
+/// coordinates, as ``P256BatchVerifier`` does.
 ///
 /// Every step is SEC 1 §4.1.4's: r and s in [1, n − 1], e = the leftmost 192 bits of the SHA-256 digest (its first
 /// 24 bytes), u1 = e·s⁻¹ and u2 = r·s⁻¹ mod n, R = u1·G + u2·Q not at infinity, x(R) ≡ r (mod n). The tests hold it
 /// to `EVP_PKEY_verify` on random, edge-case and bit-flipped signatures (`P192KeyTableTests`).
 ///
-/// Two tables of 6,120 points each (about 2 MiB), built once per key when it has verified enough signatures
-/// (``P192KeyTables``), then shared read-only by every thread: `EC_POINT_add` only reads the group and the table's
-/// points, and each call has its own `BN_CTX` and result points.
+/// Two tables of 6,120 affine points each (576 KiB in all), computed with libcrypto's point arithmetic once per
+/// key when it has verified enough signatures (``P192KeyTables``), then shared read-only by every thread.
 final class P192KeyTable: @unchecked Sendable {
     // Safe to share across threads: written only in `init`, before the table is published under a lock; libcrypto
     // then only reads it (openssl-threads(7)).
     private let group: OpaquePointer
     private let order: OpaquePointer
     private let prime: OpaquePointer
-    /// j·256^i·G at index 255·i + j − 1, affine.
-    private let generatorMultiples: [OpaquePointer]
+    /// j·256^i·G, affine, as six limbs (x then y, ``P192Field/Element``s) from index 6·(255·i + j − 1).
+    private let generatorMultiples: [UInt64]
     /// j·256^i·Q, the same way.
-    private let keyMultiples: [OpaquePointer]
+    private let keyMultiples: [UInt64]
 
     /// Bytes in r, s, a scalar and the digest prefix that is e.
     static let scalarBytes = 24
@@ -62,7 +61,6 @@ final class P192KeyTable: @unchecked Sendable {
             return nil
         }
         guard let keyMultiples = Self.multiples(of: key, group: group, context: context) else {
-            generatorMultiples.forEach { EC_POINT_free($0) }
             BN_free(order)
             BN_free(prime)
             EC_GROUP_free(group)
@@ -73,53 +71,57 @@ final class P192KeyTable: @unchecked Sendable {
     }
 
     deinit {
-        (generatorMultiples + keyMultiples).forEach { EC_POINT_free($0) }
         BN_free(order)
         BN_free(prime)
         EC_GROUP_free(group)
     }
 
-    /// j·256^i·P for i in 0 ..< 24 and j in 1 ... 255, affine; nil if libcrypto fails.
+    /// j·256^i·P for i in 0 ..< 24 and j in 1 ... 255, affine, as limbs; nil if libcrypto fails. Computed with
+    /// libcrypto's point arithmetic (once per key), so the table does not rest on ``P192JacobianPoint``.
     private static func multiples(of point: OpaquePointer, group: OpaquePointer, context: OpaquePointer)
-        -> [OpaquePointer]? {
+        -> [UInt64]? {
         var table: [OpaquePointer] = []
         table.reserveCapacity(255 * scalarBytes)
         func release() { table.forEach { EC_POINT_free($0) } }
+        defer { release() }
         guard let base = EC_POINT_dup(point, group) else { return nil }
         defer { EC_POINT_free(base) }
         for _ in 0..<scalarBytes {
-            guard let first = EC_POINT_dup(base, group) else {
-                release()
-                return nil
-            }
+            guard let first = EC_POINT_dup(base, group) else { return nil }
             table.append(first)
             for _ in 2...255 {
-                guard let next = EC_POINT_new(group) else {
-                    release()
-                    return nil
-                }
+                guard let next = EC_POINT_new(group) else { return nil }
                 table.append(next)
-                guard EC_POINT_add(group, next, table[table.count - 2], base, context) == 1 else {
-                    release()
-                    return nil
-                }
+                guard EC_POINT_add(group, next, table[table.count - 2], base, context) == 1 else { return nil }
             }
             // The next position's base: 256·base = 255·base + base.
-            guard EC_POINT_add(group, base, table[table.count - 1], base, context) == 1 else {
-                release()
-                return nil
-            }
+            guard EC_POINT_add(group, base, table[table.count - 1], base, context) == 1 else { return nil }
         }
         let affine = table.withUnsafeMutableBufferPointer { buffer in
             buffer.withMemoryRebound(to: Optional<OpaquePointer>.self) {
                 attribution_points_make_affine(group, $0.count, $0.baseAddress, context)
             }
         }
-        guard affine == 1 else {
-            release()
-            return nil
+        guard affine == 1, let x = BN_new(), let y = BN_new() else { return nil }
+        defer {
+            BN_free(x)
+            BN_free(y)
         }
-        return table
+        var limbs: [UInt64] = []
+        limbs.reserveCapacity(6 * table.count)
+        var bytes = [UInt8](repeating: 0, count: 2 * scalarBytes)
+        for point in table {
+            guard EC_POINT_get_affine_coordinates(group, point, x, y, context) == 1,
+                  bytes.withUnsafeMutableBufferPointer({
+                      BN_bn2binpad(x, $0.baseAddress, 24) == 24 && BN_bn2binpad(y, $0.baseAddress! + 24, 24) == 24
+                  }) else { return nil }
+            bytes.withUnsafeBufferPointer { buffer in
+                let x = P192Field.element(bigEndian: UnsafeBufferPointer(rebasing: buffer[..<24]))
+                let y = P192Field.element(bigEndian: UnsafeBufferPointer(rebasing: buffer[24...]))
+                limbs += [x.0, x.1, x.2, y.0, y.1, y.2]
+            }
+        }
+        return limbs
     }
 
     /// Whether (r, s), 24 bytes each, is a valid ECDSA signature under the key of the SHA-256 `digest`.
@@ -127,21 +129,17 @@ final class P192KeyTable: @unchecked Sendable {
         guard rBytes.count == Self.scalarBytes, sBytes.count == Self.scalarBytes,
               let context = BN_CTX_new() else { return false }
         BN_CTX_start(context)
-        let accumulator = EC_POINT_new(group), sum = EC_POINT_new(group)
         defer {
-            EC_POINT_free(accumulator)
-            EC_POINT_free(sum)
             BN_CTX_end(context)
             BN_CTX_free(context)
         }
-        let numbers = (0..<8).map { _ in BN_CTX_get(context) }
-        guard let accumulator, let sum, let r = numbers[0], let s = numbers[1], let e = numbers[2],
-              let inverse = numbers[3], let u1 = numbers[4], let u2 = numbers[5], let x = numbers[6],
-              let z = numbers[7] else {
+        let numbers = (0..<6).map { _ in BN_CTX_get(context) }
+        guard let r = numbers[0], let s = numbers[1], let e = numbers[2], let inverse = numbers[3],
+              let u1 = numbers[4], let u2 = numbers[5] else {
             OpenSSLErrorQueue.clear()
             return false
         }
-        var points = (sum: accumulator, scratch: sum)
+        var point = P192JacobianPoint.infinity
         let valid = rBytes.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 24, r) } != nil
             && sBytes.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 24, s) } != nil
             && isInOrderRange(r) && isInOrderRange(s)
@@ -150,29 +148,28 @@ final class P192KeyTable: @unchecked Sendable {
             && BN_mod_inverse(inverse, s, order, context) != nil
             && BN_mod_mul(u1, e, inverse, order, context) == 1
             && BN_mod_mul(u2, r, inverse, order, context) == 1
-            && EC_POINT_set_to_infinity(group, accumulator) == 1
-            && add(u1, multiplesIn: generatorMultiples, to: &points, context: context)
-            && add(u2, multiplesIn: keyMultiples, to: &points, context: context)
-            && EC_POINT_is_at_infinity(group, points.sum) == 0
-            && attribution_point_x_and_z(group, points.sum, x, z, context) == 1
-            && xMatches(r, x: x, z: z, scratch: e, context: context)
+            && add(u1, multiplesIn: generatorMultiples, to: &point)
+            && add(u2, multiplesIn: keyMultiples, to: &point)
+            && !point.isInfinity
+            && xMatches(r, point, scratch: e, context: context)
         if !valid { OpenSSLErrorQueue.clear() }
         return valid
     }
 
-    /// points.sum += scalar·P, one table point per non-zero byte of the scalar; each addition writes into
-    /// `points.scratch` and the two are swapped, so that no addition writes over one of its operands.
-    private func add(_ scalar: OpaquePointer, multiplesIn table: [OpaquePointer],
-                     to points: inout (sum: OpaquePointer, scratch: OpaquePointer), context: OpaquePointer) -> Bool {
+    /// point += scalar·P, one table point per non-zero byte of the scalar.
+    private func add(_ scalar: OpaquePointer, multiplesIn table: [UInt64], to point: inout P192JacobianPoint)
+        -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scalarBytes) { bytes in
             guard BN_bn2binpad(scalar, bytes.baseAddress, Int32(Self.scalarBytes)) == Int32(Self.scalarBytes)
             else { return false }
-            for position in 0..<Self.scalarBytes {
-                let digit = Int(bytes[Self.scalarBytes - 1 - position])
-                guard digit != 0 else { continue }
-                guard EC_POINT_add(group, points.scratch, points.sum, table[255 * position + digit - 1], context)
-                    == 1 else { return false }
-                points = (points.scratch, points.sum)
+            table.withUnsafeBufferPointer { limbs in
+                for position in 0..<Self.scalarBytes {
+                    let digit = Int(bytes[Self.scalarBytes - 1 - position])
+                    guard digit != 0 else { continue }
+                    let at = 6 * (255 * position + digit - 1)
+                    point.add(affineX: (limbs[at], limbs[at + 1], limbs[at + 2]),
+                              y: (limbs[at + 3], limbs[at + 4], limbs[at + 5]))
+                }
             }
             return true
         }
@@ -180,14 +177,23 @@ final class P192KeyTable: @unchecked Sendable {
 
     /// x(R) ≡ r (mod n) from R's Jacobian X and Z (affine x = X / Z²): X ≡ r·Z² (mod p), or, when r + n < p, the
     /// one other x with x mod n = r, X ≡ (r + n)·Z².
-    private func xMatches(_ r: OpaquePointer, x: OpaquePointer, z: OpaquePointer, scratch: OpaquePointer,
+    private func xMatches(_ r: OpaquePointer, _ point: P192JacobianPoint, scratch: OpaquePointer,
                           context: OpaquePointer) -> Bool {
-        guard BN_mod_sqr(z, z, prime, context) == 1, BN_nnmod(x, x, prime, context) == 1,
-              BN_mod_mul(scratch, r, z, prime, context) == 1 else { return false }
-        if BN_cmp(scratch, x) == 0 { return true }
-        guard BN_add(scratch, r, order) == 1, BN_ucmp(scratch, prime) < 0,
-              BN_mod_mul(scratch, scratch, z, prime, context) == 1 else { return false }
-        return BN_cmp(scratch, x) == 0
+        let zz = P192Field.square(point.z)
+        guard let candidate = element(r) else { return false }
+        if P192Field.equal(P192Field.multiply(candidate, zz), point.x) { return true }
+        guard BN_add(scratch, r, order) == 1, BN_ucmp(scratch, prime) < 0, let other = element(scratch) else {
+            return false
+        }
+        return P192Field.equal(P192Field.multiply(other, zz), point.x)
+    }
+
+    /// A number below p as a field element.
+    private func element(_ value: OpaquePointer) -> P192Field.Element? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scalarBytes) { bytes in
+            guard BN_bn2binpad(value, bytes.baseAddress, 24) == 24 else { return nil }
+            return P192Field.element(bigEndian: UnsafeBufferPointer(bytes))
+        }
     }
 
     /// 1 ≤ value ≤ n − 1.
