@@ -251,6 +251,49 @@ struct FloodTests {
         #expect(P192KeyTables.shared.table(forPoint: SKAdNetworkKeys.apple.p192.key.uncompressedPoint) != nil)
     }
 
+    @Test("SKAdNetwork 2.2's second order, checked as R + (u1' − u1)·G, agrees with EVP_PKEY_verify (with and without tables)",
+          arguments: [false, true])
+    func alternativeDigest(_ withTables: Bool) throws {
+        let tables = P256KeyTables(threshold: withTables ? 0 : .max, maximumTables: 1000)
+        let verifier = try #require(P256BatchVerifier(tables: tables))
+        let signers = try (0..<3).map { _ in try ReferenceSigner() }
+        var random = SplitMix64(seed: withTables ? 22 : 21)
+        var checks: [ES256SignatureCheck] = []
+        var alternatives: [SHA256Digest?] = []
+        var expected: [(Bool, Bool?)] = []
+        for index in 0..<600 {
+            let signer = signers[index % 3]
+            let first = SHA256Digest(of: withUnsafeBytes(of: random.next()) { Array($0) })
+            let second = SHA256Digest(of: withUnsafeBytes(of: random.next()) { Array($0) })
+            var signature: [UInt8]
+            switch random.next() % 5 {
+            case 0: signature = signer.sign(first)  // the first order holds
+            case 1, 2: signature = signer.sign(second)  // only the alternative holds
+            case 3:
+                signature = signer.sign(second)
+                signature[Int(random.next() % 64)] ^= 0x10  // neither
+            default: signature = signers[(index + 1) % 3].sign(second)  // another key's
+            }
+            let alternative: SHA256Digest? = random.next() % 4 == 0 ? nil : second
+            let check = ES256SignatureCheck(key: signer.publicKey, signature: signature, digest: first)
+            let firstValid = signer.publicKey.isValidES256Signature(signature, digest: first)
+            checks.append(check)
+            alternatives.append(alternative)
+            expected.append((firstValid, alternative.map {
+                !firstValid && signer.publicKey.isValidES256Signature(signature, digest: $0)
+            }))
+        }
+        let answers = verifier.verify(checks, orElse: alternatives)
+        var mismatches = 0
+        for (answer, wanted) in zip(answers, expected) {
+            let alternativeMatters = !wanted.0
+            if answer.first != wanted.0 || (alternativeMatters && answer.alternative != wanted.1) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        #expect(expected.filter { $0.1 == true }.count > 150)
+        #expect(withTables == (verifier.tableChecks > 0))
+    }
+
     /// A strict DER ECDSA-Sig-Value of two random 24-byte integers below P-192's n, base64.
     static func derSignature(_ random: inout SplitMix64) -> String {
         func integer() -> [UInt8] {

@@ -90,39 +90,32 @@ public struct ItemVerifier: Sendable {
     /// answers.
     package func checkSignatures(_ items: inout [PreparedItem]) {
         var pending: [(index: Int, check: ES256SignatureCheck)] = []
-        // SKAdNetwork 2.1 and later: their ES256 checks join the batch; a 2.2 postback whose signing order fails is
-        // checked over its fallback order in a second round.
-        var skAdNetwork: [(index: Int, check: ES256SignatureCheck)] = []
+        // SKAdNetwork 2.1 and later: their ES256 checks join the batch, a 2.2 postback's 2.0/2.1 order as the
+        // alternative digest of its check (tried only when the signing order fails, for a fraction of a check).
+        var skAdNetwork: [(index: Int, check: ES256SignatureCheck, fallback: SHA256Digest?)] = []
         for index in items.indices {
             if let check = items[index].pendingES256Check {
                 pending.append((index, check))
             } else if case .skAdNetwork(let check) = items[index].form, !check.isChecked,
                       let es256 = check.es256Check(of: check.postback) {
-                skAdNetwork.append((index, es256))
+                skAdNetwork.append((index, es256, check.fallback.map { SHA256Digest(of: $0.signedString.utf8) }))
             } else {
                 checkSignature(&items[index])
             }
         }
-        let answers = ECPublicKey.areValidES256Signatures(pending.map(\.check) + skAdNetwork.map(\.check))
-        for ((index, _), valid) in zip(pending, answers) {
-            items[index].jws?.settleSignatureCheck(valid: valid)
+        let answers = ECPublicKey.areValidES256Signatures(
+            pending.map(\.check) + skAdNetwork.map(\.check),
+            orElse: [SHA256Digest?](repeating: nil, count: pending.count) + skAdNetwork.map(\.fallback))
+        for ((index, _), answer) in zip(pending, answers) {
+            items[index].jws?.settleSignatureCheck(valid: answer.first)
         }
-        var fallbacks: [(index: Int, check: ES256SignatureCheck)] = []
-        for ((index, _), valid) in zip(skAdNetwork, answers[pending.count...]) {
+        for ((index, _, _), answer) in zip(skAdNetwork, answers[pending.count...]) {
             guard case .skAdNetwork(var check) = items[index].form else { continue }
-            check.primaryValid = valid
-            if !valid, let fallback = check.fallback, let es256 = check.es256Check(of: fallback) {
-                fallbacks.append((index, es256))
+            check.primaryValid = answer.first
+            if !answer.first, check.fallback != nil {
+                check.fallbackValid = answer.alternative ?? false
             }
             items[index].form = .skAdNetwork(check)
-        }
-        for ((index, _), valid) in zip(fallbacks, ECPublicKey.areValidES256Signatures(fallbacks.map(\.check))) {
-            guard case .skAdNetwork(var check) = items[index].form else { continue }
-            check.fallbackValid = valid
-            items[index].form = .skAdNetwork(check)
-        }
-        for index in skAdNetwork.map(\.index) where items[index].needsSignatureCheck {
-            checkSignature(&items[index])
         }
     }
 
