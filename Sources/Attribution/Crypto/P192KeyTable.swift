@@ -22,8 +22,7 @@ import Foundation
 /// key when it has verified enough signatures (``P192KeyTables``), then shared read-only by every thread.
 final class P192KeyTable: @unchecked Sendable {
     // Safe to share across threads: written only in `init`, before the table is published under a lock; libcrypto
-    // then only reads it (openssl-threads(7)).
-    private let group: OpaquePointer
+    // then only reads `order` and `prime` (openssl-threads(7)).
     private let order: OpaquePointer
     private let prime: OpaquePointer
     /// j·256^i·G, affine, as six limbs (x then y, ``P192Field/Element``s) from index 6·(255·i + j − 1).
@@ -44,6 +43,7 @@ final class P192KeyTable: @unchecked Sendable {
         defer {
             EC_POINT_free(key)
             BN_CTX_free(context)
+            EC_GROUP_free(group)
             OpenSSLErrorQueue.clear()
         }
         guard let context, let key, let order, let prime,
@@ -54,26 +54,19 @@ final class P192KeyTable: @unchecked Sendable {
               BN_copy(order, EC_GROUP_get0_order(group)) != nil,
               EC_GROUP_get_curve(group, prime, nil, nil, context) == 1,
               let generator = EC_GROUP_get0_generator(group),
-              let generatorMultiples = Self.multiples(of: generator, group: group, context: context) else {
+              let generatorMultiples = Self.multiples(of: generator, group: group, context: context),
+              let keyMultiples = Self.multiples(of: key, group: group, context: context) else {
             BN_free(order)
             BN_free(prime)
-            EC_GROUP_free(group)
             return nil
         }
-        guard let keyMultiples = Self.multiples(of: key, group: group, context: context) else {
-            BN_free(order)
-            BN_free(prime)
-            EC_GROUP_free(group)
-            return nil
-        }
-        (self.group, self.order, self.prime) = (group, order, prime)
+        (self.order, self.prime) = (order, prime)
         (self.generatorMultiples, self.keyMultiples) = (generatorMultiples, keyMultiples)
     }
 
     deinit {
         BN_free(order)
         BN_free(prime)
-        EC_GROUP_free(group)
     }
 
     /// j·256^i·P for i in 0 ..< 24 and j in 1 ... 255, affine, as limbs; nil if libcrypto fails. Computed with

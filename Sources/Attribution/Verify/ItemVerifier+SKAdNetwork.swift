@@ -60,9 +60,12 @@ extension ItemVerifier {
         let trusted = keyRing.skAdNetworkKeys.key(for: version)
         result.keyID = trusted.keyID
         result.environment = trusted.environment
-        result.unsigned = SKAdNetworkPostback.unsignedMembers(of: body, signedFields: version.signedFields)
         guard let postback = SKAdNetworkPostback.decode(
-            body, version: version, signedFields: version.signedFields, findings: &findings) else { return nil }
+            body, version: version, signedFields: version.signedFields, findings: &findings) else {
+            result.unsigned = SKAdNetworkPostback.unsignedMembers(of: body, signedFields: version.signedFields)
+            return nil
+        }
+        result.unsigned = postback.unsignedMembers
         result.signedString = postback.signedString
 
         let signature: [UInt8]
