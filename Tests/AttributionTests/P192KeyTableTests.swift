@@ -216,12 +216,34 @@ enum EdgeCases {
     }
 }
 
-/// Just enough P-192 arithmetic for building edge cases (leaks its few numbers: test-only, run once).
+/// Just enough P-192 arithmetic for building edge cases; frees every number and point it made when released.
 final class P192Math {
     let group: OpaquePointer
     let context: OpaquePointer
     let n: OpaquePointer
     let p: OpaquePointer
+    private var numbers: [OpaquePointer] = []
+    private var points: [OpaquePointer] = []
+
+    deinit {
+        (numbers + [n, p]).forEach { BN_free($0) }
+        points.forEach { EC_POINT_free($0) }
+        BN_CTX_free(context)
+        EC_GROUP_free(group)
+    }
+
+    /// A new number, freed with this object.
+    private func newNumber() -> OpaquePointer {
+        let value = BN_new()!
+        numbers.append(value)
+        return value
+    }
+
+    /// A new point, freed with this object.
+    private func keep(_ point: OpaquePointer) -> OpaquePointer {
+        points.append(point)
+        return point
+    }
 
     init?() {
         guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime192v1), let context = BN_CTX_new(),
@@ -233,6 +255,7 @@ final class P192Math {
     func number(_ hex: String) -> OpaquePointer {
         var value: OpaquePointer? = nil
         _ = BN_hex2bn(&value, hex)
+        numbers.append(value!)
         return value!
     }
 
@@ -243,76 +266,76 @@ final class P192Math {
     }
 
     /// e: the first 24 bytes of a 32-byte digest.
-    func digestNumber(_ digest: [UInt8]) -> OpaquePointer { BN_bin2bn(digest, 24, nil)! }
+    func digestNumber(_ digest: [UInt8]) -> OpaquePointer { BN_bin2bn(digest, 24, newNumber())! }
 
     func mod(_ a: OpaquePointer, _ m: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_nnmod(out, a, m, context)
         return out
     }
 
     func mulMod(_ a: OpaquePointer, _ b: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_mod_mul(out, a, b, n, context)
         return out
     }
 
     func addMod(_ a: OpaquePointer, _ b: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_mod_add(out, a, b, n, context)
         return out
     }
 
     func subMod(_ a: OpaquePointer, _ b: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_mod_sub(out, a, b, n, context)
         return out
     }
 
     func add(_ a: OpaquePointer, _ b: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_add(out, a, b)
         return out
     }
 
     func sub(_ a: OpaquePointer, _ b: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_sub(out, a, b)
         return out
     }
 
     func inverse(_ a: OpaquePointer) -> OpaquePointer {
-        let out = BN_new()!
+        let out = newNumber()
         _ = BN_mod_inverse(out, a, n, context)
         return out
     }
 
     func multiplyG(_ k: OpaquePointer) -> OpaquePointer {
-        let point = EC_POINT_new(group)!
+        let point = keep(EC_POINT_new(group)!)
         _ = EC_POINT_mul(group, point, k, nil, nil, context)
         return point
     }
 
     func multiply(_ point: OpaquePointer, _ k: OpaquePointer) -> OpaquePointer {
-        let out = EC_POINT_new(group)!
+        let out = keep(EC_POINT_new(group)!)
         _ = EC_POINT_mul(group, out, nil, point, k, context)
         return out
     }
 
     func addPoints(_ a: OpaquePointer, _ b: OpaquePointer) -> OpaquePointer {
-        let out = EC_POINT_new(group)!
+        let out = keep(EC_POINT_new(group)!)
         _ = EC_POINT_add(group, out, a, b, context)
         return out
     }
 
     func negate(_ a: OpaquePointer) -> OpaquePointer {
-        let out = EC_POINT_dup(a, group)!
+        let out = keep(EC_POINT_dup(a, group)!)
         _ = EC_POINT_invert(group, out, context)
         return out
     }
 
     func x(_ point: OpaquePointer) -> OpaquePointer {
-        let x = BN_new()!
+        let x = newNumber()
         _ = EC_POINT_get_affine_coordinates(group, point, x, nil, context)
         return x
     }
@@ -321,8 +344,9 @@ final class P192Math {
     /// r = 0).
     func pointWithXAtLeastN() -> OpaquePointer? {
         let x = BN_dup(n)!
+        numbers.append(x)
         _ = BN_add_word(x, 1)
-        let point = EC_POINT_new(group)!
+        let point = keep(EC_POINT_new(group)!)
         for _ in 0..<1000 {
             if EC_POINT_set_compressed_coordinates(group, point, x, 0, context) == 1 { return point }
             ERR_clear_error()

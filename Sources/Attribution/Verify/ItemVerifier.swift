@@ -75,9 +75,8 @@ public struct ItemVerifier: Sendable {
     /// Step 2: the signature (the ECDSA, or a whole SKAdNetwork verification); nothing else.
     package func checkSignature(_ prepared: inout PreparedItem) {
         switch prepared.form {
-        case .skAdNetwork(var check) where !check.isChecked:
-            check.checkAlone()
-            prepared.form = .skAdNetwork(check)
+        case .skAdNetwork where !(prepared.skAdNetworkCheck?.isChecked ?? true):
+            prepared.skAdNetworkCheck?.checkAlone()
         case .body, .bareJWS:
             prepared.jws?.checkSignature()
         case .skAdNetwork, .finished:
@@ -96,8 +95,8 @@ public struct ItemVerifier: Sendable {
         for index in items.indices {
             if let check = items[index].pendingES256Check {
                 pending.append((index, check))
-            } else if case .skAdNetwork(let check) = items[index].form, !check.isChecked,
-                      let es256 = check.es256Check(of: check.postback) {
+            } else if case .skAdNetwork = items[index].form, let check = items[index].skAdNetworkCheck,
+                      !check.isChecked, let es256 = check.es256Check(of: check.postback) {
                 skAdNetwork.append((index, es256, check.fallback.map { SHA256Digest(of: $0.signedString.utf8) }))
             } else {
                 checkSignature(&items[index])
@@ -110,12 +109,12 @@ public struct ItemVerifier: Sendable {
             items[index].jws?.settleSignatureCheck(valid: answer.first)
         }
         for ((index, _, _), answer) in zip(skAdNetwork, answers[pending.count...]) {
-            guard case .skAdNetwork(var check) = items[index].form else { continue }
+            guard var check = items[index].skAdNetworkCheck else { continue }
             check.primaryValid = answer.first
             if !answer.first, check.fallback != nil {
                 check.fallbackValid = answer.alternative ?? false
             }
-            items[index].form = .skAdNetwork(check)
+            items[index].skAdNetworkCheck = check
         }
     }
 
@@ -143,8 +142,10 @@ public struct ItemVerifier: Sendable {
                     checkPostback(payload, body: nil, into: &result, findings: &findings)
                 }
             }
-        case .skAdNetwork(let check):
-            completeSKAdNetwork(check, into: &result, findings: &findings)
+        case .skAdNetwork:
+            if let check = prepared.skAdNetworkCheck {
+                completeSKAdNetwork(check, into: &result, findings: &findings)
+            }
         case .finished:
             break
         }
@@ -179,7 +180,8 @@ public struct ItemVerifier: Sendable {
         } else if body.contains("attribution-signature") {
             prepared.result.kind = .skadnetwork
             if let check = prepareSKAdNetwork(body, into: &prepared.result, findings: &prepared.findings) {
-                prepared.form = .skAdNetwork(check)
+                prepared.form = .skAdNetwork
+                prepared.skAdNetworkCheck = check
             }
         } else {
             prepared.findings.append(Finding(.j1,
