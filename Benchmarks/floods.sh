@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # postback-verify flood benchmark: what each kind of attack traffic costs, beside honest traffic (issue 15).
-# For every flood (make-floods.py) and for honest Apple-shaped postbacks, PAIRS times an `openssl speed -seconds
-# PAIR_SECONDS ecdsap256` run immediately followed by one `postback-verify --jobs 1` run; the table gives the median
-# per-pair ratio (items/s ÷ openssl verify/s), the CPU time per item, MB/s, peak RSS, and each flood's rate as a
-# fraction of honest traffic's (items per second; bytes per second for the 16 KiB floods). Then peak RSS of a
+# For every flood (make-floods.py), PAIRS triplets: an `openssl speed -seconds PAIR_SECONDS ecdsap256` run, then one
+# `postback-verify --jobs 1` run over the flood, then one over honest Apple-shaped postbacks; the table gives the
+# medians of the per-triplet figures: the flood's and honest traffic's ratio to openssl (items/s ÷ verify/s), the
+# flood's rate as a fraction of honest traffic's (items per second; bytes per second for the 16 KiB floods), its
+# CPU time per item, MB/s and peak RSS. Then peak RSS of a
 # 16 KiB flood and of honest items at --jobs 1, 2 and 16. Settings (environment):
 #
 #   N=20000          honest bodies, and lines of each cheap flood
@@ -57,50 +58,74 @@ echo "load:      $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 echo "settings:  N=$N MAX_N=$MAX_N MEM_N=$MEM_N PAIRS=$PAIRS PAIR_SECONDS=$PAIR_SECONDS, --jobs 1 for the rates"
 echo
 
-# pairs FILE: PAIRS x (openssl speed, CLI run); prints "ratio items_per_s mb_per_s cpu_us_per_item rss_mib codes"
-pairs() {
-  local file="$1" items bytes i ossl s cpu rss ratios=() rates=() cpus=() rsses=()
+# cli FILE: one --jobs 1 run; prints "seconds cpu_seconds peak_rss_kib"
+cli() {
+  local s cpu rss
+  read -r s _ _ cpu rss _ < <("$PYTHON" "$HERE/measure.py" --runs 1 --status 0,1 -- \
+    "$BIN" --quiet --format jsonl "${KEYARG[@]}" --jobs 1 "$1") || die "measurement failed on $1"
+  echo "$s $cpu $rss"
+}
+
+# triplets FILE: PAIRS x (openssl speed, CLI over FILE, CLI over the honest corpus), so each flood run has an honest
+# run and an openssl run beside it, in the same minute (the machine's speed drifts; other work comes and goes).
+# Prints "ratio honest_ratio versus items_per_s mb_per_s cpu_us_per_item rss_mib items bytes codes", medians of the
+# per-triplet figures; versus = the flood's items/s ÷ honest items/s (bytes/s ÷ bytes/s for items over 8 KiB).
+triplets() {
+  local file="$1" items bytes i ossl s cpu rss hs ratios=() hratios=() versus=() rates=() cpus=() rsses=()
   items="$(wc -l <"$file")"
   bytes="$(stat -c %s "$file")"
   for ((i = 0; i < PAIRS; i++)); do
     openssl speed -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/ossl.txt" 2>/dev/null || die "openssl speed failed"
     ossl="$(awk '/nistp256/ && $NF ~ /^[0-9.]+$/ {v = $NF} END {print v}' "$WORK/ossl.txt")"
-    read -r s _ _ cpu rss _ < <("$PYTHON" "$HERE/measure.py" --runs 1 --status 0,1 -- \
-      "$BIN" --quiet --format jsonl "${KEYARG[@]}" --jobs 1 "$file") || die "measurement failed on $file"
+    read -r s cpu rss < <(cli "$file")
+    read -r hs _ _ < <(cli "$WORK/corpus.jsonl")
     ratios+=("$(calc '%.4f' "$items/$s/$ossl")")
+    hratios+=("$(calc '%.4f' "$H_ITEMS/$hs/$ossl")")
+    if ((bytes / items > 8192)); then
+      versus+=("$(calc '%.4f' "($bytes/$s)/($H_BYTES/$hs)")")
+    else
+      versus+=("$(calc '%.4f' "($items/$s)/($H_ITEMS/$hs)")")
+    fi
     rates+=("$(calc '%.1f' "$items/$s")")
     cpus+=("$(calc '%.2f' "1e6*$cpu/$items")")
     rsses+=("$(calc '%.1f' "$rss/1024")")
-    say "   $(basename "$file"): openssl $ossl verify/s, CLI $(calc '%.0f' "$items/$s") items/s, ratio ${ratios[-1]}"
+    say "   $(basename "$file"): openssl $ossl verify/s, ratio ${ratios[-1]}, honest ${hratios[-1]}, vs honest ${versus[-1]}"
   done
   local rate codes
   rate="$(printf '%s\n' "${rates[@]}" | median)"
   codes="$("$BIN" --quiet --format jsonl "${KEYARG[@]}" --jobs 1 "$file" | grep -o '"code":"[a-z-]*"' \
     | sed 's/.*"\([a-z-]*\)"$/\1/' | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')" || true
-  echo "$(printf '%s\n' "${ratios[@]}" | median) $rate $(calc '%.1f' "$rate*$bytes/$items/1e6") \
+  echo "$(printf '%s\n' "${ratios[@]}" | median) $(printf '%s\n' "${hratios[@]}" | median) \
+$(printf '%s\n' "${versus[@]}" | median) $rate $(calc '%.1f' "$rate*$bytes/$items/1e6") \
 $(printf '%s\n' "${cpus[@]}" | median) $(printf '%s\n' "${rsses[@]}" | sort -g | tail -1) $items $bytes ${codes:-valid}"
 }
 
+H_ITEMS="$(wc -l <"$WORK/corpus.jsonl")"
+H_BYTES="$(stat -c %s "$WORK/corpus.jsonl")"
 say "== honest: Apple-shaped postbacks"
-read -r H_RATIO H_RATE H_MBS H_CPU H_RSS H_ITEMS H_BYTES _ < <(pairs "$WORK/corpus.jsonl")
-ROWS=("| honest (Apple-shaped, all valid) | $H_ITEMS | $(calc '%.0f' "$H_BYTES/$H_ITEMS") | $(calc '%.3f' "$H_RATIO") | $(calc '%.0f' "$H_RATE") | $H_MBS | $H_CPU | 1 (reference) | $H_RSS | valid |")
+HONEST_CPU=() HONEST_RSS=()
+for ((i = 0; i < PAIRS; i++)); do
+  read -r _ cpu rss < <(cli "$WORK/corpus.jsonl")
+  HONEST_CPU+=("$(calc '%.2f' "1e6*$cpu/$H_ITEMS")")
+  HONEST_RSS+=("$(calc '%.1f' "$rss/1024")")
+done
+ROWS=()
 for flood in $FLOODS; do
   say "== flood: $flood"
-  read -r ratio rate mbs cpu rss items bytes codes < <(pairs "$WORK/flood-$flood.jsonl")
-  if ((bytes / items > 8192)); then
-    versus="$(calc '%.2f' "$mbs/$H_MBS") (bytes/s)"
-  else
-    versus="$(calc '%.2f' "$ratio/$H_RATIO") (items/s)"
-  fi
-  ROWS+=("| $flood | $items | $(calc '%.0f' "$bytes/$items") | $(calc '%.3f' "$ratio") | $(calc '%.0f' "$rate") | $mbs | $cpu | $versus | $rss | $codes |")
+  read -r ratio hratio versus rate mbs cpu rss items bytes codes < <(triplets "$WORK/flood-$flood.jsonl")
+  unit="items/s"
+  ((bytes / items > 8192)) && unit="bytes/s"
+  ROWS+=("| $flood | $items | $(calc '%.0f' "$bytes/$items") | $(calc '%.3f' "$ratio") | $(calc '%.3f' "$hratio") | $(calc '%.2f' "$versus") ($unit) | $(calc '%.0f' "$rate") | $mbs | $cpu | $rss | $codes |")
 done
 
-echo "## Floods, --jobs 1 (median of $PAIRS pairs; ratio = items/s ÷ openssl speed ecdsap256 verify/s in the same pair)"
+echo "## Floods, --jobs 1 (medians of $PAIRS triplets: openssl speed, the flood, honest traffic; ratio = items/s ÷ openssl speed ecdsap256 verify/s of the same triplet)"
 echo
 echo "Target (issue 15): every flood at least 0.5 of honest traffic's rate (items/s; bytes/s for 16 KiB items)."
 echo
-echo "| traffic | items | bytes/item | ratio to openssl | items/s | MB/s | CPU µs/item | vs honest | peak RSS MiB | records |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "Honest (Apple-shaped, all valid, $H_ITEMS items of $(calc '%.0f' "$H_BYTES/$H_ITEMS") bytes): $(printf '%s\n' "${HONEST_CPU[@]}" | median) µs of CPU per item, peak RSS $(printf '%s\n' "${HONEST_RSS[@]}" | sort -g | tail -1) MiB; its ratio to openssl is given beside each flood (the honest run of the same triplets)."
+echo
+echo "| flood | items | bytes/item | ratio to openssl | honest ratio (same triplets) | vs honest | items/s | MB/s | CPU µs/item | peak RSS MiB | records |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${ROWS[@]}"
 echo
 
