@@ -23,8 +23,8 @@ extension ECPublicKey {
                 if curve == .p192, let table = P192KeyTables.shared.table(forPoint: uncompressedPoint) {
                     guard let raw = P1363Signature.raw(fromStrictDER: der, half: Int32(P192KeyTable.scalarBytes))
                     else { return evpKey.isValidSHA256Signature(der: der, over: message) }
-                    return table.isValidSignature(r: raw[..<P192KeyTable.scalarBytes],
-                                                  s: raw[P192KeyTable.scalarBytes...], digest: SHA256Digest(of: message))
+                    let half = P192KeyTable.scalarBytes
+                    return table.isValidSignature(r: raw[..<half], s: raw[half...], digest: SHA256Digest(of: message))
                 }
                 return evpKey.isValidSHA256Signature(der: der, over: message)
             }

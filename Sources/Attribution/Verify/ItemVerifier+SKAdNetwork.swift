@@ -28,7 +28,8 @@ struct SKAdNetworkCheck: Sendable {
     func es256Check(of postback: SKAdNetworkPostback) -> ES256SignatureCheck? {
         guard trusted.key.curve == .p256,
               let raw = signature.withUnsafeBytes({ P1363Signature.raw(fromStrictDER: $0) }) else { return nil }
-        return ES256SignatureCheck(key: trusted.key, signature: raw, digest: SHA256Digest(of: postback.signedString.utf8))
+        return ES256SignatureCheck(key: trusted.key, signature: raw,
+                                   digest: SHA256Digest(of: postback.signedString.utf8))
     }
 
     /// The checks still to run: the signing order first, then (only once it failed) the fallback.
