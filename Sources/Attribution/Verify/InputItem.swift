@@ -34,5 +34,13 @@ extension InputItem {
         case bytes(ArraySlice<UInt8>)
         /// An item over the cap, read past without being held in memory (CLI contract, "Guarantees").
         case oversized(byteCount: Int)
+
+        /// The bytes held in memory: the item's, or none for an oversized or refused item.
+        package var storedByteCount: Int {
+            switch self {
+            case .bytes(let bytes): bytes.count
+            case .oversized, .refused: 0
+            }
+        }
     }
 }

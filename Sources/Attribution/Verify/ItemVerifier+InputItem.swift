@@ -22,4 +22,18 @@ extension ItemVerifier {
             return prepared
         }
     }
+
+    /// Verifies an item whose ES256 signature a caller has already checked and found invalid (``rejected``: the
+    /// fast path's check of the same bytes): the general path finds and words the item's findings without a
+    /// second ECDSA, so a forged postback costs one signature check, never two. Should the general path arrive at
+    /// a different check (another key, signature or digest: it never does for the same bytes), it runs that one.
+    package func verify(_ item: InputItem, rejected: ES256SignatureCheck) -> VerificationResult {
+        var prepared = prepare(item)
+        if let pending = prepared.pendingES256Check, pending.isSameCheck(as: rejected) {
+            prepared.jws?.settleSignatureCheck(valid: false)
+        } else {
+            checkSignature(&prepared)
+        }
+        return complete(prepared)
+    }
 }

@@ -107,16 +107,19 @@ final class LineItemReader {
         try nextBatch(maximumCount: 1)?.first
     }
 
-    /// Appends items to `items` until it holds `maximumCount`, the input ends, or, with items in hand, reading
-    /// would wait. Returns whether the input is exhausted.
+    /// Appends items to `items` until it holds `maximumCount`, the items appended reach `maximumBytes` (passing
+    /// it by at most what one read buffer holds), the input ends, or, with items in hand, reading would wait.
+    /// Returns whether the input is exhausted.
     ///
     /// Waits only when `items` is empty, so a caller gathering from several inputs keeps the live-stream promise.
-    func readItems(into items: inout [InputItem], upTo maximumCount: Int) throws(InputFailure) -> Bool {
+    func readItems(
+        into items: inout [InputItem], upTo maximumCount: Int, maximumBytes: Int = .max
+    ) throws(InputFailure) -> Bool {
         var batch = ItemBatch(reservingCapacity: min(lastBatchByteCount, 1 << 20))
         defer { lastBatchByteCount = batch.byteCount }
         while !isFinished {
             scanBuffer(into: &batch, limit: maximumCount - items.count)
-            if items.count + batch.count >= maximumCount {
+            if items.count + batch.count >= maximumCount || batch.byteCount >= maximumBytes {
                 break
             }
             let holdsItems = !items.isEmpty || batch.count > 0
