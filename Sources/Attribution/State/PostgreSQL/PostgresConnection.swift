@@ -42,17 +42,9 @@ final class PostgresConnection {
         handle = connection
         // NOTICE and WARNING messages would go to standard error: the store says what matters itself.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let failure = connectionFailure()
-            PQfinish(handle)
-            throw failure
-        }
-        do {
-            try onConnect(self)
-        } catch {
-            PQfinish(handle)
-            throw error
-        }
+        // Every property is set: a throw from here on runs deinit, which closes the connection.
+        guard PQstatus(handle) == CONNECTION_OK else { throw connectionFailure() }
+        try onConnect(self)
     }
 
     deinit {
