@@ -72,25 +72,36 @@ struct PostgresConnectionString: Sendable {
     /// `message` on one line, with the password (and the whole string) replaced by `***`.
     func scrub(_ message: String) -> String {
         var text = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters() }
-            .filter { !$0.isEmpty }.joined(separator: " ")
+            .filter { !$0.isEmpty }.joined(separator: "; ")
         for secret in [value, password].compactMap({ $0 }) where !secret.isEmpty {
             text = text.replacingAll(secret, with: "***")
         }
         return text
     }
 
-    /// libpq's parse errors quote the part they could not read, which may be the password: `"…"` instead.
+    /// libpq's parse errors quote the part they could not read, which may be the password: a quoted part stays
+    /// only when it is a libpq keyword or one punctuation character (`"="`), and is `"…"` otherwise.
     private static func elideQuotes(_ message: String) -> String {
         var out = ""
-        var quoted = false
+        var quoted: String?
         for character in message.split(whereSeparator: \.isNewline).joined(separator: " ") {
             if character == "\"" {
-                if !quoted { out += "\"…\"" }
-                quoted.toggle()
-            } else if !quoted {
+                if let part = quoted {
+                    let harmless = keywords.contains(part)
+                        || (part.count == 1 && part.unicodeScalars.allSatisfy { $0.isASCII && !$0.properties.isAlphabetic
+                            && !("0"..."9").contains($0) })
+                    out += "\"" + (harmless ? part : "…") + "\""
+                    quoted = nil
+                } else {
+                    quoted = ""
+                }
+            } else if quoted != nil {
+                quoted!.append(character)
+            } else {
                 out.append(character)
             }
         }
+        if quoted != nil { out += "\"…" }
         return out.trimmingCharacters()
     }
 }

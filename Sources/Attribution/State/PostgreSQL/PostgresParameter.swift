@@ -5,6 +5,8 @@ enum PostgresParameter {
     case bytes([UInt8])
     case text(String)
     case bytesArray([[UInt8]])
+    /// A `bytea[]` whose nil elements are NULL.
+    case optionalBytesArray([[UInt8]?])
     case textArray([String])
     case int64Array([Int64])
 
@@ -21,7 +23,7 @@ enum PostgresParameter {
         case .int64: Self.int8OID
         case .bytes: Self.byteaOID
         case .text: Self.textOID
-        case .bytesArray: Self.byteaArrayOID
+        case .bytesArray, .optionalBytesArray: Self.byteaArrayOID
         case .textArray: Self.textArrayOID
         case .int64Array: Self.int8ArrayOID
         }
@@ -37,6 +39,8 @@ enum PostgresParameter {
         case .text(let text):
             return Self.textBytes(text)
         case .bytesArray(let elements):
+            return Self.array(of: Self.byteaOID, elements)
+        case .optionalBytesArray(let elements):
             return Self.array(of: Self.byteaOID, elements)
         case .textArray(let elements):
             return Self.array(of: Self.textOID, elements.map(Self.textBytes))
@@ -54,19 +58,23 @@ enum PostgresParameter {
         return bytes
     }
 
-    /// A one-dimensional array without NULLs: dimensions, flags, element type, length and lower bound (1), then
-    /// each element's length and bytes.
-    private static func array(of elementOID: UInt32, _ elements: [[UInt8]]) -> [UInt8] {
+    /// A one-dimensional array: dimensions, whether it holds a NULL, element type, length and lower bound (1),
+    /// then each element's length (-1 for NULL) and bytes.
+    private static func array(of elementOID: UInt32, _ elements: [[UInt8]?]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + $1.count })
+        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
         out += bigEndian(Int32(elements.isEmpty ? 0 : 1))
-        out += bigEndian(Int32(0))
+        out += bigEndian(Int32(elements.contains { $0 == nil } ? 1 : 0))
         out += bigEndian(Int32(bitPattern: elementOID))
         if !elements.isEmpty {
             out += bigEndian(Int32(elements.count))
             out += bigEndian(Int32(1))
         }
         for element in elements {
+            guard let element else {
+                out += bigEndian(Int32(-1))
+                continue
+            }
             out += bigEndian(Int32(element.count))
             out += element
         }

@@ -1,16 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
 /// The deduplication state in a PostgreSQL database: checked at connection (refused, untouched, unless its
-/// `postback_verify` schema is ours or absent), then asked batch by batch with the claim/confirm protocol.
+/// `postback_verify` schema is ours or absent), then asked batch by batch with the claim/confirm protocol
+/// (``DeduplicationStore``).
 ///
-/// A batch costs one round trip to claim (``claim(_:at:)``, one statement: ``PostgresSchema/claim``) and one to
-/// confirm; no transaction stays open in between, so a caller whose records wait on a slow reader holds up no one.
-/// A claim belongs to this connection's owner token, which the connection holds as a session advisory lock: when
-/// the process dies or its connection drops, the lock goes with it, and the next sighting of a claimed key takes
-/// the claim over (so does any sighting once the lease has run out). Not thread-safe: one caller at a time
-/// (``PostgreSQLDeduplicationStore`` keeps a pool of these).
+/// A batch costs one round trip to claim (one statement, ``PostgresSchema/claim``) and one to confirm; no
+/// transaction stays open in between, so a caller whose records wait on a slow reader holds up no one. The
+/// instance is one owner: its id is held as a session advisory lock by its connection, so when the process dies
+/// or its connection drops, on any machine, the next sighting of one of its claims takes it over; so does any
+/// sighting once its lease ran out (a heartbeat renews it, ``heartbeat()``). Not thread-safe: one caller at a
+/// time (``PostgreSQLDeduplicationStore`` holds it under a lock).
 package final class PostgresStateDatabase {
-    /// How long a statement may wait for a row another batch holds, or run at all, before it fails.
+    /// How long a statement may wait for a row another call holds, or run at all, before it fails.
     static let statementTimeoutSeconds = 60
     /// Expired rows deleted per pruning statement at most.
     static let pruneLimit: Int64 = 512
@@ -18,55 +24,29 @@ package final class PostgresStateDatabase {
     /// and is run again this many times.
     static let transientRetries = 3
 
-    /// One row of a claim's answer, in the order of the keys claimed.
-    package struct ClaimedRow: Sendable {
-        /// The key is this claim's: first seen (or taken over from a dead owner, or past the retention).
-        package let ours: Bool
-        /// The row as it stands: this claim's values when ``ours``, the first sighting's otherwise.
-        package let firstSeen: Int64
-        package let source: String
-        package let line: Int
-        package let digest: [UInt8]
-        /// The first sighting's claim was confirmed (false: a live owner still holds it).
-        package let confirmed: Bool
-    }
-
-    /// What one key of a batch claims with.
-    package struct Claim: Sendable {
-        package let key: [UInt8]
-        package let source: String
-        package let line: Int
-        package let digest: [UInt8]
-
-        package init(key: [UInt8], source: String, line: Int, digest: [UInt8]) {
-            self.key = key
-            self.source = source
-            self.line = line
-            self.digest = digest
-        }
-    }
-
     /// The server and database, for messages (never the password).
     package let target: String
     private let retentionMilliseconds: Int64
     private let leaseMilliseconds: Int64
     private let connection: PostgresConnection
-    /// This connection's owner token (changes when it reconnects: the old one's claims are then dead).
-    private var owner: Int64 { ownerBox.value }
-    private let ownerBox: OwnerToken
+    /// This instance's owner id, and the advisory lock its connection holds (taken again after a reconnect).
+    private let owner: Int64
+    private var leaseRenewed: Int64 = 0
+    private var closed = false
     /// Batches skip pruning while their cutoff is at most this (see ``StateDatabase``).
     private var prunedThrough: Int64 = .min
 
-    /// Connects, checks the schema and creates it when the database has none.
+    /// Connects, checks the schema, and creates it when the database has none.
     ///
     /// - Parameters:
     ///   - connectionString: a libpq connection string or URL; the password may come from it, `PGPASSWORD` or
     ///     the password file, and is never printed.
     ///   - retentionDays: postbacks first seen longer ago than this count as absent, and are pruned.
-    ///   - leaseMilliseconds: a claim older than this is taken over even when its owner seems alive.
-    package init(connectionString: String, retentionDays: Int, leaseMilliseconds: Int64) throws(StateError) {
+    ///   - leaseSeconds: how long this owner's claims outlive a process that stopped renewing them while its
+    ///     connection stayed up (a process that dies loses them at once).
+    package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(StateError) {
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
-        self.leaseMilliseconds = leaseMilliseconds
+        leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
         let parsed: PostgresConnectionString
         do {
             parsed = try PostgresConnectionString(connectionString)
@@ -75,11 +55,11 @@ package final class PostgresStateDatabase {
                              + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
         }
         target = "PostgreSQL state (\(parsed.description))"
-        let ownerBox = OwnerToken()
-        self.ownerBox = ownerBox
+        let owner = Int64.random(in: 1...Int64.max)
+        self.owner = owner
         do {
             connection = try PostgresConnection(parsed) { connection throws(PostgresFailure) in
-                try Self.startSession(connection, owner: ownerBox)
+                try Self.startSession(connection, owner: owner)
             }
         } catch {
             throw Self.stateError(error, target: target, doing: "cannot connect to", opening: true)
@@ -87,61 +67,95 @@ package final class PostgresStateDatabase {
         try prepareSchema()
     }
 
-    /// Claims `claims` (distinct keys) as first seen at `time`: one statement, one round trip (plus, at the start
-    /// of a run or once a minute, one bounded pruning statement). Returns the claim's token, for ``confirm(_:token:)``,
-    /// and each key's row in the order given.
-    package func claim(_ claims: [Claim], at time: Date) throws(StateError) -> (token: Int64, rows: [ClaimedRow]) {
+    /// Answers `sightings` in order and claims the first sightings for this owner, seen at `time`: one statement,
+    /// one round trip (plus, at the start of a run and once a minute after, one bounded pruning statement). A
+    /// repeat within `sightings` is a duplicate of its first occurrence there.
+    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+        guard !sightings.isEmpty else { return [] }
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let token = Int64.random(in: 1...Int64.max)
-        guard !claims.isEmpty else { return (token, []) }
-        // Byte order, so that two batches lock shared keys in the same order (bytea compares like memcmp).
-        let order = claims.indices.sorted { claims[$0].key.lexicographicallyPrecedes(claims[$1].key) }
-        var position: [[UInt8]: Int] = [:]
-        position.reserveCapacity(claims.count)
-        for index in claims.indices { position[claims[index].key] = index }
-        return try run("cannot claim postbacks in") { () throws(PostgresFailure) in
-            if cutoff > prunedThrough {
-                let pruned = try connection.execute(PostgresSchema.prune, [.int64(cutoff), .int64(Self.pruneLimit)])
-                if pruned.changedRows < Self.pruneLimit { prunedThrough = cutoff + 60_000 }
-            }
+        // Each key once, at its first occurrence; then in byte order, so that two calls lock shared keys in the
+        // same order (bytea compares like memcmp).
+        var first: [DeduplicationKey: Int] = [:]
+        first.reserveCapacity(sightings.count)
+        var distinct: [Int] = []
+        for (index, sighting) in sightings.enumerated() where first[sighting.key] == nil {
+            first[sighting.key] = index
+            distinct.append(index)
+        }
+        distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
+        let rows = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: (Bool, DuplicateReference)] in
+            if cutoff > prunedThrough { try prune(cutoff) }
             let result = try connection.execute(PostgresSchema.claim, [
-                .bytesArray(order.map { claims[$0].key }),
-                .textArray(order.map { claims[$0].source }),
-                .int64Array(order.map { Int64(claims[$0].line) }),
-                .bytesArray(order.map { claims[$0].digest }),
+                .bytesArray(distinct.map { sightings[$0].key.utf8 }),
+                .textArray(distinct.map { sightings[$0].source }),
+                .int64Array(distinct.map { Int64(sightings[$0].line) }),
+                .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
                 .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
+                .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
             ])
-            var rows = [ClaimedRow?](repeating: nil, count: claims.count)
+            var rows: [DeduplicationKey: (Bool, DuplicateReference)] = [:]
             for row in 0..<result.rowCount {
-                guard let index = position[result.bytes(row, 0)] else { continue }
-                rows[index] = ClaimedRow(
-                    ours: result.bool(row, 1), firstSeen: result.int64(row, 2), source: result.text(row, 3),
-                    line: Int(result.int64(row, 4)), digest: result.bytes(row, 5), confirmed: result.bool(row, 6))
+                let reference = DuplicateReference(
+                    source: result.text(row, 3), line: Int(result.int64(row, 4)),
+                    firstSeen: Date(milliseconds: result.int64(row, 2)),
+                    firstContent: result.isNull(row, 5) ? nil : ContentFingerprint(bytes: result.bytes(row, 5)),
+                    isPending: result.bool(row, 6))
+                rows[DeduplicationKey(utf8: result.bytes(row, 0))] = (result.bool(row, 1), reference)
             }
-            let answered = rows.compactMap { $0 }
-            guard answered.count == claims.count else {
-                throw PostgresFailure(message: "the claim answered \(answered.count) of \(claims.count) keys")
+            guard rows.count == distinct.count else {
+                throw PostgresFailure(message: "the claim answered \(rows.count) of \(distinct.count) keys")
             }
-            return (token, answered)
+            return rows
+        }
+        leaseRenewed = Date().millisecondsSince1970
+        return sightings.enumerated().map { index, sighting in
+            guard let (ours, reference) = rows[sighting.key] else { return .firstSeen }  // unreachable
+            if first[sighting.key] == index {
+                return ours ? .firstSeen : .duplicate(of: reference)
+            }
+            // A repeat within this call: a duplicate of its first occurrence here, pending when that is ours.
+            return .duplicate(of: ours ? DuplicateReference(
+                source: reference.source, line: reference.line, firstSeen: reference.firstSeen,
+                firstContent: reference.firstContent, isPending: true) : reference)
         }
     }
 
-    /// Confirms the claim `token` made on `keys`, once their records were delivered. Returns how many were still
-    /// this claim's (fewer when another connection took some over, having seen this one as dead).
-    @discardableResult
-    package func confirm(_ keys: [[UInt8]], token: Int64) throws(StateError) -> Int {
-        guard !keys.isEmpty else { return 0 }
-        return try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
-            try connection.execute(PostgresSchema.confirm, [.bytesArray(keys), .int64(token)]).changedRows
-        }
-    }
-
-    /// Withdraws the claim `token` made on `keys`: their records were not delivered, so the next sighting is new.
-    package func release(_ keys: [[UInt8]], token: Int64) throws(StateError) {
+    /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip); keys it does
+    /// not hold (duplicates, claims taken over) are left alone.
+    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
         guard !keys.isEmpty else { return }
-        _ = try run("cannot release claims in") { () throws(PostgresFailure) in
-            try connection.execute(PostgresSchema.release, [.bytesArray(keys), .int64(token)])
+        try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.confirm,
+                                   [.bytesArray(keys.map(\.utf8)), .int64(owner), .int64(leaseMilliseconds)])
+        }
+        leaseRenewed = Date().millisecondsSince1970
+    }
+
+    /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
+    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+        guard !keys.isEmpty else { return }
+        try run("cannot release claims in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.release, [.bytesArray(keys.map(\.utf8)), .int64(owner)])
+        }
+    }
+
+    /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
+    package func heartbeat() throws(StateError) {
+        guard !closed, Date().millisecondsSince1970 - leaseRenewed >= leaseMilliseconds / 3 else { return }
+        try run("cannot renew claims in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.renew, [.int64(owner), .int64(leaseMilliseconds)])
+        }
+        leaseRenewed = Date().millisecondsSince1970
+    }
+
+    /// Withdraws every claim this owner still holds and forgets the owner; not used after.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        if connection.isConnected {
+            _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
         }
     }
 
@@ -152,8 +166,19 @@ package final class PostgresStateDatabase {
         }
     }
 
+    /// Deletes a bounded share of the rows past the retention; once fewer than a share were left, looks again
+    /// only when the cutoff has moved on by a minute, and forgets owners long dead.
+    private func prune(_ cutoff: Int64) throws(PostgresFailure) {
+        let pruned = try connection.execute(PostgresSchema.prune, [.int64(cutoff), .int64(Self.pruneLimit)])
+        if pruned.changedRows < Self.pruneLimit {
+            prunedThrough = cutoff + 60_000
+            try connection.execute(PostgresSchema.pruneOwners, [.int64(2 * leaseMilliseconds)])
+        }
+    }
+
     /// Runs `body`, reconnecting first if the connection was lost, and again (at most ``transientRetries`` times)
     /// after a deadlock or serialisation failure.
+    @discardableResult
     private func run<Value>(_ doing: String, _ body: () throws(PostgresFailure) -> Value) throws(StateError) -> Value {
         var attempt = 0
         while true {
@@ -170,8 +195,9 @@ package final class PostgresStateDatabase {
 
     // MARK: The session and the schema
 
-    /// Settings for a new connection, and a fresh owner token held as a session advisory lock.
-    private static func startSession(_ connection: PostgresConnection, owner: OwnerToken) throws(PostgresFailure) {
+    /// Settings for a new connection, and the owner's advisory lock (taken again after a reconnect; a checker
+    /// holds it shared for a moment at most, hence the retries).
+    private static func startSession(_ connection: PostgresConnection, owner: Int64) throws(PostgresFailure) {
         // Our statements name every object with its schema; functions resolve in pg_catalog first.
         try connection.execute("SET search_path TO pg_catalog, pg_temp")
         try connection.execute("SET statement_timeout TO '\(statementTimeoutSeconds)s'")
@@ -179,17 +205,17 @@ package final class PostgresStateDatabase {
         // A commit lost in a server crash forgets a key or leaves a claim unconfirmed: either way the postback
         // is reported valid again, never lost (docs/state.md), so a commit need not wait for the disk.
         try connection.execute("SET synchronous_commit TO off")
-        // The server notices a client machine that vanished (its claims' owner is then dead) within a minute.
+        // The server notices a client machine that vanished (its owner is then dead) within about a minute.
         try connection.execute("SET tcp_keepalives_idle TO 30")
         try connection.execute("SET tcp_keepalives_interval TO 10")
         try connection.execute("SET tcp_keepalives_count TO 3")
-        while true {
-            let token = Int64.random(in: 1...Int64.max)
-            if try connection.execute("SELECT pg_catalog.pg_try_advisory_lock($1)", [.int64(token)]).bool(0, 0) {
-                owner.value = token
+        for _ in 0..<1000 {
+            if try connection.execute("SELECT pg_catalog.pg_try_advisory_lock($1)", [.int64(owner)]).bool(0, 0) {
                 return
             }
+            usleep(1000)
         }
+        throw PostgresFailure(message: "another connection holds this store's owner lock")
     }
 
     /// Refuses, before anything writes, a `postback_verify` schema that is not exactly ours at our version;
@@ -274,18 +300,31 @@ package final class PostgresStateDatabase {
     /// What a failure means for the state, with what to do about it.
     private static func stateError(_ failure: PostgresFailure, target: String, doing: String, opening: Bool)
         -> StateError {
+        let access = "check the user, the password (PGPASSWORD or ~/.pgpass; never put it on a command line), "
+            + "the database name and the server's pg_hba.conf"
+        if opening && failure.connectionLost {
+            // libpq gives no SQLSTATE for a refused connection: the server's own words say whether it answered.
+            let message = failure.message
+            if message.contains("no password supplied") {
+                return StateError(.cannotOpen, "\(doing) \(target): the server asks for a password and none was "
+                                  + "given (\(message)); put it in PGPASSWORD or ~/.pgpass (see docs/state.md)")
+            }
+            if message.contains("FATAL:") || message.contains("authentication") {
+                return StateError(.cannotOpen, "\(doing) \(target): the server refused the connection "
+                                  + "(\(message)); \(access)")
+            }
+            return StateError(.cannotOpen, "\(doing) \(target): the server cannot be reached (\(message)); check "
+                              + "that it is running and that host and port are right")
+        }
         if failure.connectionLost {
-            let remedy = opening
-                ? "check that the server is running and reachable, and the connection string"
-                : "the records written so far stand; run again once the server is back (postbacks whose records "
-                    + "were written but not confirmed are reported valid once more, none is lost)"
-            return StateError(opening ? .cannotOpen : .unavailable,
-                              "\(doing) \(target): the server cannot be reached (\(failure.message)); \(remedy)")
+            return StateError(.unavailable, "\(doing) \(target): the connection to the server was lost "
+                              + "(\(failure.message)); the records written so far stand: run again once the server "
+                              + "is back (postbacks whose records were written but not confirmed are then reported "
+                              + "valid once more; none is lost)")
         }
         if failure.isAccessDenied {
-            return StateError(.cannotOpen, "\(doing) \(target): \(failure.message) (SQLSTATE \(failure.sqlState ?? "")); "
-                              + "check the user, password (PGPASSWORD or ~/.pgpass), database and privileges "
-                              + "(docs/state.md lists the grants)")
+            return StateError(.cannotOpen, "\(doing) \(target): \(failure.message) (SQLSTATE "
+                              + "\(failure.sqlState ?? "")); \(access); docs/state.md lists the privileges needed")
         }
         if failure.sqlState == "55P03" || failure.sqlState == "57014" {
             return StateError(.busy, "\(doing) \(target): waited \(statementTimeoutSeconds) s for rows another "
@@ -294,9 +333,4 @@ package final class PostgresStateDatabase {
         let state = failure.sqlState.map { " (SQLSTATE \($0))" } ?? ""
         return StateError(.failed, "\(doing) \(target): \(failure.message)\(state)")
     }
-}
-
-/// A connection's owner token, set by each new session (the connection's reconnect hook writes it).
-private final class OwnerToken: @unchecked Sendable {
-    var value: Int64 = 0
 }
