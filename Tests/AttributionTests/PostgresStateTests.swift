@@ -6,18 +6,17 @@ import Testing
 /// claims and their owners, retention and pruning, and what its messages may say of the connection string.
 @Suite("PostgreSQL state", .serialized, .enabled(if: TestPostgres.enabled))
 struct PostgresStateTests {
-    static let lease: Int64 = 600_000
     static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)
 
-    static func open(_ connectionString: String, retentionDays: Int = 10, lease: Int64 = lease) throws
-        -> PostgresStateDatabase {
-        try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
-                                  leaseMilliseconds: lease)
+    static func open(_ connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws
+        -> PostgreSQLDeduplicationStore {
+        try PostgreSQLDeduplicationStore(connectionString: connectionString, retentionDays: retentionDays,
+                                         leaseSeconds: leaseSeconds)
     }
 
-    static func claim(_ key: String, _ source: String = "s", _ line: Int = 1, digest: [UInt8] = [1])
-        -> PostgresStateDatabase.Claim {
-        PostgresStateDatabase.Claim(key: Array(key.utf8), source: source, line: line, digest: digest)
+    static func sighting(_ key: String, _ source: String = "s", _ line: Int = 1,
+                         content: ContentFingerprint? = nil) -> PostbackSighting {
+        PostbackSighting(key: DeduplicationKey(key), source: source, line: line, content: content)
     }
 
     /// Everything in the schema and the rows of its tables, to show a refused database was left as it was.
@@ -115,62 +114,133 @@ struct PostgresStateTests {
 
     @Test("Regression: keys compare by their bytes: A+U+030A, U+00C5, and keys with U+0000 and U+001F are distinct")
     func keysByBytes() throws {
-        let state = try Self.open(try TestPostgres.database())
+        let store = try Self.open(try TestPostgres.database())
         let keys = ["A\u{030A}", "\u{00C5}", "A\u{0}B", "A\u{1F}0", "A"]
-        let first = try state.claim(keys.enumerated().map { Self.claim($1, "f", $0 + 1) }, at: Self.monday)
-        #expect(first.rows.map(\.ours) == [true, true, true, true, true])
-        try state.confirm(keys.map { Array($0.utf8) }, token: first.token)
-        let second = try state.claim(keys.reversed().map { Self.claim($0, "g") }, at: Self.monday)
-        #expect(second.rows.map(\.ours) == [false, false, false, false, false])
-        #expect(second.rows.map(\.line) == [5, 4, 3, 2, 1])
-        #expect(second.rows.allSatisfy { $0.source == "f" && $0.confirmed && $0.firstSeen == 1_795_305_600_250 })
+        let first = try store.claim(keys.enumerated().map { Self.sighting($1, "f", $0 + 1) }, at: Self.monday)
+        #expect(first == [.firstSeen, .firstSeen, .firstSeen, .firstSeen, .firstSeen])
+        try store.confirm(keys.map { DeduplicationKey($0) })
+        let second = try store.claim(keys.reversed().map { Self.sighting($0, "g") }, at: Self.monday)
+        #expect(second.map { $0.duplicateOf?.line } == [5, 4, 3, 2, 1])
+        #expect(second.allSatisfy { $0.duplicateOf?.source == "f" && $0.duplicateOf?.isPending == false
+            && $0.duplicateOf?.firstSeen == Self.monday })
     }
 
-    @Test("A live owner's unconfirmed claim makes another sighting its duplicate; once its connection is gone, the next sighting takes the claim over")
+    @Test("Claim, pending duplicate, confirm, confirmed duplicate with the first content; a repeat in one call")
+    func claimThenConfirm() throws {
+        let store = try Self.open(try TestPostgres.database())
+        let content = ContentFingerprint(signedJSON: Array(#"{"a":1}"#.utf8), unsigned: [])
+        let answers = try store.claim([Self.sighting("C", "run-a", 7, content: content), Self.sighting("D"),
+                                       Self.sighting("C", "run-a", 9)], at: Self.monday)
+        let pending = DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content,
+                                         isPending: true)
+        #expect(answers == [.firstSeen, .firstSeen, .duplicate(of: pending)])
+        #expect(try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday) == [.duplicate(of: pending)])
+        try store.confirm([DeduplicationKey("C")])
+        #expect(try store.claim([Self.sighting("C", "run-c", 1)], at: Self.monday) == [.duplicate(of:
+            DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content))])
+    }
+
+    @Test("A released claim is forgotten; release never drops a confirmed key")
+    func release() throws {
+        let store = try Self.open(try TestPostgres.database())
+        #expect(try store.claim([Self.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
+        try store.release([DeduplicationKey("R")])
+        #expect(try store.claim([Self.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
+        try store.confirm([DeduplicationKey("R")])
+        try store.release([DeduplicationKey("R")])
+        #expect(try store.deduplicate(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b")
+    }
+
+    @Test("Another live store's claim makes a sighting its pending duplicate; once that store's connection is gone (its process died, on any machine), the next sighting takes the claim over")
     func deadOwnerTakenOver() throws {
         let database = try TestPostgres.database()
         let other = try Self.open(database)
-        var owner: PostgresStateDatabase? = try Self.open(database)
-        let claimed = try owner!.claim([Self.claim("K", "first", 3, digest: [7])], at: Self.monday)
-        #expect(claimed.rows.first?.ours == true)
+        var owner: PostgreSQLDeduplicationStore? = try Self.open(database)
+        #expect(try owner!.claim([Self.sighting("K", "first", 3)], at: Self.monday) == [.firstSeen])
+        let whileAlive = try other.claim([Self.sighting("K", "second", 9)], at: Self.monday)
+        #expect(whileAlive.first?.duplicateOf?.isPending == true)
+        #expect(whileAlive.first?.duplicateOf?.line == 3)
+        try other.confirm([DeduplicationKey("K")])  // not its claim: left alone
 
-        let whileAlive = try other.claim([Self.claim("K", "second", 9)], at: Self.monday)
-        #expect(whileAlive.rows.first?.ours == false)
-        #expect(whileAlive.rows.first?.confirmed == false)
-        #expect(whileAlive.rows.first?.line == 3)
-        #expect(whileAlive.rows.first?.digest == [7])
-
-        owner = nil  // the connection closes: its session advisory lock goes with it
+        // Its connection dies without a word (as with kill -9): the server ends its session, and its lock.
+        let killed = try TestPostgres.execute("""
+            SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN postback_verify.postbacks p
+                ON l.locktype = 'advisory' AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = p.owner
+            WHERE p.key = 'K'::bytea
+            """, on: database)
+        #expect(killed.rowCount == 1)
         var taken = false
-        for _ in 0..<50 where !taken {  // the server ends the session a moment after the socket closes
-            taken = try other.claim([Self.claim("K", "second", 9)], at: Self.monday).rows.first?.ours == true
+        for _ in 0..<100 where !taken {
+            let answer = try? other.claim([Self.sighting("K", "second", 9)], at: Self.monday)
+            taken = answer == [.firstSeen]
             if !taken { Thread.sleep(forTimeInterval: 0.05) }
         }
         #expect(taken)
+        owner = nil
     }
 
-    @Test("A claim past its lease is taken over even while its owner lives")
-    func leaseExpires() throws {
+    @Test("A claim whose owner hangs past its lease (no heartbeat) is taken over; a live store's heartbeat keeps its claims past several leases")
+    func leases() throws {
         let database = try TestPostgres.database()
-        let owner = try Self.open(database, lease: 100)
-        let other = try Self.open(database, lease: 100)
-        _ = try owner.claim([Self.claim("L")], at: Self.monday)
-        #expect(try other.claim([Self.claim("L")], at: Self.monday).rows.first?.ours == false)
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(try other.claim([Self.claim("L")], at: Self.monday).rows.first?.ours == true)
+        // A hung owner: its connection is open and holds its lock, but its lease is not renewed.
+        for statement in PostgresSchema.create { try TestPostgres.execute(statement, on: database) }
+        let hung = try PostgresConnection(try PostgresConnectionString(database)) { _ in }
+        try hung.execute("SELECT pg_advisory_lock(77)")
+        try hung.execute("INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, "
+                         + "(extract(epoch FROM now()) * 1000)::bigint + 300)")
+        try hung.execute("INSERT INTO postback_verify.postbacks (key, first_seen, source, line, owner, claim) "
+                         + "VALUES ('\\x48'::bytea, \(Self.monday.millisecondsSince1970), 'hung', 5, 77, 1)")
+        let store = try Self.open(database, leaseSeconds: 0.3)
+        #expect(try store.claim([Self.sighting("H", "mine", 1)], at: Self.monday).first?.duplicateOf?.source == "hung")
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(try store.claim([Self.sighting("H", "mine", 1)], at: Self.monday) == [.firstSeen])
+
+        let stalled = try Self.open(database, leaseSeconds: 0.3)
+        #expect(try stalled.claim([Self.sighting("S", "stalled", 1)], at: Self.monday) == [.firstSeen])
+        Thread.sleep(forTimeInterval: 1.2)  // four leases without a call from its caller
+        #expect(try store.claim([Self.sighting("S", "other", 1)], at: Self.monday).first?.duplicateOf?.isPending
+                == true)
     }
 
-    @Test("A released claim is forgotten; a confirm after a takeover confirms only what is still ours")
-    func releaseAndLateConfirm() throws {
+    @Test("Closing a store releases the claims it still holds and forgets its owner")
+    func closingReleases() throws {
         let database = try TestPostgres.database()
-        let state = try Self.open(database, lease: 100)
-        let other = try Self.open(database, lease: 100)
-        let one = try state.claim([Self.claim("R1"), Self.claim("R2")], at: Self.monday)
-        try state.release([Array("R1".utf8)], token: one.token)
-        #expect(try other.claim([Self.claim("R1")], at: Self.monday).rows.first?.ours == true)
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(try other.claim([Self.claim("R2")], at: Self.monday).rows.first?.ours == true)
-        #expect(try state.confirm([Array("R1".utf8), Array("R2".utf8)], token: one.token) == 0)
+        do {
+            let store = try Self.open(database)
+            #expect(try store.claim([Self.sighting("Q", "closed", 1)], at: Self.monday) == [.firstSeen])
+        }
+        let next = try Self.open(database)
+        #expect(try next.claim([Self.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try next.count() == 1)
+        let owners = try TestPostgres.execute("SELECT count(*) FROM postback_verify.owners", on: database)
+        #expect(owners.int64(0, 0) == 1, "only the open store's owner is left")
+    }
+
+    @Test("Concurrent callers on one store, and four stores on one database: each key first seen exactly once")
+    func concurrentCallers() async throws {
+        let database = try TestPostgres.database()
+        let stores = try (0..<4).map { _ in try Self.open(database) }
+        let shared = stores[0]
+        let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for caller in 0..<16 {
+                let store = caller % 2 == 0 ? shared : stores[caller % 4]
+                group.addTask {
+                    var firsts = 0
+                    for batch in 0..<10 {
+                        // Overlapping batches in different orders.
+                        let keys = (0..<50).map { "key-\((($0 * 7) + batch * 13 + caller) % 200)" }
+                        let answers: [DeduplicationAnswer] = try await store.deduplicate(
+                            keys.enumerated().map { Self.sighting($1, "caller-\(caller)", $0) }, at: Self.monday
+                        ) { answers in answers }
+                        firsts += answers.filter { $0 == .firstSeen }.count
+                    }
+                    return firsts
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(firsts == 200)
+        #expect(try shared.count() == 200)
     }
 
     // MARK: Retention
@@ -178,27 +248,24 @@ struct PostgresStateTests {
     @Test("Past the retention a key counts as absent; pruning deletes at most 512 rows per batch, oldest first")
     func retentionAndPruning() throws {
         let database = try TestPostgres.database()
-        let state = try Self.open(database, retentionDays: 10)
+        let store = try Self.open(database, retentionDays: 10)
         let old = Self.monday.addingTimeInterval(-30 * 86_400)
-        let claims = (0..<1300).map { Self.claim("old-\($0)") }
-        let made = try state.claim(claims, at: old)
-        try state.confirm(claims.map(\.key), token: made.token)
-        let expired = try state.claim([Self.claim("E", "e", 1)], at: old.addingTimeInterval(86_400))
-        try state.confirm([Array("E".utf8)], token: expired.token)
-        #expect(try state.count() == 1301)
+        _ = try store.deduplicate((0..<1300).map { Self.sighting("old-\($0)") }, at: old) { $0 }
+        _ = try store.deduplicate(Self.sighting("E", "e", 1), at: old.addingTimeInterval(86_400))
+        #expect(try store.count() == 1301)
 
         // A later run: its first batch prunes the 512 oldest; E, expired but not among them, is first seen again.
         let later = try Self.open(database, retentionDays: 10)
-        let again = try later.claim([Self.claim("E", "again", 2)], at: Self.monday)
-        #expect(again.rows.first?.ours == true)
-        #expect(again.rows.first?.firstSeen == Self.monday.millisecondsSince1970)
+        #expect(try later.claim([Self.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
         #expect(try later.count() == 1301 - 512)
-        _ = try later.claim([Self.claim("new-1")], at: Self.monday)
-        #expect(try later.count() == 1301 - 1024 + 1)
-        _ = try later.claim([Self.claim("new-2")], at: Self.monday)
-        #expect(try later.count() == 3, "the last 276 old rows pruned: E, new-1, new-2 remain")
-        _ = try later.claim([Self.claim("new-3")], at: Self.monday)
-        #expect(try later.count() == 4)
+        try later.confirm([DeduplicationKey("E")])
+        #expect(try later.deduplicate(Self.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
+                == "again")
+        #expect(try later.count() == 1301 - 1024, "each call prunes at most 512")
+        _ = try later.claim([Self.sighting("new-1")], at: Self.monday)
+        #expect(try later.count() == 2, "the last 276 old rows pruned: E and new-1 remain")
+        _ = try later.claim([Self.sighting("new-2")], at: Self.monday)
+        #expect(try later.count() == 3)
     }
 
     // MARK: The connection string
