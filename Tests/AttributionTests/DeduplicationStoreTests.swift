@@ -175,7 +175,9 @@ struct DeduplicationStoreTests {
           arguments: Kind.allCases)
     func claimThenConfirm(_ kind: Kind) throws {
         let store = try Self.store(kind)
-        let content = ContentFingerprint(signedJSON: Array(#"{"a":1}"#.utf8), unsigned: [])
+        var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
+        builder.add(name: Array("conversion-value".utf8), value: Array("7".utf8))
+        let content = builder.finish()
         let first = PostbackSighting(key: DeduplicationKey("C"), source: "run-a", line: 7, content: content)
         #expect(try store.claim([first], at: Self.monday) == [.firstSeen])
         let pending = try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday)
@@ -218,8 +220,9 @@ struct DeduplicationStoreTests {
         connection.setBusyTimeout(milliseconds: 5000)
         try connection.execute("""
             INSERT INTO owners (id, host, pid, lease_until) VALUES (77, '\(host)', \(pid), \(leaseUntil));
-            INSERT INTO postbacks (key, first_seen, source, line, owner)
-                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5, 77);
+            INSERT INTO postbacks (key, first_seen, source, line)
+                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5);
+            INSERT INTO claims (id, owner) SELECT id, 77 FROM postbacks WHERE key = '\(key)';
             """)
     }
 

@@ -29,10 +29,12 @@ package final class StateDatabase {
     package let leaseMilliseconds: Int64
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
+    private let insertClaim: SQLiteStatement
     private let lookup: SQLiteStatement
-    private let takeOver: SQLiteStatement
-    private let confirmClaim: SQLiteStatement
-    private let releaseClaim: SQLiteStatement
+    private let forgetPostback: SQLiteStatement
+    private let forgetClaim: SQLiteStatement
+    private let confirmClaims: SQLiteStatement
+    private let releasePostbacks: SQLiteStatement
     private let renewLease: SQLiteStatement
     private let ownerLookup: SQLiteStatement
     private let prune: SQLiteStatement
@@ -42,9 +44,9 @@ package final class StateDatabase {
     private var prunedThrough: Int64 = .min
     /// This instance's row in `owners`, once it claimed something.
     private var ownerID: Int64?
-    /// How many keys this owner holds unconfirmed claims on (as far as it knows): the heartbeat renews the lease
-    /// only while there are some.
-    package private(set) var outstandingClaims = 0
+    /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
+    /// renews the lease only while there are some.
+    private var claimed: [DeduplicationKey: Int64] = [:]
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
 
@@ -82,10 +84,12 @@ package final class StateDatabase {
             try connection.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; "
                                    + "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864")
             insert = try connection.prepare(StateSchema.insert)
+            insertClaim = try connection.prepare(StateSchema.claim)
             lookup = try connection.prepare(StateSchema.lookup)
-            takeOver = try connection.prepare(StateSchema.takeOver)
-            confirmClaim = try connection.prepare(StateSchema.confirm)
-            releaseClaim = try connection.prepare(StateSchema.release)
+            forgetPostback = try connection.prepare(StateSchema.forgetPostback)
+            forgetClaim = try connection.prepare(StateSchema.forgetClaim)
+            confirmClaims = try connection.prepare(StateSchema.confirm)
+            releasePostbacks = try connection.prepare(StateSchema.releasePostbacks)
             renewLease = try connection.prepare(StateSchema.renewLease)
             ownerLookup = try connection.prepare(StateSchema.owner)
             prune = try connection.prepare(StateSchema.prune)
@@ -114,7 +118,9 @@ package final class StateDatabase {
                 try prune.bind(1, cutoff)
                 try prune.bind(2, Self.pruneLimit)
                 try prune.run()
-                if connection.changes < Self.pruneLimit {
+                let pruned = connection.changes
+                if pruned > 0 { try connection.execute(StateSchema.pruneClaims) }
+                if pruned < Self.pruneLimit {
                     prunedThrough = cutoff + 60_000
                     let owners = try connection.prepare(StateSchema.pruneOwners)
                     try owners.bind(1, now - 2 * leaseMilliseconds)
@@ -124,15 +130,15 @@ package final class StateDatabase {
             var liveness: [Int64: Bool] = [:]
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
-            var claimed = 0
+            var rows: [(DeduplicationKey, Int64)] = []
             for sighting in sightings {
-                let answer = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
-                                        liveness: &liveness)
-                if answer == .firstSeen { claimed += 1 }
+                let (answer, row) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
+                                               liveness: &liveness)
+                if let row { rows.append((sighting.key, row)) }
                 answers.append(answer)
             }
             try connection.execute("COMMIT")
-            outstandingClaims += claimed
+            for (key, row) in rows { claimed[key] = row }
             return answers
         } catch {
             rollback()
@@ -142,17 +148,17 @@ package final class StateDatabase {
 
     /// Confirms this owner's claims on `keys`, in one short transaction.
     package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
-        try settle(keys, with: confirmClaim, doing: "cannot confirm in state file")
+        try settle(keys, releasing: false)
     }
 
     /// Drops this owner's claims on `keys`, in one short transaction.
     package func release(_ keys: [DeduplicationKey]) throws(StateError) {
-        try settle(keys, with: releaseClaim, doing: "cannot release claims in state file")
+        try settle(keys, releasing: true)
     }
 
     /// Renews this owner's lease when it holds claims and a third of the lease has passed since the last renewal.
     package func heartbeat() throws(StateError) {
-        guard let ownerID, outstandingClaims > 0 else { return }
+        guard let ownerID, !claimed.isEmpty else { return }
         let now = Date().millisecondsSince1970
         guard now - leaseRenewed >= leaseMilliseconds / 3 else { return }
         do throws(SQLiteFailure) {
@@ -170,9 +176,8 @@ package final class StateDatabase {
         guard let ownerID else { return }
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            let releaseAll = try connection.prepare(StateSchema.releaseAll)
-            try releaseAll.bind(1, ownerID)
-            try releaseAll.run()
+            try settleRows(Array(claimed.values), with: releasePostbacks, owner: ownerID)
+            try settleRows(Array(claimed.values), with: confirmClaims, owner: ownerID)
             let forget = try connection.prepare(StateSchema.forgetOwner)
             try forget.bind(1, ownerID)
             try forget.run()
@@ -182,7 +187,7 @@ package final class StateDatabase {
             rollback()
         }
         self.ownerID = nil
-        outstandingClaims = 0
+        claimed = [:]
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
@@ -199,27 +204,42 @@ package final class StateDatabase {
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
     }
 
-    /// Runs `statement` (`?1` a key, `?2` this owner) for each key in one transaction, renewing the lease.
-    private func settle(_ keys: [DeduplicationKey], with statement: SQLiteStatement, doing: String)
-        throws(StateError) {
-        guard let ownerID, !keys.isEmpty else { return }
+    /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
+    private func settle(_ keys: [DeduplicationKey], releasing: Bool) throws(StateError) {
+        guard let ownerID else { return }
+        let rows = keys.compactMap { claimed[$0] }
+        guard !rows.isEmpty else { return }
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            for key in keys {
-                try statement.bind(1, text: key.utf8)
-                try statement.bind(2, ownerID)
-                try statement.run()
-            }
+            if releasing { try settleRows(rows, with: releasePostbacks, owner: ownerID) }
+            try settleRows(rows, with: confirmClaims, owner: ownerID)
             try renewLease.bind(1, ownerID)
             try renewLease.bind(2, now + leaseMilliseconds)
             try renewLease.run()
             try connection.execute("COMMIT")
             leaseRenewed = now
-            outstandingClaims = max(0, outstandingClaims - keys.count)
+            for key in keys { claimed[key] = nil }
         } catch {
             rollback()
-            throw Self.stateError(error, path: path, doing: doing)
+            throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
+                                  : "cannot confirm claims in state file")
+        }
+    }
+
+    /// Runs `statement` (`?1`...`?2` a range of rows, `?3` this owner) once per run of consecutive rows: a batch's
+    /// claims are consecutive rows, so usually once.
+    private func settleRows(_ rows: [Int64], with statement: SQLiteStatement, owner: Int64) throws(SQLiteFailure) {
+        let sorted = rows.sorted()
+        var start = 0
+        while start < sorted.count {
+            var end = start
+            while end + 1 < sorted.count, sorted[end + 1] == sorted[end] + 1 { end += 1 }
+            try statement.bind(1, sorted[start])
+            try statement.bind(2, sorted[end])
+            try statement.bind(3, owner)
+            try statement.run()
+            start = end + 1
         }
     }
 
@@ -233,39 +253,29 @@ package final class StateDatabase {
                 leaseRenewed = now
                 return ownerID
             }
-            // Our row is gone (pruned after a stall longer than twice the lease): our claims were taken over.
-            outstandingClaims = 0
+            // Our row is gone (pruned after a stall longer than twice the lease): registered again under the same
+            // id below, our claims that nobody took over are ours again.
         }
+        let id = ownerID ?? Int64.random(in: 1...Int64.max)
         let register = try connection.prepare(StateSchema.registerOwner)
-        try register.bind(1, text: DeduplicationOwner.thisHost)
-        try register.bind(2, Int64(DeduplicationOwner.thisProcess))
-        try register.bind(3, now + leaseMilliseconds)
+        try register.bind(1, id)
+        try register.bind(2, text: DeduplicationOwner.thisHost)
+        try register.bind(3, Int64(DeduplicationOwner.thisProcess))
+        try register.bind(4, now + leaseMilliseconds)
         try register.run()
-        let id = sqlite3LastInsertRowID()
         ownerID = id
         leaseRenewed = now
         return id
     }
 
-    private func sqlite3LastInsertRowID() -> Int64 {
-        connection.lastInsertRowID
-    }
-
     private func answer(
         _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64,
         liveness: inout [Int64: Bool]
-    ) throws(SQLiteFailure) -> DeduplicationAnswer {
-        try insert.bind(1, text: sighting.key.utf8)
-        try insert.bind(2, seen)
-        try insert.bind(3, text: sighting.source)
-        try insert.bind(4, Int64(sighting.line))
-        try insert.bind(5, blob: sighting.content?.bytes)
-        try insert.bind(6, owner)
-        try insert.run()
-        if connection.changes == 1 { return .firstSeen }
+    ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?) {
+        if let row = try insertClaimed(sighting, seen: seen, owner: owner) { return (.firstSeen, row) }
         try lookup.bind(1, text: sighting.key.utf8)
         defer { lookup.reset() }
-        guard try lookup.step() else { return .firstSeen }  // unreachable: the insert met this row
+        guard try lookup.step() else { throw SQLiteFailure(code: 11, message: "a key vanished within a transaction") }
         let id = lookup.int64(0)
         let firstSeen = lookup.int64(1)
         let claimant: Int64? = lookup.isNull(5) ? nil : lookup.int64(5)
@@ -281,20 +291,39 @@ package final class StateDatabase {
             }
         }
         if firstSeen >= cutoff && (claimant == nil || live) {
-            return .duplicate(of: DuplicateReference(
+            return (.duplicate(of: DuplicateReference(
                 source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen),
-                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: claimant != nil))
+                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: claimant != nil)),
+                    nil)
         }
-        // Expired, or claimed by an owner that died: the row is this sighting's now.
+        // Expired, or claimed by an owner that died: the row goes, and this sighting claims the key anew (a new
+        // row, so this owner's claims stay in insertion order).
         lookup.reset()
-        try takeOver.bind(1, id)
-        try takeOver.bind(2, seen)
-        try takeOver.bind(3, text: sighting.source)
-        try takeOver.bind(4, Int64(sighting.line))
-        try takeOver.bind(5, blob: sighting.content?.bytes)
-        try takeOver.bind(6, owner)
-        try takeOver.run()
-        return .firstSeen
+        for statement in [forgetPostback, forgetClaim] {
+            try statement.bind(1, id)
+            try statement.run()
+        }
+        guard let row = try insertClaimed(sighting, seen: seen, owner: owner) else {
+            throw SQLiteFailure(code: 11, message: "a forgotten key is still there")
+        }
+        return (.firstSeen, row)
+    }
+
+    /// Inserts `sighting` as first seen and claims it for `owner`; its row, or nil when its key is there already.
+    private func insertClaimed(_ sighting: PostbackSighting, seen: Int64, owner: Int64) throws(SQLiteFailure)
+        -> Int64? {
+        try insert.bind(1, text: sighting.key.utf8)
+        try insert.bind(2, seen)
+        try insert.bind(3, text: sighting.source)
+        try insert.bind(4, Int64(sighting.line))
+        try insert.bind(5, blob: sighting.content?.bytes)
+        try insert.run()
+        guard connection.changes == 1 else { return nil }
+        let row = connection.lastInsertRowID
+        try insertClaim.bind(1, row)
+        try insertClaim.bind(2, owner)
+        try insertClaim.run()
+        return row
     }
 
     /// Whether the owner `id` still holds its claims: its lease runs, and when it ran on this machine its process
@@ -343,7 +372,7 @@ package final class StateDatabase {
             guard version >= 1 else {
                 throw StateError(.damaged, "state file \(path) is damaged: unknown schema version \(version)")
             }
-            guard objects == reference(version: version) else {
+            guard objects == reference(version: version) || (version == 2 && objects == referenceMigrated) else {
                 let expected = reference(version: version)
                 let unlike = objects.filter { !expected.contains($0) }.map { "\($0[0]) \($0[1])" }
                 let missing = expected.filter { !objects.contains($0) }.map { "\($0[0]) \($0[1])" }
@@ -398,6 +427,8 @@ package final class StateDatabase {
 
     private static let referenceVersion1 = madeInMemory(StateSchema.createVersion1)
     private static let referenceVersion2 = madeInMemory(StateSchema.create)
+    /// Version 2 as migrating version 1 leaves it (SQLite records the added column in the table's statement).
+    private static let referenceMigrated = madeInMemory(StateSchema.createVersion1 + StateSchema.migrateFromVersion1)
 
     private static func madeInMemory(_ statements: String) -> [[String]] {
         do {

@@ -11,9 +11,9 @@ import Foundation
 /// ``PostgreSQLDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
-/// they were written and flushed, ``confirm(_:)`` confirms the claims whose records the reader has taken: all
-/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest at the next batch or at the
-/// end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
+/// they were written and flushed, ``confirmRead(_:)`` confirms the claims whose records the reader has taken: all
+/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest later, while a flush waits,
+/// after the next batch or at the end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
 /// claims that the next sighting takes over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the
 /// writer (consume) step only, one batch at a time.
 final class DeduplicationStep {
@@ -21,8 +21,9 @@ final class DeduplicationStep {
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
     private let started: Date
-    /// Claims not yet confirmed: each batch's keys with the output offset its records end at.
-    private var pending: [(end: Int, keys: [DeduplicationKey])] = []
+    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at.
+    private var pending: [(end: Int, key: DeduplicationKey)] = []
+    private var pendingStart = 0
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
@@ -44,11 +45,20 @@ final class DeduplicationStep {
         }
     }
 
-    /// For each item of `batch`, the first occurrence when it is a valid postback seen before (nil otherwise),
-    /// with the sighting's content fingerprint; nil when the state failed (see ``failure``).
-    func claim(_ batch: VerifiedBatch) -> [(first: DuplicateReference, content: ContentFingerprint?)?]? {
-        var answers = [(first: DuplicateReference, content: ContentFingerprint?)?](repeating: nil,
-                                                                                  count: batch.items.count)
+    /// What D1 found for one item of a batch.
+    enum Answer {
+        /// Not a valid postback, or deduplication is off.
+        case none
+        /// The first sighting: its key is claimed; once its record is written, ``written(_:through:)``.
+        case first(DeduplicationKey)
+        /// A repeat of `first`; `content` is this sighting's fingerprint (for D2).
+        case duplicate(DuplicateReference, content: ContentFingerprint?)
+    }
+
+    /// Claims the valid postbacks of `batch` in one short transaction and answers each item; nil when the state
+    /// failed (see ``failure``).
+    func claim(_ batch: VerifiedBatch) -> [Answer]? {
+        var answers = [Answer](repeating: .none, count: batch.items.count)
         guard let store else { return answers }
         var sightings: [PostbackSighting] = []
         var positions: [Int] = []
@@ -71,16 +81,17 @@ final class DeduplicationStep {
         do {
             let claimed = try store.claim(sightings, at: started)
             for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
-                if let first = answer.duplicateOf {
+                switch answer {
+                case .firstSeen:
+                    answers[position] = remembersAcrossRuns ? .first(sighting.key) : .none
+                case .duplicate(let first):
                     // Without a state a run's records depend on its input alone: no time stamped.
-                    answers[position] = (remembersAcrossRuns ? first : first.withoutTime, sighting.content)
+                    answers[position] = .duplicate(remembersAcrossRuns ? first : first.withoutTime,
+                                                   content: sighting.content)
                 }
             }
-            let keys = type(of: store).claimedKeys(sightings, claimed)
-            if remembersAcrossRuns {
-                pending.append((.max, keys))
-            } else {
-                try store.confirm(keys)
+            if !remembersAcrossRuns {
+                try store.confirm(type(of: store).claimedKeys(sightings, claimed))
             }
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
@@ -89,19 +100,28 @@ final class DeduplicationStep {
         return answers
     }
 
-    /// Confirms the claims whose records `records` has written (after a flush) and the reader has taken; false
+    /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
+    func written(_ key: DeduplicationKey, through end: Int) {
+        pending.append((end, key))
+    }
+
+    /// Confirms the claims whose records the reader has taken: all those written, for a file; for a pipe, those
+    /// no longer in its buffer. Called after each batch's flush, and while a flush waits for a slow reader. False
     /// when the state failed (see ``failure``).
-    func confirm(_ records: StandardStream) -> Bool {
-        guard let store, remembersAcrossRuns else { return true }
-        if let last = pending.indices.last, pending[last].end == .max {
-            pending[last].end = records.bytesWritten
-        }
-        guard let read = records.bytesRead() else { return true }  // the reader is gone: nothing more is read
-        let taken = pending.prefix { $0.end <= read }
-        guard !taken.isEmpty else { return true }
+    @discardableResult
+    func confirmRead(_ records: StandardStream) -> Bool {
+        guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
+        let read = records.bytesRead().count
+        var end = pendingStart
+        while end < pending.count, pending[end].end <= read { end += 1 }
+        guard end > pendingStart else { return true }
         do {
-            try store.confirm(taken.flatMap(\.keys))
-            pending.removeFirst(taken.count)
+            try store.confirm(pending[pendingStart..<end].map(\.key))
+            pendingStart = end
+            if pendingStart > 4096 && pendingStart * 2 > pending.count {
+                pending.removeFirst(pendingStart)
+                pendingStart = 0
+            }
             return true
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
@@ -114,15 +134,18 @@ final class DeduplicationStep {
     func finish(_ records: StandardStream) {
         guard let store, remembersAcrossRuns else { return }
         var pause: useconds_t = 1000
-        while !pending.isEmpty, records.failure == nil, failure == nil {
-            _ = confirm(records)
-            guard !pending.isEmpty, records.bytesRead() != nil else { break }
+        while confirmRead(records), pendingStart < pending.count {
+            if records.failure != nil || records.bytesRead().readerGone {
+                confirmRead(records)  // what it read before it closed
+                break
+            }
             usleep(pause)
             pause = min(pause * 2, 50_000)
         }
-        if !pending.isEmpty {
-            try? store.release(pending.flatMap(\.keys))
+        if pendingStart < pending.count {
+            try? store.release(pending[pendingStart...].map(\.key))
             pending.removeAll()
+            pendingStart = 0
         }
     }
 }
