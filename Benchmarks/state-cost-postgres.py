@@ -2,7 +2,7 @@
 """What `--state` costs the CLI: throughput with a PostgreSQL state and with a SQLite state, against none (stdlib).
 
     swift build -c release
-    python3 Benchmarks/state-cost.py [--bin PATH] [-n 20000] [--pairs 9] [--jobs 2] [--postgres CONNINFO]
+    python3 Benchmarks/state-cost-postgres.py [--bin PATH] [-n 20000] [--pairs 9] [--jobs 2] [--postgres CONNINFO]
 
 Signs an Apple-shaped corpus of N distinct postbacks (make-corpus.py: Apple's serialisation and mix), then runs
 the CLI over it `--pairs` rounds, each round three runs back to back in a rotating order: without state, with
