@@ -100,7 +100,7 @@ package final class PostgresStateDatabase {
                 .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
                 .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
                 .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
-            ])
+            ], prepare: true)
             var duplicates: [DeduplicationKey: DuplicateReference] = [:]
             for row in 0..<result.rowCount {
                 let key = DeduplicationKey(utf8: result.bytes(row, 0))
@@ -144,7 +144,7 @@ package final class PostgresStateDatabase {
             try connection.execute(PostgresSchema.confirm, [
                 .int64Array(whole), .bytesArray(partKeys.map(\.utf8)), .int64(owner), .int64Array(partCalls),
                 .int64(leaseMilliseconds),
-            ])
+            ], prepare: true)
         }
         leaseRenewed = Date().millisecondsSince1970
     }
