@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 @testable import Attribution
@@ -246,6 +249,31 @@ struct PostgresStateTests {
         }
         #expect(firsts == 200)
         #expect(try shared.count() == 200)
+    }
+
+    @Test("A server restarted under a live store: the call that meets it throws `unavailable`, the next reconnects, and what was confirmed before is still there")
+    func reconnects() async throws {
+        let server = try TestPostgres.start(watching: getpid())
+        defer { try? TestPostgres.control("stop", server.directory) }
+        let store = try Self.open(server.connectionString)
+        _ = try store.deduplicate(Self.sighting("before", "a", 1), at: Self.monday)
+        // The store's commits do not wait for the disk; the server's WAL writer flushes them within 0.6 s.
+        try await Task.sleep(for: .seconds(1))
+        try TestPostgres.control("halt", server.directory)
+        try TestPostgres.control("resume", server.directory)
+        do {
+            _ = try await store.claim([Self.sighting("during", "b", 1)], at: Self.monday)
+            Issue.record("a claim over a connection the server dropped succeeded")
+        } catch let error as StateError {
+            #expect(error.code == .unavailable, "\(error)")
+            #expect(error.reason.contains("connection to the server was lost"), "\(error.reason)")
+        }
+        let answers: [DeduplicationAnswer] = try await store.claim(
+            [Self.sighting("before", "c", 1), Self.sighting("during", "c", 2)], at: Self.monday)
+        #expect(answers.first?.duplicateOf?.source == "a")
+        #expect(answers.last == .firstSeen)
+        try await store.confirm([DeduplicationKey("during")])
+        #expect(try store.count() == 2)
     }
 
     // MARK: Retention

@@ -87,13 +87,18 @@ final class PostgresConnection {
         return "database \(string(PQdb(handle))) as \(string(PQuser(handle))) at \(place) port \(string(PQport(handle)))"
     }
 
+    /// A call failed for want of a connection: the next one starts a new session, whatever PQstatus says.
+    private var broken = false
+
     /// Reconnects when the connection was lost; a no-op otherwise.
     func reconnectIfNeeded() throws(PostgresFailure) {
-        guard PQstatus(handle) != CONNECTION_OK else { return }
+        guard broken || PQstatus(handle) != CONNECTION_OK else { return }
         PQreset(handle)
         prepared.removeAll()  // a new session knows none of them
+        broken = true  // until the session is set up
         guard PQstatus(handle) == CONNECTION_OK else { throw connectionFailure() }
         try onConnect(self)
+        broken = false
     }
 
     /// Statements prepared on this session, by their text: the name each was prepared under.
@@ -140,7 +145,10 @@ final class PostgresConnection {
 
     /// `result`, or the failure it reports (cleared).
     private func check(_ result: OpaquePointer?) throws(PostgresFailure) -> PostgresResult {
-        guard let result else { throw connectionFailure() }
+        guard let result else {
+            broken = true
+            throw connectionFailure()
+        }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
             return PostgresResult(handle: result)
@@ -149,9 +157,11 @@ final class PostgresConnection {
             let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             let detail = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
             PQclear(result)
-            // Class 08 (connection exception) and 57P01-57P03 (the server shutting down or starting up).
-            let lost = PQstatus(handle) != CONNECTION_OK
+            // libpq's own failures carry no SQLSTATE (the server's always do): the connection broke, or could not
+            // be used. So do class 08 (connection exception) and 57P01-57P03 (the server shutting down or starting).
+            let lost = PQstatus(handle) != CONNECTION_OK || sqlState == nil
                 || sqlState.map { $0.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains($0) } == true
+            if lost { broken = true }
             let message = primary ?? (detail.isEmpty ? String(cString: PQerrorMessage(handle)) : detail)
             throw PostgresFailure(sqlState: sqlState, message: target.scrub(message), connectionLost: lost)
         }

@@ -283,6 +283,8 @@ package final class PostgresStateDatabase {
         try connection.execute("BEGIN")
         do throws(PostgresFailure) {
             try connection.execute("SELECT pg_catalog.pg_advisory_xact_lock(\(Self.creationLock))")
+            // Unlike a claim, the schema must survive a crash of the server the moment after.
+            try connection.execute("SET LOCAL synchronous_commit TO on")
             if try !hasTables() {
                 for statement in PostgresSchema.create { try connection.execute(statement) }
             }
