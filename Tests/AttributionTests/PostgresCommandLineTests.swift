@@ -110,7 +110,8 @@ struct PostgresCommandLineTests {
         for process in processes { process.waitUntilExit() }
         var delivered: [(file: String, records: [[String: Any]], order: [Int])] = []
         for index in orders.indices {
-            #expect(processes[index].terminationStatus == 1, "run \(index): some duplicates, no failure")
+            // 0 when a run happened to see none of its postbacks first elsewhere; 1 with duplicates; never 2.
+            #expect(processes[index].terminationStatus <= 1, "run \(index)")
             let records = Self.records(try Data(contentsOf: outputs[index]))
             try #require(records.count == orders[index].count, "run \(index)")
             delivered.append((files[index], records, orders[index]))
