@@ -95,6 +95,7 @@ final class PostgresConnection {
         guard broken || PQstatus(handle) != CONNECTION_OK else { return }
         PQreset(handle)
         prepared.removeAll()  // a new session knows none of them
+        awaiting = nil
         broken = true  // until the session is set up
         guard PQstatus(handle) == CONNECTION_OK else { throw connectionFailure() }
         try onConnect(self)
@@ -104,14 +105,83 @@ final class PostgresConnection {
     /// Statements prepared on this session, by their text: the name each was prepared under.
     private var prepared: [String: String] = [:]
 
+    /// A statement sent without waiting for its result (``send(_:_:)``): read before the next one is sent, and
+    /// run again (waiting) should it have failed on a deadlock, which leaves no effect.
+    private var awaiting: (sql: String, parameters: [PostgresParameter])?
+
     /// Runs one statement (no `;`-separated list) with `parameters` bound to `$1`, `$2`, ..., and returns its rows.
     /// With `prepare`, the statement is parsed and planned once per session and only executed after that (the
-    /// store's claim and confirm, run once per batch).
+    /// store's claim and confirm, run once per batch). A statement sent earlier without waiting is finished first,
+    /// and its failure, if it failed, is thrown here.
     @discardableResult
     func execute(_ sql: String, _ parameters: [PostgresParameter] = [], prepare: Bool = false)
         throws(PostgresFailure) -> PostgresResult {
+        try finishSent()
+        let name = prepare ? try preparedName(sql, parameters) : nil
+        let result = withEncoded(parameters) { types, values, lengths, formats in
+            if let name {
+                return PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 1)
+            }
+            return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+        }
+        return try check(result)
+    }
+
+    /// Sends a prepared statement and returns without waiting for its result: the server runs it while the
+    /// caller goes on, and the next call (``execute(_:_:prepare:)``, or ``finishSent()``) reads the outcome. Once
+    /// sent, the statement runs even if this process ends before reading it.
+    func send(_ sql: String, _ parameters: [PostgresParameter]) throws(PostgresFailure) {
+        try finishSent()
+        let name = try preparedName(sql, parameters)
+        let sent = withEncoded(parameters) { _, values, lengths, formats in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 1)
+        }
+        guard sent == 1 else {
+            broken = true
+            throw connectionFailure()
+        }
+        awaiting = (sql, parameters)
+    }
+
+    /// Reads the outcome of a statement sent without waiting, if any; throws its failure.
+    func finishSent() throws(PostgresFailure) {
+        guard let sent = awaiting else { return }
+        awaiting = nil
+        var failure: PostgresFailure?
+        while let result = PQgetResult(handle) {
+            do throws(PostgresFailure) {
+                try check(result)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        guard let failure else { return }
+        guard failure.isTransient else { throw failure }
+        for attempt in 1...3 {
+            do throws(PostgresFailure) {
+                try execute(sent.sql, sent.parameters, prepare: true)
+                return
+            } catch where error.isTransient && attempt < 3 {
+                continue
+            }
+        }
+    }
+
+    /// The name `sql` is prepared under in this session, preparing it the first time.
+    private func preparedName(_ sql: String, _ parameters: [PostgresParameter]) throws(PostgresFailure) -> String {
+        if let known = prepared[sql] { return known }
+        let name = "postback_verify_\(prepared.count + 1)"
+        try check(PQprepare(handle, name, sql, Int32(parameters.count), parameters.map(\.typeOID)))
+        prepared[sql] = name
+        return name
+    }
+
+    /// Calls `body` with the parameters' types, values (binary), lengths and formats as libpq takes them.
+    private func withEncoded<Value>(
+        _ parameters: [PostgresParameter],
+        _ body: ([UInt32], [UnsafePointer<CChar>?], [Int32], [Int32]) -> Value
+    ) -> Value {
         let encoded = parameters.map(\.encoded)
-        let types = parameters.map(\.typeOID)
         let lengths = encoded.map { Int32($0.count) }
         let formats = [Int32](repeating: 1, count: parameters.count)
         // Each value's bytes, copied into one buffer that stays put during the call.
@@ -129,21 +199,11 @@ final class PostgresConnection {
             pointers.append(UnsafePointer(buffer + offset))
             offset += value.count
         }
-        if prepare {
-            let name: String
-            if let known = prepared[sql] {
-                name = known
-            } else {
-                name = "postback_verify_\(prepared.count + 1)"
-                try check(PQprepare(handle, name, sql, Int32(parameters.count), types))
-                prepared[sql] = name
-            }
-            return try check(PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 1))
-        }
-        return try check(PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1))
+        return body(parameters.map(\.typeOID), pointers, lengths, formats)
     }
 
     /// `result`, or the failure it reports (cleared).
+    @discardableResult
     private func check(_ result: OpaquePointer?) throws(PostgresFailure) -> PostgresResult {
         guard let result else {
             broken = true

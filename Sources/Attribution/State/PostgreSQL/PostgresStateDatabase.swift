@@ -140,11 +140,13 @@ package final class PostgresStateDatabase {
     package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
         let (whole, partKeys, partCalls) = settle(keys)
         guard !whole.isEmpty || !partKeys.isEmpty else { return }
+        // Sent without waiting: the server confirms while the caller goes on, and the next call (or the
+        // heartbeat) reads the outcome. A run that ends first has still sent it: the server runs it all the same.
         try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
-            try connection.execute(PostgresSchema.confirm, [
+            try connection.send(PostgresSchema.confirm, [
                 .int64Array(whole), .bytesArray(partKeys.map(\.utf8)), .int64(owner), .int64Array(partCalls),
                 .int64(leaseMilliseconds),
-            ], prepare: true)
+            ])
         }
         leaseRenewed = Date().millisecondsSince1970
     }
@@ -200,6 +202,7 @@ package final class PostgresStateDatabase {
         guard !closed else { return }
         closed = true
         if connection.isConnected {
+            try? connection.finishSent()
             let pending = Array(claimedBy.keys)
             if !pending.isEmpty { try? release(pending) }
             _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
