@@ -53,7 +53,7 @@ enum Command {
         Interruption.watch { run.interrupt(by: $0) }
         if deduplication.remembersAcrossRuns {
             // A reader that stalls holds up this run only: what it has taken is confirmed while the rest waits.
-            output.whileWaiting = { deduplication.confirmRead(output) }
+            output.whileWaiting = { deduplication.confirmRead(output, now: true) }
         }
 
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount

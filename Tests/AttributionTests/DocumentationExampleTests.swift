@@ -81,7 +81,9 @@ struct DocumentationExampleTests {
         #expect(await handlePostback(Array(body.utf8), requestID: "q2", verifier: verifier, seen: seen) {
             try record($0)
         } == 200)
-        #expect(await handlePostback(changed, requestID: "q3", verifier: verifier, seen: seen) { try record($0) } == 200)
+        #expect(await handlePostback(changed, requestID: "q3", verifier: verifier, seen: seen) {
+            try record($0)
+        } == 200)
         try #require(saved.records.count == 2)
         #expect(saved.records[0]["verdict"] as? String == "valid", "the retry after a failed store is not a duplicate")
         #expect(saved.records[0]["source"] as? String == "q2" && saved.records[0]["line"] as? Int == 1)

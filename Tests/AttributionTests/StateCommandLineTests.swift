@@ -288,7 +288,7 @@ struct StateCommandLineTests {
         let stillRunning = others.filter(\.isRunning).count
         #expect(stillRunning == 0, "a run waited for the stalled one")
         #expect(stalled.isRunning, "the stalled run is still waiting for its reader")
-        #expect(others.map(\.terminationStatus) == [1, 1, 1])
+        #expect(others.allSatisfy { $0.terminationStatus <= 1 }, "\(others.map(\.terminationStatus))")
         let malformedRecords = Self.records(try Data(contentsOf: outputs[0]))
         #expect(malformedRecords.count == 600)
 
@@ -336,6 +336,20 @@ struct StateCommandLineTests {
         #expect(duplicates.count < 30, "head took one buffer of records, not all of them")
         #expect(duplicates == Array(Array(1...30).prefix(duplicates.count)),
                 "the remembered records are the first ones, those head read")
+    }
+
+    @Test("Regression: three runs creating one new state file at once: none finds it half made and refuses it")
+    func concurrentCreation() throws {
+        let file = try input("few.jsonl", try signer.bodies(count: 20, seed: 6))
+        for round in 0..<8 {
+            let path = directory.appendingPathComponent("new-\(round).sqlite").path
+            let outputs = (0..<3).map { directory.appendingPathComponent("create-\(round)-\($0).jsonl") }
+            let processes = try outputs.map { output in
+                try start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", path, file], output: output)
+            }
+            for process in processes { process.waitUntilExit() }
+            #expect(processes.map(\.terminationStatus).sorted() == [0, 1, 1], "round \(round)")
+        }
     }
 
     // MARK: Refusals
@@ -433,12 +447,14 @@ struct StateCommandLineTests {
             return { path in
                 let connection = try SQLiteConnection(path: path, readOnly: false)
                 try connection.execute(statements)
-                try connection.execute("INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (1, 'k', 1, 's', 1)")
+                try connection.execute(
+                    "INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (1, 'k', 1, 's', 1)")
             }
         }
         return [
             BadState(testDescription: "Regression: our version table, a postbacks table without the unique key",
-                     make: made(StateSchema.createVersion1.replacingOccurrences(of: " COLLATE BINARY UNIQUE", with: ""))),
+                     make: made(StateSchema.createVersion1.replacingOccurrences(
+                        of: " COLLATE BINARY UNIQUE", with: ""))),
             BadState(testDescription: "Regression: version 1 with a case-insensitive unique key (COLLATE NOCASE)",
                      make: made(StateSchema.createVersion1.replacingOccurrences(of: "BINARY", with: "NOCASE"))),
             BadState(testDescription: "version 2 with a case-insensitive unique key (COLLATE NOCASE)",

@@ -29,12 +29,13 @@ package final class StateDatabase {
     package let leaseMilliseconds: Int64
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
-    private let insertClaim: SQLiteStatement
     private let lookup: SQLiteStatement
-    private let forgetPostback: SQLiteStatement
-    private let forgetClaim: SQLiteStatement
-    private let confirmClaims: SQLiteStatement
-    private let releasePostbacks: SQLiteStatement
+    private let takeOver: SQLiteStatement
+    private let claimAt: SQLiteStatement
+    private let ownRuns: SQLiteStatement
+    private let deleteRun: SQLiteStatement
+    private let insertRun: SQLiteStatement
+    private let deletePostbacks: SQLiteStatement
     private let renewLease: SQLiteStatement
     private let ownerLookup: SQLiteStatement
     private let prune: SQLiteStatement
@@ -72,6 +73,8 @@ package final class StateDatabase {
         let connection = try Self.open(path, readOnly: false)
         self.connection = connection
         do {
+            // A new file gets its tables in one commit before anything else is written (not WAL mode first): another
+            // run that opens it meanwhile finds it empty (new) or complete, never a database without our tables.
             try Self.createOrMigrate(connection, path: path)
             try Self.useWriteAheadLog(connection)
             // A run ends without waiting for the disk: its last transactions stay in the log (which carries
@@ -84,12 +87,13 @@ package final class StateDatabase {
             try connection.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; "
                                    + "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864")
             insert = try connection.prepare(StateSchema.insert)
-            insertClaim = try connection.prepare(StateSchema.claim)
             lookup = try connection.prepare(StateSchema.lookup)
-            forgetPostback = try connection.prepare(StateSchema.forgetPostback)
-            forgetClaim = try connection.prepare(StateSchema.forgetClaim)
-            confirmClaims = try connection.prepare(StateSchema.confirm)
-            releasePostbacks = try connection.prepare(StateSchema.releasePostbacks)
+            takeOver = try connection.prepare(StateSchema.takeOver)
+            claimAt = try connection.prepare(StateSchema.claimAt)
+            ownRuns = try connection.prepare(StateSchema.ownRuns)
+            deleteRun = try connection.prepare(StateSchema.deleteRun)
+            insertRun = try connection.prepare(StateSchema.insertRun)
+            deletePostbacks = try connection.prepare(StateSchema.deletePostbacks)
             renewLease = try connection.prepare(StateSchema.renewLease)
             ownerLookup = try connection.prepare(StateSchema.owner)
             prune = try connection.prepare(StateSchema.prune)
@@ -107,13 +111,16 @@ package final class StateDatabase {
     /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
     /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
     /// absent even before pruning reaches them. On a throw, nothing was claimed.
-    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey] = [])
+        throws(StateError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
+            let confirmed = confirming.compactMap { claimed[$0] }
+            try settleRows(confirmed, releasing: false, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
                 try prune.bind(2, Self.pruneLimit)
@@ -131,13 +138,24 @@ package final class StateDatabase {
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
             var rows: [(DeduplicationKey, Int64)] = []
+            var newRows: Set<Int64> = []
             for sighting in sightings {
                 let (answer, row) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
-                                               liveness: &liveness)
-                if let row { rows.append((sighting.key, row)) }
+                                               newRows: newRows, liveness: &liveness)
+                if let row {
+                    rows.append((sighting.key, row))
+                    newRows.insert(row)
+                }
                 answers.append(answer)
             }
+            for (lo, hi) in Self.runs(of: rows.map(\.1)) {
+                try insertRun.bind(1, lo)
+                try insertRun.bind(2, hi)
+                try insertRun.bind(3, owner)
+                try insertRun.run()
+            }
             try connection.execute("COMMIT")
+            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
             for (key, row) in rows { claimed[key] = row }
             return answers
         } catch {
@@ -176,8 +194,7 @@ package final class StateDatabase {
         guard let ownerID else { return }
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            try settleRows(Array(claimed.values), with: releasePostbacks, owner: ownerID)
-            try settleRows(Array(claimed.values), with: confirmClaims, owner: ownerID)
+            try settleRows(Array(claimed.values), releasing: true, owner: ownerID)
             let forget = try connection.prepare(StateSchema.forgetOwner)
             try forget.bind(1, ownerID)
             try forget.run()
@@ -212,13 +229,9 @@ package final class StateDatabase {
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            if releasing { try settleRows(rows, with: releasePostbacks, owner: ownerID) }
-            try settleRows(rows, with: confirmClaims, owner: ownerID)
-            try renewLease.bind(1, ownerID)
-            try renewLease.bind(2, now + leaseMilliseconds)
-            try renewLease.run()
+            try settleRows(rows, releasing: releasing, owner: ownerID)
+            _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            leaseRenewed = now
             for key in keys { claimed[key] = nil }
         } catch {
             rollback()
@@ -227,24 +240,59 @@ package final class StateDatabase {
         }
     }
 
-    /// Runs `statement` (`?1`...`?2` a range of rows, `?3` this owner) once per run of consecutive rows: a batch's
-    /// claims are consecutive rows, so usually once.
-    private func settleRows(_ rows: [Int64], with statement: SQLiteStatement, owner: Int64) throws(SQLiteFailure) {
-        let sorted = rows.sorted()
-        var start = 0
-        while start < sorted.count {
-            var end = start
-            while end + 1 < sorted.count, sorted[end + 1] == sorted[end] + 1 { end += 1 }
-            try statement.bind(1, sorted[start])
-            try statement.bind(2, sorted[end])
-            try statement.bind(3, owner)
-            try statement.run()
-            start = end + 1
+    /// Confirms (or releases) this owner's claims on `rows`: takes them out of its runs of claims (a batch's claims
+    /// are one run, so usually one statement), and, releasing, deletes the postbacks' rows it still held.
+    private func settleRows(_ rows: [Int64], releasing: Bool, owner: Int64) throws(SQLiteFailure) {
+        for (first, last) in Self.runs(of: rows) {
+            try ownRuns.bind(1, owner)
+            try ownRuns.bind(2, first)
+            try ownRuns.bind(3, last)
+            var overlapping: [(Int64, Int64)] = []
+            while try ownRuns.step() { overlapping.append((ownRuns.int64(0), ownRuns.int64(1))) }
+            ownRuns.reset()
+            for (lo, hi) in overlapping {
+                if releasing {
+                    try deletePostbacks.bind(1, max(lo, first))
+                    try deletePostbacks.bind(2, min(hi, last))
+                    try deletePostbacks.run()
+                }
+                try replaceRun(lo: lo, hi: hi, owner: owner, without: first...last)
+            }
         }
+    }
+
+    /// Replaces the run of claims `lo`...`hi` by what is left of it without `rows`.
+    private func replaceRun(lo: Int64, hi: Int64, owner: Int64, without rows: ClosedRange<Int64>)
+        throws(SQLiteFailure) {
+        try deleteRun.bind(1, lo)
+        try deleteRun.run()
+        for (left, right) in [(lo, min(hi, rows.lowerBound - 1)), (max(lo, rows.upperBound + 1), hi)]
+        where left <= right {
+            try insertRun.bind(1, left)
+            try insertRun.bind(2, right)
+            try insertRun.bind(3, owner)
+            try insertRun.run()
+        }
+    }
+
+    /// The runs of consecutive values in `rows`, as (first, last) pairs.
+    private static func runs(of rows: [Int64]) -> [(Int64, Int64)] {
+        let sorted = rows.sorted()
+        var runs: [(Int64, Int64)] = []
+        for row in sorted {
+            if let last = runs.last, row == last.1 + 1 {
+                runs[runs.count - 1].1 = row
+            } else if runs.last?.1 != row {
+                runs.append((row, row))
+            }
+        }
+        return runs
     }
 
     /// This owner's id, registering it (or renewing its lease) inside the caller's transaction.
     private func registeredOwner(now: Int64) throws(SQLiteFailure) -> Int64 {
+        // Renewed less than a third of a lease ago: the row is there (only owners whose lease ran out are pruned).
+        if let ownerID, now - leaseRenewed < leaseMilliseconds / 3 { return ownerID }
         if let ownerID {
             try renewLease.bind(1, ownerID)
             try renewLease.bind(2, now + leaseMilliseconds)
@@ -269,18 +317,34 @@ package final class StateDatabase {
     }
 
     private func answer(
-        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64,
+        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64, newRows: Set<Int64>,
         liveness: inout [Int64: Bool]
     ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?) {
-        if let row = try insertClaimed(sighting, seen: seen, owner: owner) { return (.firstSeen, row) }
+        try insert.bind(1, text: sighting.key.utf8)
+        try insert.bind(2, seen)
+        try insert.bind(3, text: sighting.source)
+        try insert.bind(4, Int64(sighting.line))
+        try insert.bind(5, blob: sighting.content?.bytes)
+        try insert.run()
+        if connection.changes == 1 { return (.firstSeen, connection.lastInsertRowID) }
         try lookup.bind(1, text: sighting.key.utf8)
         defer { lookup.reset() }
         guard try lookup.step() else { throw SQLiteFailure(code: 11, message: "a key vanished within a transaction") }
         let id = lookup.int64(0)
         let firstSeen = lookup.int64(1)
-        let claimant: Int64? = lookup.isNull(5) ? nil : lookup.int64(5)
+        // Who holds a claim on the row: this call (its runs are written at its end), or a run of claims.
+        var run: (lo: Int64, hi: Int64, owner: Int64)?
+        if newRows.contains(id) {
+            run = (id, id, owner)
+        } else {
+            try claimAt.bind(1, id)
+            if try claimAt.step(), claimAt.int64(1) >= id {
+                run = (claimAt.int64(0), claimAt.int64(1), claimAt.int64(2))
+            }
+            claimAt.reset()
+        }
         var live = false
-        if firstSeen >= cutoff, let claimant {
+        if firstSeen >= cutoff, let claimant = run?.owner {
             if claimant == owner {
                 live = true
             } else if let known = liveness[claimant] {
@@ -290,40 +354,22 @@ package final class StateDatabase {
                 liveness[claimant] = live
             }
         }
-        if firstSeen >= cutoff && (claimant == nil || live) {
+        if firstSeen >= cutoff && (run == nil || live) {
             return (.duplicate(of: DuplicateReference(
                 source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen),
-                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: claimant != nil)),
+                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: run != nil)),
                     nil)
         }
-        // Expired, or claimed by an owner that died: the row goes, and this sighting claims the key anew (a new
-        // row, so this owner's claims stay in insertion order).
+        // Expired, or claimed by an owner that died: the row is this sighting's now, out of the dead owner's run.
         lookup.reset()
-        for statement in [forgetPostback, forgetClaim] {
-            try statement.bind(1, id)
-            try statement.run()
-        }
-        guard let row = try insertClaimed(sighting, seen: seen, owner: owner) else {
-            throw SQLiteFailure(code: 11, message: "a forgotten key is still there")
-        }
-        return (.firstSeen, row)
-    }
-
-    /// Inserts `sighting` as first seen and claims it for `owner`; its row, or nil when its key is there already.
-    private func insertClaimed(_ sighting: PostbackSighting, seen: Int64, owner: Int64) throws(SQLiteFailure)
-        -> Int64? {
-        try insert.bind(1, text: sighting.key.utf8)
-        try insert.bind(2, seen)
-        try insert.bind(3, text: sighting.source)
-        try insert.bind(4, Int64(sighting.line))
-        try insert.bind(5, blob: sighting.content?.bytes)
-        try insert.run()
-        guard connection.changes == 1 else { return nil }
-        let row = connection.lastInsertRowID
-        try insertClaim.bind(1, row)
-        try insertClaim.bind(2, owner)
-        try insertClaim.run()
-        return row
+        if let run { try replaceRun(lo: run.lo, hi: run.hi, owner: run.owner, without: id...id) }
+        try takeOver.bind(1, id)
+        try takeOver.bind(2, seen)
+        try takeOver.bind(3, text: sighting.source)
+        try takeOver.bind(4, Int64(sighting.line))
+        try takeOver.bind(5, blob: sighting.content?.bytes)
+        try takeOver.run()
+        return (.firstSeen, id)
     }
 
     /// Whether the owner `id` still holds its claims: its lease runs, and when it ran on this machine its process

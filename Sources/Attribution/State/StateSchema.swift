@@ -5,9 +5,10 @@
 /// `key` is the deduplication key as UTF-8 TEXT compared bytewise (`BINARY`), never by Unicode equivalence;
 /// `first_seen` the start of the run (or the request) that first saw it, in milliseconds since 1970 UTC; `source`
 /// and `line` where its first valid record was; `id` grows with insertion, so the oldest rows are found first for
-/// pruning; `content` that record's ``ContentFingerprint`` (NULL for rows from version 1). `claims` holds a row for
-/// each postback whose claim is not confirmed yet (its `postbacks.id`, and the `owners` row that holds it): confirming
-/// deletes it, so a postback's row is written once, and the table stays as small as the claims in flight. `owners`
+/// pruning; `content` that record's ``ContentFingerprint`` (NULL for rows from version 1). `claims` holds the
+/// postbacks whose claims are not confirmed yet, as runs of consecutive rows (`postbacks.id` from `lo` to `hi`) and
+/// the `owners` row that holds them: a batch's claims are one row, confirming deletes (or shortens) it, so a
+/// postback's row is written once, and the table stays as small as the batches in flight. `owners`
 /// holds one row per store instance (a run, a server process) that claimed: its machine, process and lease; its
 /// `id` is random, so a new owner never inherits a pruned one's claims.
 enum StateSchema {
@@ -18,7 +19,8 @@ enum StateSchema {
     /// What version 2 adds to version 1's tables.
     static let claimsAndOwners = """
         CREATE TABLE claims (
-            id INTEGER PRIMARY KEY,
+            lo INTEGER PRIMARY KEY,
+            hi INTEGER NOT NULL,
             owner INTEGER NOT NULL
         );
         CREATE TABLE owners (
@@ -68,17 +70,16 @@ enum StateSchema {
 
     static let insert = "INSERT INTO postbacks (key, first_seen, source, line, content) VALUES (?1, ?2, ?3, ?4, ?5) "
         + "ON CONFLICT (key) DO NOTHING"
-    static let claim = "INSERT INTO claims (id, owner) VALUES (?1, ?2)"
-    static let lookup = "SELECT postbacks.id, first_seen, source, line, content, claims.owner FROM postbacks "
-        + "LEFT JOIN claims ON claims.id = postbacks.id WHERE key = ?1"
-    /// Forgets a row (expired, or claimed by an owner that died) so that a sighting can claim its key again.
-    static let forgetPostback = "DELETE FROM postbacks WHERE id = ?1"
-    static let forgetClaim = "DELETE FROM claims WHERE id = ?1"
-    /// Confirms this owner's claims on the rows `?1` to `?2` (a batch's claims are consecutive rows).
-    static let confirm = "DELETE FROM claims WHERE id BETWEEN ?1 AND ?2 AND owner = ?3"
-    /// Releases them: the postbacks' rows go, then the claims.
-    static let releasePostbacks = "DELETE FROM postbacks WHERE id BETWEEN ?1 AND ?2 "
-        + "AND id IN (SELECT id FROM claims WHERE id BETWEEN ?1 AND ?2 AND owner = ?3)"
+    static let lookup = "SELECT id, first_seen, source, line, content FROM postbacks WHERE key = ?1"
+    /// Takes over a row (expired, or claimed by an owner that died) for a new first sighting.
+    static let takeOver = "UPDATE postbacks SET first_seen = ?2, source = ?3, line = ?4, content = ?5 WHERE id = ?1"
+    /// The run of claims that may hold row `?1`: it does when its `hi` is at least `?1`.
+    static let claimAt = "SELECT lo, hi, owner FROM claims WHERE lo <= ?1 ORDER BY lo DESC LIMIT 1"
+    /// This owner's runs of claims that overlap the rows `?2` to `?3`.
+    static let ownRuns = "SELECT lo, hi FROM claims WHERE owner = ?1 AND lo <= ?3 AND hi >= ?2"
+    static let deleteRun = "DELETE FROM claims WHERE lo = ?1"
+    static let insertRun = "INSERT INTO claims (lo, hi, owner) VALUES (?1, ?2, ?3)"
+    static let deletePostbacks = "DELETE FROM postbacks WHERE id BETWEEN ?1 AND ?2"
     static let renewLease = "UPDATE owners SET lease_until = ?2 WHERE id = ?1"
     /// An owner's row, under a random id (never an id a dead owner's claims may still name).
     static let registerOwner = "INSERT OR REPLACE INTO owners (id, host, pid, lease_until) VALUES (?1, ?2, ?3, ?4)"
@@ -90,6 +91,7 @@ enum StateSchema {
     /// claims on rows that are gone.
     static let prune = "DELETE FROM postbacks WHERE id IN (SELECT id FROM postbacks ORDER BY id LIMIT ?2) "
         + "AND first_seen < ?1"
-    static let pruneClaims = "DELETE FROM claims WHERE id NOT IN (SELECT id FROM postbacks)"
+    static let pruneClaims = "DELETE FROM claims WHERE NOT EXISTS "
+        + "(SELECT 1 FROM postbacks WHERE postbacks.id BETWEEN claims.lo AND claims.hi)"
     static let count = "SELECT count(*) FROM postbacks"
 }

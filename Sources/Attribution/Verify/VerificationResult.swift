@@ -68,7 +68,8 @@ extension VerificationResult {
         guard verdict == .valid, deduplicationKey != nil else { return }
         duplicateOf = first
         let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
-        errors.append(Finding(.d1, "\(duplicateSubject) was already seen valid at \(first.source):\(first.line)\(when)"))
+        errors.append(Finding(
+            .d1, "\(duplicateSubject) was already seen valid at \(first.source):\(first.line)\(when)"))
         guard let firstContent = first.firstContent, let content = content ?? ContentFingerprint(self) else { return }
         let differences = content.differences(from: firstContent)
         guard !differences.isEmpty else { return }

@@ -11,19 +11,24 @@ import Foundation
 /// ``PostgreSQLDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
-/// they were written and flushed, ``confirmRead(_:)`` confirms the claims whose records the reader has taken: all
-/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest later, while a flush waits,
-/// after the next batch or at the end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
-/// claims that the next sighting takes over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the
-/// writer (consume) step only, one batch at a time.
+/// they were written and flushed, ``confirmRead(_:now:)`` confirms the claims whose records the reader has taken
+/// (all of them for a file; for a pipe, those no longer in its buffer), with the next claim or at once. No database
+/// lock is held while records wait for a reader, and a run that dies leaves claims that the next sighting takes
+/// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
+/// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
     private let store: (any DeduplicationStore)?
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
     private let started: Date
-    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at.
+    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
+    /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
+    /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
     private var pending: [(end: Int, key: DeduplicationKey)] = []
     private var pendingStart = 0
+    private var readEnd = 0
+    /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches).
+    static let confirmAtOnce = 1024
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
@@ -77,9 +82,11 @@ final class DeduplicationStep {
                 positions.append(index)
             }
         }
-        guard !sightings.isEmpty else { return answers }
+        let confirming = pending[pendingStart..<readEnd].map(\.key)
+        guard !sightings.isEmpty || !confirming.isEmpty else { return answers }
         do {
-            let claimed = try store.claim(sightings, at: started)
+            let claimed = try store.claim(sightings, at: started, confirming: confirming)
+            settled(through: readEnd)
             for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
                 switch answer {
                 case .firstSeen:
@@ -90,9 +97,8 @@ final class DeduplicationStep {
                                                    content: sighting.content)
                 }
             }
-            if !remembersAcrossRuns {
-                try store.confirm(type(of: store).claimedKeys(sightings, claimed))
-            }
+            // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
+            // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return nil
@@ -105,27 +111,34 @@ final class DeduplicationStep {
         pending.append((end, key))
     }
 
-    /// Confirms the claims whose records the reader has taken: all those written, for a file; for a pipe, those
-    /// no longer in its buffer. Called after each batch's flush, and while a flush waits for a slow reader. False
+    /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
+    /// longer in its buffer. The next claim confirms them in its own transaction (one transaction per batch); with
+    /// `now` (a flush waits for a slow reader, or the run ends), or once ``confirmAtOnce`` are waiting, they are
+    /// confirmed at once. Until then another run sees them claimed by a live owner: duplicates all the same. False
     /// when the state failed (see ``failure``).
     @discardableResult
-    func confirmRead(_ records: StandardStream) -> Bool {
+    func confirmRead(_ records: StandardStream, now: Bool = false) -> Bool {
         guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
         let read = records.bytesRead().count
-        var end = pendingStart
-        while end < pending.count, pending[end].end <= read { end += 1 }
-        guard end > pendingStart else { return true }
+        while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
+        guard now || readEnd - pendingStart >= Self.confirmAtOnce, readEnd > pendingStart else { return true }
         do {
-            try store.confirm(pending[pendingStart..<end].map(\.key))
-            pendingStart = end
-            if pendingStart > 4096 && pendingStart * 2 > pending.count {
-                pending.removeFirst(pendingStart)
-                pendingStart = 0
-            }
+            try store.confirm(pending[pendingStart..<readEnd].map(\.key))
+            settled(through: readEnd)
             return true
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return false
+        }
+    }
+
+    /// The claims before `end` were confirmed.
+    private func settled(through end: Int) {
+        pendingStart = end
+        if pendingStart > 4096 && pendingStart * 2 > pending.count {
+            pending.removeFirst(pendingStart)
+            readEnd -= pendingStart
+            pendingStart = 0
         }
     }
 
@@ -134,9 +147,9 @@ final class DeduplicationStep {
     func finish(_ records: StandardStream) {
         guard let store, remembersAcrossRuns else { return }
         var pause: useconds_t = 1000
-        while confirmRead(records), pendingStart < pending.count {
+        while confirmRead(records, now: true), pendingStart < pending.count {
             if records.failure != nil || records.bytesRead().readerGone {
-                confirmRead(records)  // what it read before it closed
+                confirmRead(records, now: true)  // what it read before it closed
                 break
             }
             usleep(pause)
@@ -146,6 +159,7 @@ final class DeduplicationStep {
             try? store.release(pending[pendingStart...].map(\.key))
             pending.removeAll()
             pendingStart = 0
+            readEnd = 0
         }
     }
 }

@@ -7,20 +7,27 @@
 /// carry another signed payload under the same identifier: the duplicate is still a duplicate, and its record
 /// names what differs.
 ///
-/// Format 1 (`bytes`): the byte `1`; the 32-byte SHA-256 of the signed content (a JWS's signing input, which the
-/// signature check hashes anyway; SKAdNetwork: the signed string); one byte, the count of entries; then one entry
-/// per unsigned member, in received order: one byte, the name's length, the name's UTF-8 bytes, then its value as
-/// compact JSON (as the record's `unsigned` writes it): one byte for its length and the bytes when at most 16
-/// (Apple's values all are), else the byte `0xFF` and the first 16 bytes of the value's SHA-256. At most 32 members
-/// with names of at most 64 bytes are named; the others share one last entry whose name is the single byte `0xFF`
-/// (never UTF-8), hashed. So a fingerprint costs no hashing beyond the signature check's for Apple's postbacks, and
-/// stays under 3 KiB whatever a body holds.
+/// Format 1 (`bytes`): the byte `1`; the first 16 bytes of the SHA-256 of the signed content (a JWS's signing input,
+/// which the signature check hashes anyway; SKAdNetwork: the signed string); one byte, the count of entries; then one
+/// entry per unsigned member, in received order: its name, as one byte `0xC0 + n` for the n-th of
+/// ``knownNames`` (Apple's members) or one byte for its length and its UTF-8 bytes; then its value as compact JSON
+/// (as the record's `unsigned` writes it): one byte for its length and the bytes when at most 16 (Apple's values all
+/// are), else the byte `0xFF` and the first 16 bytes of the value's SHA-256. At most 32 members with names of at most
+/// 64 bytes are named; the others share one last entry whose name is the single byte `0xFF` (never UTF-8), hashed.
+/// So a fingerprint costs no hashing beyond the signature check's for Apple's postbacks and takes about 40 bytes for
+/// their bodies, and it stays under 3 KiB whatever a body holds.
 public struct ContentFingerprint: Sendable, Hashable {
     /// The encoded fingerprint: what a store keeps, opaque to it.
     public let bytes: [UInt8]
 
     static let format: UInt8 = 1
-    static let signedDigestSize = 32
+    static let signedDigestSize = 16
+    /// Member names written as one byte (`0xC0` + their index): part of the format, never reordered.
+    static let knownNames: [[UInt8]] = [
+        "ad-interaction-type", "conversion-value", "coarse-conversion-value", "country-code",
+        "postback-sequence-index", "did-win", "source-identifier", "fidelity-type",
+    ].map { Array($0.utf8) }
+    static let knownNameCode: UInt8 = 0xC0
     static let inlineValueBytes = 16
     static let hashedValue: UInt8 = 0xFF
     static let maximumNamedMembers = 32
@@ -47,8 +54,8 @@ public struct ContentFingerprint: Sendable, Hashable {
 
         package init(signedDigest: SHA256Digest) {
             out = [ContentFingerprint.format]
-            out.reserveCapacity(128)
-            signedDigest.withUnsafeBytes { out.append(contentsOf: $0) }
+            out.reserveCapacity(48)  // an Apple body's fingerprint, about 32 bytes, without growing: kept per key
+            signedDigest.withUnsafeBytes { out.append(contentsOf: $0.prefix(ContentFingerprint.signedDigestSize)) }
             out.append(0)
         }
 
@@ -69,8 +76,14 @@ public struct ContentFingerprint: Sendable, Hashable {
                 return
             }
             count += 1
-            out.append(UInt8(name.count))
-            out.append(contentsOf: name)
+            if let known = ContentFingerprint.knownNames.firstIndex(where: {
+                $0.count == name.count && $0.elementsEqual(name)
+            }) {
+                out.append(ContentFingerprint.knownNameCode + UInt8(known))
+            } else {
+                out.append(UInt8(name.count))
+                out.append(contentsOf: name)
+            }
             if length <= ContentFingerprint.inlineValueBytes {
                 out.append(UInt8(length))
                 if quoted { out.append(UInt8(ascii: "\"")) }
@@ -184,14 +197,26 @@ public struct ContentFingerprint: Sendable, Hashable {
         entries.reserveCapacity(count)
         for _ in 0..<count {
             guard position < bytes.count else { return nil }
-            let nameEnd = position + 1 + Int(bytes[position])
+            let name: ArraySlice<UInt8>
+            let nameEnd: Int
+            if bytes[position] >= knownNameCode {
+                let known = Int(bytes[position] - knownNameCode)
+                guard known < knownNames.count else { return nil }
+                name = knownNames[known][...]
+                nameEnd = position + 1
+            } else {
+                guard bytes[position] <= maximumNameBytes else { return nil }
+                nameEnd = position + 1 + Int(bytes[position])
+                guard nameEnd <= bytes.count else { return nil }
+                name = bytes[(position + 1)..<nameEnd]
+            }
             guard nameEnd < bytes.count else { return nil }
             let tag = bytes[nameEnd]
             let valueLength = tag == hashedValue ? inlineValueBytes : Int(tag)
             guard tag == hashedValue || valueLength <= inlineValueBytes else { return nil }
             let end = nameEnd + 1 + valueLength
             guard end <= bytes.count else { return nil }
-            entries.append(Entry(name: bytes[(position + 1)..<nameEnd], value: bytes[nameEnd..<end]))
+            entries.append(Entry(name: name, value: bytes[nameEnd..<end]))
             position = end
         }
         return position == bytes.count ? entries : nil
