@@ -145,6 +145,22 @@ struct PostgresStateTests {
             DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content))])
     }
 
+    @Test("claim(_:at:confirming:) confirms one call whole in the claim's statement, and a call confirmed in part on its own")
+    func claimConfirming() throws {
+        let database = try TestPostgres.database()
+        let store = try Self.open(database)
+        let observer = try Self.open(database)
+        #expect(try store.claim([Self.sighting("W1"), Self.sighting("W2")], at: Self.monday) == [.firstSeen, .firstSeen])
+        #expect(try store.claim([Self.sighting("P1"), Self.sighting("P2")], at: Self.monday) == [.firstSeen, .firstSeen])
+        // W1 and W2 are the whole first call; P1 is half of the second.
+        let answers = try store.claim([Self.sighting("N1")], at: Self.monday,
+                                      confirming: [DeduplicationKey("W1"), DeduplicationKey("W2"), DeduplicationKey("P1")])
+        #expect(answers == [.firstSeen])
+        let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Self.sighting($0, "observer") },
+                                      at: Self.monday)
+        #expect(seen.map { $0.duplicateOf?.isPending } == [false, false, false, true, true])
+    }
+
     @Test("A released claim is forgotten; release never drops a confirmed key")
     func release() throws {
         let store = try Self.open(try TestPostgres.database())

@@ -53,6 +53,14 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore {
         }
     }
 
+    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+        throws(StateError) -> [DeduplicationAnswer] {
+        try database.withLock { (database: inout PostgresStateDatabase) throws(StateError) in
+            try database.claim(sightings, at: time, confirming: confirming)
+        }
+    }
+
     public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
         try database.withLock { (database: inout PostgresStateDatabase) throws(StateError) in
             try database.confirm(keys)

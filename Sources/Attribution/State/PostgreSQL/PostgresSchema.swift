@@ -122,9 +122,10 @@ enum PostgresSchema {
     /// Claims a batch in one statement. `$1` keys (distinct, in byte order, so that concurrent calls lock rows
     /// in one order and never deadlock), `$2` sources, `$3` lines, `$4` contents (NULL: none), `$5` first seen
     /// (ms), `$6` the retention cutoff (ms), `$7` this store's owner id, `$8` this call's token, `$9` the lease
-    /// (ms), `$10` this host, `$11` this process id.
+    /// (ms), `$10` this host, `$11` this process id, `$12` this owner's earlier calls to confirm whole first.
     ///
-    /// The owner's row is written (its lease renewed), and the call's `claims` row inserted when it claimed a key. A key not there is
+    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row written (its lease renewed),
+    /// and the call's `claims` row inserted when it claimed a key. A key not there is
     /// inserted as this call's. A key there is taken over (its row becomes this call's) when it is past the
     /// retention, or is pending (its `claim` in `claims`) for another owner that is dead: its lease ran out, or no
     /// connection holds its advisory lock (`pg_try_advisory_xact_lock_shared` gets it; shared, so that two
@@ -133,7 +134,9 @@ enum PostgresSchema {
     /// key committed by a concurrent call is never missed. Only the rows that are not this call's come back (the
     /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed.
     static let claim = """
-        WITH owner AS (
+        WITH confirmed AS (
+            DELETE FROM postback_verify.claims WHERE token = ANY($12::bigint[]) AND owner = $7),
+        owner AS (
             INSERT INTO postback_verify.owners AS o (id, host, pid, lease_until) VALUES ($7, $10, $11, \(now) + $9)
             ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until),
         claimed AS (
@@ -183,11 +186,10 @@ enum PostgresSchema {
         DELETE FROM postback_verify.claims WHERE token = ANY($3::bigint[]) AND owner = $4
         """
 
-    /// At closing: owner `$1` forgotten, with its calls (their postbacks were released first).
-    static let close = """
-        WITH calls AS (DELETE FROM postback_verify.claims WHERE owner = $1)
-        DELETE FROM postback_verify.owners WHERE id = $1
-        """
+    /// At closing (its pending postbacks released first): owner `$1` forgotten. A call of its still in `claims`
+    /// (a release that failed) is then a dead owner's: its postbacks are taken over by their next sighting, and
+    /// the call pruned with the retention.
+    static let close = "DELETE FROM postback_verify.owners WHERE id = $1"
 
     /// The heartbeat: owner `$1`'s lease renewed by `$2` ms.
     static let renew = "UPDATE postback_verify.owners SET lease_until = \(now) + $2 WHERE id = $1"

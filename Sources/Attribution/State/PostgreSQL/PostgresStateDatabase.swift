@@ -77,7 +77,20 @@ package final class PostgresStateDatabase {
     /// one round trip (plus, at the start of a run and once a minute after, one bounded pruning statement). A
     /// repeat within `sightings` is a duplicate of its first occurrence there.
     package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
-        guard !sightings.isEmpty else { return [] }
+        try claim(sightings, at: time, confirming: [])
+    }
+
+    /// Confirms this owner's claims on `confirming`, then claims `sightings`: one statement when every call it
+    /// confirms is confirmed whole (a run confirming its previous batch as it claims the next); a call confirmed
+    /// in part is confirmed first, on its own.
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+        throws(StateError) -> [DeduplicationAnswer] {
+        let confirmedAlong = wholeCalls(confirming)
+        if !confirmedAlong.partial.isEmpty { try confirm(confirmedAlong.partial) }
+        guard !sightings.isEmpty else {
+            if !confirmedAlong.whole.isEmpty { try sendConfirm(whole: confirmedAlong.whole, partKeys: [], partCalls: []) }
+            return []
+        }
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let token = Int64.random(in: 1...Int64.max)
@@ -100,6 +113,7 @@ package final class PostgresStateDatabase {
                 .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
                 .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
                 .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
+                .int64Array(confirmedAlong.whole),
             ], prepare: true)
             var duplicates: [DeduplicationKey: DuplicateReference] = [:]
             for row in 0..<result.rowCount {
@@ -139,6 +153,11 @@ package final class PostgresStateDatabase {
     /// call whose keys are all confirmed); keys it does not hold (duplicates, claims taken over) are left alone.
     package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
         let (whole, partKeys, partCalls) = settle(keys)
+        try sendConfirm(whole: whole, partKeys: partKeys, partCalls: partCalls)
+    }
+
+    /// Confirms the calls `whole` entirely, and the keys `partKeys` of the calls `partCalls`.
+    private func sendConfirm(whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) throws(StateError) {
         guard !whole.isEmpty || !partKeys.isEmpty else { return }
         // Sent without waiting: the server confirms while the caller goes on, and the next call (or the
         // heartbeat) reads the outcome. A run that ends first has still sent it: the server runs it all the same.
@@ -162,6 +181,28 @@ package final class PostgresStateDatabase {
                 .int64(owner),
             ])
         }
+    }
+
+    /// Splits `keys` into the calls they settle whole (taken out of the pending claims) and the keys of calls they
+    /// settle only in part (left pending, for ``confirm(_:)``).
+    private func wholeCalls(_ keys: [DeduplicationKey]) -> (whole: [Int64], partial: [DeduplicationKey]) {
+        guard !keys.isEmpty else { return ([], []) }
+        var byCall: [Int64: [DeduplicationKey]] = [:]
+        for key in keys {
+            if let call = claimedBy[key] { byCall[call, default: []].append(key) }
+        }
+        var whole: [Int64] = []
+        var partial: [DeduplicationKey] = []
+        for (call, callKeys) in byCall {
+            if outstanding[call]?.count == Set(callKeys).count {
+                whole.append(call)
+                for key in callKeys { claimedBy.removeValue(forKey: key) }
+                outstanding.removeValue(forKey: call)
+            } else {
+                partial += callKeys
+            }
+        }
+        return (whole, partial)
     }
 
     /// Takes `keys` out of the pending claims: the calls left with nothing pending, and, for calls settled only in
