@@ -9,7 +9,7 @@ import Testing
 /// several runs on one database, runs killed with SIGKILL, the server restarted mid-run, a stalled reader, and the
 /// password's ways in. Postbacks are signed here with the test-only fixture key.
 @Suite("postback-verify --state on PostgreSQL", .serialized, .enabled(if: TestPostgres.enabled))
-struct PostgresCommandLineTests {
+final class PostgresCommandLineTests {
     let signer: TestPostbackSigner
     let directory: URL
 
@@ -18,6 +18,10 @@ struct PostgresCommandLineTests {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("postback-verify-pg-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
     }
 
     func input(_ name: String, _ lines: [String]) throws -> String {
