@@ -1,0 +1,32 @@
+import Attribution
+
+/// Everything the receiver is started with, checked before it listens: the command line's flags as values.
+public struct ReceiverConfiguration: Sendable {
+    /// Where the received bodies, verdicts, records and deduplication keys are kept.
+    public enum Storage: Sendable, Equatable {
+        /// A SQLite file: the command line's `--state` file, with the receiver's `received_postbacks` table beside
+        /// the deduplication tables.
+        case sqlite(path: String)
+        /// Nothing is stored (benchmarks only): every verdict is answered 200 and forgotten. Never in production:
+        /// a 200 tells Apple not to send the postback again.
+        case none
+    }
+
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var storage: Storage = .sqlite(path: "postback-receiver.sqlite")
+    /// The verifier: the same key ring and policy the command line builds from the same flags.
+    public var verifier: ItemVerifier
+    /// Days a postback is remembered for deduplication (`--retention`).
+    public var retentionDays = 10
+    /// Invalid bodies stored per clock hour (`--invalid-quota`); beyond it they are only counted in metrics.
+    public var invalidQuotaPerHour = 10_000
+    /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.
+    public var maximumBodyBytes = ItemVerifier.maximumItemBytes
+    /// Most submissions one group commit takes (`--group-size`).
+    public var maximumGroupSize = 512
+
+    public init(verifier: ItemVerifier) {
+        self.verifier = verifier
+    }
+}

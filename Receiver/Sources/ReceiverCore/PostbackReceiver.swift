@@ -1,0 +1,43 @@
+import Attribution
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// Puts the receiver together: the storage (deduplication store and received-postback archive, or nothing), the
+/// group committer, the metrics and the HTTP application, from a checked ``ReceiverConfiguration``.
+public enum PostbackReceiver {
+    /// The application to run (`try await app.runService()` stops gracefully on SIGTERM and SIGINT). Opens the
+    /// state first: a state file it refuses throws ``StorageFailure`` before anything listens.
+    public static func application(
+        _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics = ReceiverMetrics(), logger: Logger,
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    ) async throws -> Application<ReceiverResponder> {
+        let sink = try await makeSink(configuration, metrics: metrics)
+        let committer = sink.map {
+            GroupCommitter(sink: $0, maximumGroupSize: configuration.maximumGroupSize, metrics: metrics)
+        }
+        let responder = ReceiverResponder(
+            verifier: configuration.verifier, committer: committer, metrics: metrics,
+            maximumBodyBytes: configuration.maximumBodyBytes, logger: logger)
+        return Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: committer.map { [$0] } ?? [],
+            onServerRunning: onServerRunning,
+            logger: logger)
+    }
+
+    static func makeSink(_ configuration: ReceiverConfiguration, metrics: ReceiverMetrics) async throws
+        -> (any PostbackSink)? {
+        switch configuration.storage {
+        case .none:
+            return nil
+        case .sqlite(let path):
+            return try await DurableSink.sqlite(
+                path: path, retentionDays: configuration.retentionDays,
+                quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), metrics: metrics)
+        }
+    }
+}
