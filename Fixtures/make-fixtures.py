@@ -104,7 +104,7 @@ CODES = {
     "S1": "unsupported-version", "S2": "invalid-field", "S3": "bad-signature", "S4": "invalid-field",
     "S5": "invalid-unsigned-field",
 }
-WARN_RULES = {"P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3", "S6"}
+WARN_RULES = {"P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3", "S6", "D2"}
 
 KEY_FLAGS = (f"--key {NET}=Fixtures/keys/{NET}.pem "
              f"--key {APPLE_KID}=Fixtures/keys/fixture-apple-identifier-0.pem")
@@ -1086,12 +1086,13 @@ def dedupe():
     ]
     FILES[path] = ("\n".join(lines) + "\n").encode()
     add(path, None, line=2, tier=2, verdict="valid", what="first occurrence of postback X (body)")
-    add(path, None, line=3, rule="D1", duplicate_of=2, what="D1: bare JWS of postback X again (duplicate of line 2)")
+    add(path, None, line=3, rule="D1", duplicate_of=2, warnings=["D2"],
+        what="D1: bare JWS of postback X again (duplicate of line 2); D2: its body's unsigned members are gone")
     add(path, None, line=4, rule="J5", what="J5: forged postback Y (tampered payload); invalid, so not 'seen'")
     add(path, None, line=6, tier=1, verdict="valid",
         what="genuine postback Y: valid, because the forgery on line 4 does not shadow it")
-    add(path, None, line=7, rule="D1", duplicate_of=6,
-        what="D1: postback Y replayed with a changed unsigned coarse value (duplicate of line 6)")
+    add(path, None, line=7, rule="D1", duplicate_of=6, warnings=["D2"],
+        what="D1: postback Y replayed with a changed unsigned coarse value (duplicate of line 6); D2 names it")
     add(path, None, line=8, kind="impression", verdict="valid", what="an impression (impressions are not deduplicated)")
     add(path, None, line=9, kind="impression", verdict="valid", what="the same impression again: still valid")
 
@@ -1110,7 +1111,8 @@ def dedupe():
     add(path, None, line=2, tier=1, verdict="valid", what="postback-identifier starting with U+00C5")
     add(path, None, line=3, tier=1, verdict="valid",
         what="postback-identifier starting with A + U+030A: canonically equivalent to line 2, yet another postback")
-    add(path, None, line=4, rule="D1", duplicate_of=2, what="D1: line 2's postback again (byte-identical id)")
+    add(path, None, line=4, rule="D1", duplicate_of=2, warnings=["D2"],
+        what="D1: line 2's postback again (byte-identical id); D2: with a coarse value added")
 
 
 # ===================================================================================== SKAdNetwork
@@ -1609,16 +1611,18 @@ def skadnetwork_dedupe():
              what="first postback of transaction T (4.0, index 0)")
     skan_add(path, t1, line=3, verdict="valid", environment="custom", text=None,
              what="transaction T again at index 1: another conversion window, not a duplicate")
-    skan_add(path, t0, line=4, rule="D1", duplicate_of=2, text=None,
-             what="D1: transaction T index 0 replayed with a changed unsigned coarse value (duplicate of line 2)")
+    skan_add(path, t0, line=4, rule="D1", duplicate_of=2, text=None, warnings=["D2"],
+             what="D1: transaction T index 0 replayed with a changed unsigned coarse value (duplicate of line 2); "
+             "D2 names it")
     skan_add(path, forged_u, line=5, rule="S3", text=None,
              what="S3: forged postback claiming transaction U (app-id changed back after signing)")
     skan_add(path, genuine_u, line=6, verdict="valid", environment="custom", text=None,
              what="genuine transaction U: valid, because the forgery on line 5 does not count as seen")
     skan_add(path, v, line=7, verdict="valid", environment="custom", text=None,
              what="3.0 postback of transaction V (no postback-sequence-index: deduplicated as index 0)")
-    skan_add(path, v, line=8, rule="D1", duplicate_of=7, text=None,
-             what="D1: V again with an unsigned postback-sequence-index 1 added: not signed in 3.0, so ignored")
+    skan_add(path, v, line=8, rule="D1", duplicate_of=7, text=None, warnings=["D2"],
+             what="D1: V again with an unsigned postback-sequence-index 1 added: not signed in 3.0, so ignored; "
+             "D2 names it")
 
     # Spec sections 2 and 9: transaction ids compare by code points; a re-split body is refused, not counted.
     path = d + "exact-transaction-ids.jsonl"
@@ -1800,7 +1804,8 @@ signed with the P-192 key, 2.1 and later with the P-256 key. S rules stop at the
 
 - **P5** (`apple-development-identifier/1` with another `ad-network-identifier`, a warning): only Apple can sign
   with that kid. Apple's development example (`valid/apple/`) has `development.adattributionkit`, so it does not warn.
-- **D1** is covered by `dedupe/` and `skadnetwork/dedupe/` only, not by `valid/` or `invalid/` (see Running).
+- **D1** and **D2** are covered by `dedupe/` and `skadnetwork/dedupe/` only, not by `valid/` or `invalid/` (see
+  Running).
 
 ## Fixtures
 

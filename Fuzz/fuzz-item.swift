@@ -185,7 +185,7 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
     if let unchecked = fastPath.prepare(item, source: "fuzz", line: 1) {
         var prepared = unchecked
         fastPath.checkSignature(&prepared)
-        if let (identifier, record) = fastPath.record(of: prepared) {
+        if let (identifier, record, _) = fastPath.record(of: prepared) {
             stepIdentifier = identifier
             stepRecord = record
         }
@@ -203,7 +203,7 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
     }
     precondition(result.verdict == .valid && result.warnings.isEmpty,
                  "the fast path answered for an item the general path finds \(result.errors + result.warnings)")
-    precondition(identifier == result.deduplicationKey, "the fast path's deduplication key differs")
+    precondition(identifier.map(DeduplicationKey.init) == result.deduplicationKey, "the fast path's deduplication key differs")
     precondition(record == JSONLinesRecord.render(result, source: "fuzz", line: 1), """
         the fast path's record differs:
         \(String(decoding: record, as: UTF8.self))
@@ -214,7 +214,7 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
 /// What two verifications of the same bytes must agree on.
 private func summary(_ result: VerificationResult) -> String {
     String(decoding: recordBytes(result), as: UTF8.self)
-        + "|\(result.deduplicationKey ?? "-")|\(String(describing: result.postback))"
+        + "|\(result.deduplicationKey?.description ?? "-")|\(String(describing: result.postback))"
         + "|\(String(describing: result.impression))|\(String(describing: result.skAdNetwork))"
 }
 

@@ -36,9 +36,9 @@ enum Command {
     }
 
     private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
-        let deduplication: RunDeduplication
+        let deduplication: DeduplicationStep
         do {
-            deduplication = try RunDeduplication(options)
+            deduplication = try DeduplicationStep(options)
         } catch {
             errors.write(line: "postback-verify: error: \(TerminalText.escaped(error.reason))")
             errors.flush()
@@ -93,17 +93,18 @@ enum Command {
                     worker.complete(batch)
                 }
                 return run.batch { run in
-                    guard let duplicates = deduplication.begin(batch) else { return false }
+                    // One short transaction claims the batch's keys; none is held while the records are written.
+                    guard let duplicates = deduplication.claim(batch) else { return false }
                     write(batch, duplicates: duplicates, to: run, options: options, verifier: verifier,
                           render: render)
                     run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
-                    // With --state, also before the batch's keys are committed: a key is remembered only once its
-                    // record was delivered.
+                    // With --state, also before the batch's claims are confirmed: a key is remembered only once its
+                    // record was written (and, for a pipe, read).
                     if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil && deduplication.commit()
+                    return run.records.failure == nil && deduplication.confirm(run.records)
                 }
             })
         return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
@@ -111,7 +112,8 @@ enum Command {
 
     /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
     private static func write(
-        _ batch: VerifiedBatch, duplicates: [DuplicateReference?], to run: RunOutput, options: CommandLineOptions,
+        _ batch: VerifiedBatch, duplicates: [(first: DuplicateReference, content: ContentFingerprint?)?],
+        to run: RunOutput, options: CommandLineOptions,
         verifier: ItemVerifier, render: RecordRenderer
     ) {
         let outcomes = batch.outcomes
@@ -130,8 +132,8 @@ enum Command {
             case .general(let general):
                 result = general
             }
-            if let first = duplicates[index] {
-                result.markDuplicate(of: first)
+            if let (first, content) = duplicates[index] {
+                result.markDuplicate(of: first, content: content)
             }
             let record = result.duplicateOf == nil
                 ? batch.records[index] : render(result, source: item.source, line: item.line)
@@ -145,9 +147,10 @@ enum Command {
 
     /// The end of a run that was not interrupted: the last records, late messages, the summary and the status.
     private static func finish(
-        _ run: RunOutput, input: ReaderHandle, deduplication: RunDeduplication, options: CommandLineOptions
+        _ run: RunOutput, input: ReaderHandle, deduplication: DeduplicationStep, options: CommandLineOptions
     ) -> Int32 {
         run.records.flush()
+        deduplication.finish(run.records)
         if let writeFailure = run.records.failure {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")

@@ -59,8 +59,9 @@ struct DeduplicationStoreTests {
         let answers = try store.deduplicate(
             [Self.sighting("X", "f", 1), Self.sighting("Y", "f", 2), Self.sighting("X", "f", 3)],
             at: Self.monday) { $0 }
-        #expect(answers == [.firstSeen, .firstSeen,
-                            .duplicate(of: DuplicateReference(source: "f", line: 1, firstSeen: Self.monday))])
+        // The first X is claimed, not yet confirmed, when the second is answered: a duplicate of a pending record.
+        #expect(answers == [.firstSeen, .firstSeen, .duplicate(of: DuplicateReference(
+            source: "f", line: 1, firstSeen: Self.monday, isPending: true))])
     }
 
     struct NotStored: Error {}
@@ -166,6 +167,144 @@ struct DeduplicationStoreTests {
         try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: StateError(code, "")) { try SQLiteDeduplicationStore(path: path) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contents.utf8))
+    }
+
+    // MARK: Claim and confirm
+
+    @Test("A claim is pending until confirmed: a concurrent sighting is its duplicate, then a confirmed one's",
+          arguments: Kind.allCases)
+    func claimThenConfirm(_ kind: Kind) throws {
+        let store = try Self.store(kind)
+        let content = ContentFingerprint(signedJSON: Array(#"{"a":1}"#.utf8), unsigned: [])
+        let first = PostbackSighting(key: DeduplicationKey("C"), source: "run-a", line: 7, content: content)
+        #expect(try store.claim([first], at: Self.monday) == [.firstSeen])
+        let pending = try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday)
+        #expect(pending == [.duplicate(of: DuplicateReference(
+            source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content, isPending: true))])
+        try store.confirm([first.key])
+        let confirmed = try store.claim([Self.sighting("C", "run-c", 1)], at: Self.monday)
+        #expect(confirmed == [.duplicate(of: DuplicateReference(
+            source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content, isPending: false))])
+    }
+
+    @Test("A released claim is forgotten: the next sighting is first seen", arguments: Kind.allCases)
+    func releasedClaimIsFirstSeenAgain(_ kind: Kind) throws {
+        let store = try Self.store(kind)
+        #expect(try store.claim([Self.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
+        try store.release([DeduplicationKey("R")])
+        #expect(try store.claim([Self.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
+        try store.confirm([DeduplicationKey("R")])
+        try store.release([DeduplicationKey("R")])
+        #expect(try store.deduplicate(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b",
+                "release drops claims only, never a confirmed key")
+    }
+
+    @Test("The async overloads answer as the synchronous calls do", arguments: Kind.allCases)
+    func asyncOverloads(_ kind: Kind) async throws {
+        let store = try Self.store(kind)
+        let answers: [DeduplicationAnswer] = try await store.claim([Self.sighting("A1")], at: Self.monday)
+        #expect(answers == [.firstSeen])
+        try await store.confirm([DeduplicationKey("A1")])
+        let again = try await store.deduplicate([Self.sighting("A1", "later", 2)], at: Self.monday) { answers in
+            await Task.yield()
+            return answers
+        }
+        #expect(again.first?.duplicateOf?.isPending == false)
+    }
+
+    /// A state file where another owner holds a claim on `key`.
+    static func claimedByAnother(_ path: String, key: String, host: String, pid: Int64, leaseUntil: Int64) throws {
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        connection.setBusyTimeout(milliseconds: 5000)
+        try connection.execute("""
+            INSERT INTO owners (id, host, pid, lease_until) VALUES (77, '\(host)', \(pid), \(leaseUntil));
+            INSERT INTO postbacks (key, first_seen, source, line, owner)
+                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5, 77);
+            """)
+    }
+
+    /// The id of a process that has exited (and been reaped).
+    static func deadProcess() throws -> Int64 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return Int64(process.processIdentifier)
+    }
+
+    @Test("Regression: a claim whose owner died is taken over by the next sighting, which is first seen",
+          arguments: ["process gone on this machine", "lease expired on another machine"])
+    func deadOwnersClaimTakenOver(_ how: String) throws {
+        let path = try Self.temporaryPath()
+        let store = try SQLiteDeduplicationStore(path: path)
+        let now = Date().millisecondsSince1970
+        if how.hasPrefix("process") {
+            try Self.claimedByAnother(path, key: "D", host: DeduplicationOwner.thisHost, pid: try Self.deadProcess(),
+                                      leaseUntil: now + 3_600_000)
+        } else {
+            try Self.claimedByAnother(path, key: "D", host: "elsewhere", pid: 1, leaseUntil: now - 1)
+        }
+        #expect(try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday) == [.firstSeen])
+        try store.confirm([DeduplicationKey("D")])
+        #expect(try store.deduplicate(Self.sighting("D", "later", 1)).duplicateOf?.source == "mine")
+    }
+
+    @Test("A live owner's claim (another machine, lease running) makes a sighting a pending duplicate")
+    func liveOwnersClaimIsDuplicate() throws {
+        let path = try Self.temporaryPath()
+        let store = try SQLiteDeduplicationStore(path: path)
+        try Self.claimedByAnother(path, key: "L", host: "elsewhere", pid: 1,
+                                  leaseUntil: Date().millisecondsSince1970 + 3_600_000)
+        let answer = try store.claim([Self.sighting("L", "mine", 9)], at: Self.monday)
+        #expect(answer == [.duplicate(of: DuplicateReference(
+            source: "other-run", line: 5, firstSeen: Self.monday, isPending: true))])
+        try store.confirm([DeduplicationKey("L")])  // not ours: left alone
+        #expect(try store.claim([Self.sighting("L", "mine", 10)], at: Self.monday).first?.duplicateOf?.isPending
+                == true)
+    }
+
+    @Test("Regression: an owner stalled longer than its lease keeps its claims (the store's heartbeat renews them)")
+    func heartbeatKeepsClaims() throws {
+        let path = try Self.temporaryPath()
+        let stalled = try SQLiteDeduplicationStore(path: path, leaseSeconds: 0.3)
+        let other = try SQLiteDeduplicationStore(path: path, leaseSeconds: 0.3)
+        #expect(try stalled.claim([Self.sighting("H", "stalled", 1)], at: Self.monday) == [.firstSeen])
+        Thread.sleep(forTimeInterval: 1.2)  // four leases without a call from its caller
+        #expect(try other.claim([Self.sighting("H", "other", 1)], at: Self.monday).first?.duplicateOf?.isPending
+                == true)
+    }
+
+    @Test("Closing a store releases the claims it still holds")
+    func closingReleases() throws {
+        let path = try Self.temporaryPath()
+        do {
+            let store = try SQLiteDeduplicationStore(path: path)
+            #expect(try store.claim([Self.sighting("Q", "closed", 1)], at: Self.monday) == [.firstSeen])
+        }
+        let next = try SQLiteDeduplicationStore(path: path)
+        #expect(try next.claim([Self.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try next.count() == 1)
+    }
+
+    // MARK: Schema versions
+
+    @Test("A version-1 state (the previous release's) is migrated: its postbacks stay duplicates, schema 2 after")
+    func migratesVersion1() throws {
+        let path = try Self.temporaryPath()
+        do {
+            let old = try SQLiteConnection(path: path, readOnly: false)
+            try old.execute(StateSchema.createVersion1 + """
+                INSERT INTO postbacks (key, first_seen, source, line)
+                    VALUES ('OLD', \(Self.monday.millisecondsSince1970), 'old.jsonl', 3);
+                PRAGMA journal_mode = WAL;
+                """)
+        }
+        let store = try SQLiteDeduplicationStore(path: path)
+        #expect(try store.claim([Self.sighting("OLD", "new", 1)], at: Self.monday)
+                == [.duplicate(of: DuplicateReference(source: "old.jsonl", line: 3, firstSeen: Self.monday))])
+        let reader = try SQLiteConnection(path: path, readOnly: true)
+        let version = try reader.prepare("SELECT version FROM postback_verify_schema")
+        #expect(try version.step() && version.int64(0) == 2)
     }
 
     @Test("SQLite: an empty file is a new state")

@@ -68,7 +68,7 @@ struct FixtureManifestTests {
         let verifier = try verifier(allowingDevelopment: allowingDevelopment, skAdNetworkTestKeys: skAdNetworkTestKeys)
         let reader = InputReader(paths: [TestPaths.fixtures.appendingPathComponent(path).path],
                                  maximumItemBytes: ItemVerifier.maximumItemBytes)
-        var deduplicator = Deduplicator()
+        let deduplicator = TestDeduplicator()
         var results: [Int: VerificationResult] = [:]
         while let items = reader.nextBatch(maximumCount: 64) {
             for (item, var result) in zip(items, items.map(verifier.verify)) {

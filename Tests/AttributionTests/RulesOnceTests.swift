@@ -30,7 +30,7 @@ struct RulesOnceTests {
             #expect(!rule.summary.isEmpty && !rule.appliesTo.isEmpty)
         }
         #expect(RuleID.allCases.filter(\.isWarning).map(\.rawValue)
-            == ["P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3", "S6"])
+            == ["P5", "U4", "U5", "T1", "T2", "T3", "T4", "T5", "T6", "I2", "I3", "S6", "D2"])
     }
 
     /// Every fixture that is a postback body or bare postback JWS whose expected result names a rule of the table.

@@ -310,8 +310,9 @@ struct StateCommandLineTests {
             let sightings = (0..<rows).map {
                 PostbackSighting(key: DeduplicationKey(UUID().uuidString), source: "made.jsonl", line: $0 + 1)
             }
-            _ = try state.begin(sightings, at: Date())
-            try state.commit()
+            _ = try state.claim(sightings, at: Date())
+            try state.confirm(sightings.map(\.key))
+            state.close()
         }
         try SQLiteConnection(path: path, readOnly: false).execute("PRAGMA wal_checkpoint(TRUNCATE)")
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))

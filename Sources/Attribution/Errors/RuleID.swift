@@ -1,6 +1,6 @@
 /// A rule of the catalogue (spec section 7), and the catalogue itself: the cases are the rules in catalogue order,
 /// which is the order of the checks and orders a result's findings (J, then the payload's P, U, T or I rules, then
-/// SKAdNetwork's S1-S6 as they are applied, D1 last because it looks across items); each case's class, error code
+/// SKAdNetwork's S1-S6 as they are applied, D1 and D2 last because they look across items); each case's class, error code
 /// and sentence are in the switches below, and nowhere else.
 ///
 /// A closed set: a new rule is a new case, and the compiler then asks for its code and sentence. A finding can
@@ -37,6 +37,7 @@ public enum RuleID: String, CaseIterable, Sendable, Comparable, CustomStringConv
     case s5 = "S5"
     case s6 = "S6"
     case d1 = "D1"
+    case d2 = "D2"
 
     /// The error code when the rule rejects; nil for a warning rule (which `--strict` reports as `rule-warning`).
     public var code: ErrorCode? {
@@ -47,7 +48,7 @@ public enum RuleID: String, CaseIterable, Sendable, Comparable, CustomStringConv
         case .j4: .untrustedKey
         case .j5, .s3: .badSignature
         case .p1, .p2, .p3, .p4, .i1, .s2, .s4: .invalidField
-        case .p5, .u4, .u5, .t1, .t2, .t3, .t4, .t5, .t6, .i2, .i3, .s6: nil
+        case .p5, .u4, .u5, .t1, .t2, .t3, .t4, .t5, .t6, .i2, .i3, .s6, .d2: nil
         case .u1, .u2, .u3, .s5: .invalidUnsignedField
         case .s1: .unsupportedVersion
         case .d1: .duplicate
@@ -66,7 +67,7 @@ public enum RuleID: String, CaseIterable, Sendable, Comparable, CustomStringConv
         case .t1, .t2, .t3, .t4, .t5, .t6: "postback"
         case .i1, .i2, .i3: "impression"
         case .s1, .s2, .s3, .s4, .s5, .s6: "SKAdNetwork postback"
-        case .d1: "postback, SKAdNetwork postback"
+        case .d1, .d2: "postback, SKAdNetwork postback"
         }
     }
 
@@ -107,6 +108,7 @@ public enum RuleID: String, CaseIterable, Sendable, Comparable, CustomStringConv
         case .s5: "conversion-value 0-63, coarse low/medium/high, not both, country-code two capitals"
         case .s6: "a 2.2 postback verified only with the 2.0/2.1 order (without fidelity-type)"
         case .d1: "postback-identifier (SKAdNetwork: transaction-id and index) not already seen valid"
+        case .d2: "a duplicate holds the same signed payload and unsigned members as its first sighting"
         }
     }
 

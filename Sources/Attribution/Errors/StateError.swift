@@ -30,7 +30,7 @@ public struct StateError: Error, Sendable, CustomStringConvertible {
     public let file: String
     public let line: UInt
 
-    package init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
         self.file = file

@@ -4,6 +4,13 @@
 /// with the same code. Written straight into a byte buffer (no intermediate strings): rendering runs once per item
 /// on the hot path.
 public enum JSONLinesRecord {
+    /// The record of an item that has no file and line, such as a request a server received: `source` is
+    /// `label` (a request id, say), and `line` is 1 (one item).
+    public static func render(_ result: VerificationResult, sourceLabel label: String, explain: Bool = false)
+        -> [UInt8] {
+        render(result, source: label, line: 1, explain: explain)
+    }
+
     /// - Parameter explain: add `"signed-string"` (the exact SKAdNetwork signed string, U+2063 kept as UTF-8)
     ///   when the result has one.
     public static func render(_ result: VerificationResult, source: String, line: Int, explain: Bool = false)
@@ -37,6 +44,16 @@ public enum JSONLinesRecord {
             member("duplicate-of-source", first.source, to: &out)
             if let run = first.firstSeen {
                 member("duplicate-of-run", RFC3339Timestamp.string(run), to: &out)
+            }
+            if let differences = result.duplicateDifferences {
+                appendLiteral(#","duplicate-differs":{"signed-payload":"#, to: &out)
+                appendLiteral(differences.signedPayload ? "true" : "false", to: &out)
+                appendLiteral(#","unsigned":["#, to: &out)
+                for (position, name) in differences.unsignedMembers.enumerated() {
+                    if position > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONValue.appendQuoted(name, to: &out)
+                }
+                appendLiteral("]}", to: &out)
             }
         }
         if explain, let signedString = result.signedString {

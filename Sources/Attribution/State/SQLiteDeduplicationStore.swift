@@ -4,42 +4,75 @@ import Synchronization
 /// A ``DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
 /// one machine that opens the same file.
 ///
-/// The file is refused, untouched, unless it is a postback-verify state (``StateError``); a missing one is
-/// created. Postbacks first seen more than the retention ago are forgotten (Apple retries for up to 9 days, so
-/// the default keeps 10). Memory stays bounded whatever the file holds: lookups go to the file, through SQLite's
-/// page cache. Calls through one store are serialised, and `store` runs inside the file's write transaction:
-/// keep it short, and do not call the same store from it. `docs/state.md` documents the schema.
+/// The file is refused, untouched, unless it is exactly a postback-verify state (``StateError``); a missing one
+/// is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more than the
+/// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
+/// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
+/// transaction, serialised with the instance's other calls; a thread of the store's own renews its owner's
+/// lease while it holds claims. Closing (the last reference going) releases any claim still held.
+/// `docs/state.md` documents the schema.
 public final class SQLiteDeduplicationStore: DeduplicationStore {
     private let database: Mutex<StateDatabase>
+    private let heartbeat: LeaseHeartbeat
     /// The file's path, as given.
     public let path: String
 
     /// Opens (or creates) the state at `path`.
-    /// - Parameter retentionDays: forget postbacks first seen more than this many days before a call's time.
-    public init(path: String, retentionDays: Int = 10) throws(StateError) {
+    /// - Parameters:
+    ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
+    ///   - leaseSeconds: how long this store's claims outlive its process on another machine (or container) that
+    ///     stopped renewing them; on this machine a dead process's claims are taken over at once.
+    public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(StateError) {
         self.path = path
-        database = Mutex(try StateDatabase(path: path, retentionDays: retentionDays))
+        let database = Mutex(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
+        self.database = database
+        let beat = Heartbeat()
+        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.run() }
+        beat.store = self
     }
 
-    public func deduplicate<Outcome>(
-        _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) throws -> Outcome
-    ) throws -> Outcome {
-        try database.withLock { (database: inout StateDatabase) throws -> Outcome in
-            let answers = try database.begin(sightings, at: time)
-            let outcome: Outcome
-            do {
-                outcome = try store(answers)
-            } catch {
-                database.rollback()
-                throw error
-            }
-            try database.commit()
-            return outcome
+    deinit {
+        heartbeat.stop()
+        database.withLock { $0.close() }
+    }
+
+    public func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+        try database.withLock { (database: inout StateDatabase) throws(StateError) in
+            try database.claim(sightings, at: time)
         }
     }
 
-    /// How many postbacks the file remembers (expired ones not yet pruned included).
+    public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+        try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.confirm(keys) }
+    }
+
+    public func release(_ keys: [DeduplicationKey]) throws(StateError) {
+        try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.release(keys) }
+    }
+
+    /// How many postbacks the file remembers, claimed or confirmed (expired ones not yet pruned included).
     package func count() throws(StateError) -> Int {
         try database.withLock { (database: inout StateDatabase) throws(StateError) -> Int in try database.count() }
+    }
+
+    /// Renews the lease when claims are outstanding (the heartbeat thread calls this).
+    fileprivate func renewLease() {
+        database.withLock { try? $0.heartbeat() }
+    }
+}
+
+/// The heartbeat's weak link to its store, so the thread never keeps a store open.
+private final class Heartbeat: @unchecked Sendable {
+    // @unchecked: `store` is set once, before the first beat can read it... guarded by the lock below.
+    private let lock = NSLock()
+    private weak var _store: SQLiteDeduplicationStore?
+
+    var store: SQLiteDeduplicationStore? {
+        get { lock.withLock { _store } }
+        set { lock.withLock { _store = newValue } }
+    }
+
+    func run() {
+        store?.renewLease()
     }
 }

@@ -35,6 +35,30 @@ final class SQLiteStatement {
         try bind(index, text: Array(text.utf8))
     }
 
+    /// Binds `bytes` as a BLOB (a copy), or NULL when nil.
+    func bind(_ index: Int32, blob bytes: [UInt8]?) throws(SQLiteFailure) {
+        let status: Int32
+        if let bytes {
+            status = bytes.withUnsafeBytes { raw in
+                sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                                  attribution_sqlite_transient())
+            }
+        } else {
+            status = sqlite3_bind_null(handle, index)
+        }
+        guard status == SQLITE_OK else { throw connection.failure(status) }
+    }
+
+    /// Binds `value`, or NULL when nil.
+    func bind(_ index: Int32, _ value: Int64?) throws(SQLiteFailure) {
+        guard let value else {
+            let status = sqlite3_bind_null(handle, index)
+            guard status == SQLITE_OK else { throw connection.failure(status) }
+            return
+        }
+        try bind(index, value)
+    }
+
     func bind(_ index: Int32, _ value: Int64) throws(SQLiteFailure) {
         let status = sqlite3_bind_int64(handle, index, value)
         guard status == SQLITE_OK else { throw connection.failure(status) }
@@ -69,6 +93,18 @@ final class SQLiteStatement {
     /// The column's type is INTEGER (not NULL, REAL, TEXT or BLOB).
     func isInteger(_ column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_INTEGER
+    }
+
+    func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    /// The column's bytes as a BLOB (empty for an empty blob; nil for NULL).
+    func blob(_ column: Int32) -> [UInt8]? {
+        guard !isNull(column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
     func text(_ column: Int32) -> String {

@@ -5,44 +5,64 @@ import Darwin
 #endif
 import Foundation
 
-/// The deduplication state in one SQLite file: refused at opening unless it is ours, then asked batch by batch.
+/// The deduplication state in one SQLite file, by claim and confirm (``DeduplicationStore``): refused at opening,
+/// untouched, unless it is ours; then each call is one short transaction.
 ///
-/// A batch is one transaction taken with `BEGIN IMMEDIATE` (the write lock, waited for up to ``busyTimeout``):
-/// ``begin(_:at:)`` inserts the batch's new keys and answers every sighting, the caller delivers its records,
-/// and only then ``commit()`` makes the keys visible to any other run. A run killed before its commit leaves no
-/// key behind, so a retry is at worst reported valid again, never a duplicate of a record nobody received. Two
-/// runs at once queue on the lock, so one of them sees the other's committed keys: each postback is valid once.
+/// ``claim(_:at:)`` takes the write lock (`BEGIN IMMEDIATE`, waited for up to ``busyTimeout``), inserts each new
+/// key as a claim of this owner (a row whose `owner` is ours), answers every sighting and commits: other runs see
+/// the claims at once, and no lock is held while the caller writes its records. ``confirm(_:)`` then clears the
+/// rows' `owner`, in another short transaction; ``release(_:)`` deletes them. A claim whose owner died (its
+/// process is gone from this machine, or its lease ran out) is taken over by the next sighting. Each instance is
+/// one owner, registered in `owners` at its first claim and removed, with any claim it still holds, by
+/// ``close()``.
 ///
-/// Not thread-safe: ``SQLiteDeduplicationStore`` wraps it in a lock; the CLI uses it from its writer thread.
+/// Not thread-safe: ``SQLiteDeduplicationStore`` wraps it in a lock.
 package final class StateDatabase {
-    /// How long a run waits for another run's batch (or a `sqlite3` shell's transaction) before giving up.
+    /// How long a run waits for another run's transaction (or a `sqlite3` shell's) before giving up.
     package static let busyTimeout: Int32 = 60_000
-    /// Expired rows deleted per batch at most: pruning keeps pace with inserts without a pause of its own.
+    /// Expired rows deleted per claim at most: pruning keeps pace with inserts without a pause of its own.
     static let pruneLimit: Int64 = 512
 
     package let path: String
     private let retentionMilliseconds: Int64
+    /// How long an owner's claims stay its own without a heartbeat.
+    package let leaseMilliseconds: Int64
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
     private let lookup: SQLiteStatement
-    private let forget: SQLiteStatement
+    private let takeOver: SQLiteStatement
+    private let confirmClaim: SQLiteStatement
+    private let releaseClaim: SQLiteStatement
+    private let renewLease: SQLiteStatement
+    private let ownerLookup: SQLiteStatement
     private let prune: SQLiteStatement
-    /// Batches skip pruning while their cutoff is at most this: set a minute past a cutoff whose pruning found
-    /// fewer than ``pruneLimit`` expired rows among the oldest, so a run (whose cutoff never moves) stops looking
-    /// once the old rows are gone, and a server looks again once a minute has expired more.
+    /// Claims are pruned while their cutoff is past this: set a minute past a cutoff whose pruning found fewer
+    /// than ``pruneLimit`` expired rows among the oldest, so a run (whose cutoff never moves) stops looking once the
+    /// old rows are gone, and a server looks again once a minute has expired more.
     private var prunedThrough: Int64 = .min
+    /// This instance's row in `owners`, once it claimed something.
+    private var ownerID: Int64?
+    /// How many keys this owner holds unconfirmed claims on (as far as it knows): the heartbeat renews the lease
+    /// only while there are some.
+    package private(set) var outstandingClaims = 0
+    /// When this owner's lease was last renewed (milliseconds since 1970).
+    private var leaseRenewed: Int64 = 0
 
-    /// Opens the state at `path`, creating it when missing (or empty), and refusing, untouched, a file that is
-    /// not ours, is damaged, or has a newer schema: it is opened read-only and checked before anything writes.
+    /// Opens the state at `path`, creating it when missing (or empty), migrating a version-1 file, and refusing,
+    /// untouched, a file that is not exactly ours, is damaged, or has a newer schema: it is opened read-only and
+    /// its every table, column, index and constraint checked before anything writes to it.
     ///
-    /// - Parameter retentionDays: postbacks first seen longer ago than this are forgotten.
-    package init(path: String, retentionDays: Int) throws(StateError) {
+    /// - Parameters:
+    ///   - retentionDays: postbacks first seen longer ago than this are forgotten.
+    ///   - leaseSeconds: how long this owner's claims outlive its last heartbeat.
+    package init(path: String, retentionDays: Int, leaseSeconds: Double = 30) throws(StateError) {
         self.path = path
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
+        leaseMilliseconds = Int64(leaseSeconds * 1000)
         let existing = try Self.existingSize(path)
         if let existing, existing > 0 {
             let reader = try Self.open(path, readOnly: true)
-            guard try Self.check(reader, path: path, thorough: true) else {
+            guard try Self.schemaVersion(reader, path: path, thorough: true) != nil else {
                 throw StateError(.notOurs, "\(path) is a SQLite database without postback-verify's "
                                  + "\(StateSchema.versionTable) table: not a state file, left as it is")
             }
@@ -50,10 +70,11 @@ package final class StateDatabase {
         let connection = try Self.open(path, readOnly: false)
         self.connection = connection
         do {
-            try Self.createSchemaIfEmpty(connection, path: path)
+            try Self.createOrMigrate(connection, path: path)
             try Self.useWriteAheadLog(connection)
-            // A run ends without waiting for the disk: its last batches stay in the log (which carries checksums),
-            // synced by a later checkpoint. Power loss before then loses them, and a retry is reported valid again.
+            // A run ends without waiting for the disk: its last transactions stay in the log (which carries
+            // checksums), synced by a later checkpoint. Power loss before then loses them: their postbacks are
+            // reported valid again.
             connection.skipCheckpointOnClose()
             // NORMAL: in WAL mode a commit is not synced, a checkpoint is; power loss can undo the last commits
             // (their postbacks are then reported valid again), never corrupt the file. A 16 MiB page cache and
@@ -62,7 +83,11 @@ package final class StateDatabase {
                                    + "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864")
             insert = try connection.prepare(StateSchema.insert)
             lookup = try connection.prepare(StateSchema.lookup)
-            forget = try connection.prepare(StateSchema.forget)
+            takeOver = try connection.prepare(StateSchema.takeOver)
+            confirmClaim = try connection.prepare(StateSchema.confirm)
+            releaseClaim = try connection.prepare(StateSchema.release)
+            renewLease = try connection.prepare(StateSchema.renewLease)
+            ownerLookup = try connection.prepare(StateSchema.owner)
             prune = try connection.prepare(StateSchema.prune)
         } catch let error as SQLiteFailure {
             throw Self.stateError(error, path: path, doing: "cannot use state file")
@@ -73,45 +98,94 @@ package final class StateDatabase {
         }
     }
 
-    /// Takes the write lock, prunes a bounded share of expired rows, and answers `sightings` in order, inserting
-    /// each first sighting (seen at `time`) uncommitted. Rows older than the retention count as absent even
-    /// before pruning reaches them. On a throw, nothing is left pending.
-    package func begin(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+    // MARK: - Claim, confirm, release
+
+    /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
+    /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
+    /// absent even before pruning reaches them. On a throw, nothing was claimed.
+    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
+        let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
+            let owner = try registeredOwner(now: now)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
                 try prune.bind(2, Self.pruneLimit)
                 try prune.run()
-                if connection.changes < Self.pruneLimit { prunedThrough = cutoff + 60_000 }
+                if connection.changes < Self.pruneLimit {
+                    prunedThrough = cutoff + 60_000
+                    let owners = try connection.prepare(StateSchema.pruneOwners)
+                    try owners.bind(1, now - 2 * leaseMilliseconds)
+                    try owners.run()
+                }
             }
-            return try sightings.map { sighting throws(SQLiteFailure) in
-                try answer(sighting, seen: seen, cutoff: cutoff)
+            var liveness: [Int64: Bool] = [:]
+            var answers: [DeduplicationAnswer] = []
+            answers.reserveCapacity(sightings.count)
+            var claimed = 0
+            for sighting in sightings {
+                let answer = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
+                                        liveness: &liveness)
+                if answer == .firstSeen { claimed += 1 }
+                answers.append(answer)
             }
+            try connection.execute("COMMIT")
+            outstandingClaims += claimed
+            return answers
         } catch {
             rollback()
             throw Self.stateError(error, path: path, doing: "cannot read or write state file")
         }
     }
 
-    /// Makes the pending first sightings permanent: call once their records were delivered.
-    package func commit() throws(StateError) {
+    /// Confirms this owner's claims on `keys`, in one short transaction.
+    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+        try settle(keys, with: confirmClaim, doing: "cannot confirm in state file")
+    }
+
+    /// Drops this owner's claims on `keys`, in one short transaction.
+    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+        try settle(keys, with: releaseClaim, doing: "cannot release claims in state file")
+    }
+
+    /// Renews this owner's lease when it holds claims and a third of the lease has passed since the last renewal.
+    package func heartbeat() throws(StateError) {
+        guard let ownerID, outstandingClaims > 0 else { return }
+        let now = Date().millisecondsSince1970
+        guard now - leaseRenewed >= leaseMilliseconds / 3 else { return }
         do throws(SQLiteFailure) {
-            try connection.execute("COMMIT")
+            try renewLease.bind(1, ownerID)
+            try renewLease.bind(2, now + leaseMilliseconds)
+            try renewLease.run()
+            leaseRenewed = now
         } catch {
-            rollback()
-            throw Self.stateError(error, path: path, doing: "cannot commit to state file")
+            throw Self.stateError(error, path: path, doing: "cannot renew claims in state file")
         }
     }
 
-    /// Drops the pending first sightings (their records were not delivered).
-    package func rollback() {
-        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+    /// Releases every claim this owner still holds and removes it from `owners`; the store is not used after.
+    package func close() {
+        guard let ownerID else { return }
+        do throws(SQLiteFailure) {
+            try connection.execute("BEGIN IMMEDIATE")
+            let releaseAll = try connection.prepare(StateSchema.releaseAll)
+            try releaseAll.bind(1, ownerID)
+            try releaseAll.run()
+            let forget = try connection.prepare(StateSchema.forgetOwner)
+            try forget.bind(1, ownerID)
+            try forget.run()
+            try connection.execute("COMMIT")
+        } catch {
+            // The claims stay behind with a dead owner: the next sighting takes each over.
+            rollback()
+        }
+        self.ownerID = nil
+        outstandingClaims = 0
     }
 
-    /// How many postbacks the file remembers (expired rows not yet pruned included).
+    /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
     package func count() throws(StateError) -> Int {
         do throws(SQLiteFailure) {
             let statement = try connection.prepare(StateSchema.count)
@@ -121,33 +195,238 @@ package final class StateDatabase {
         }
     }
 
-    private func answer(_ sighting: PostbackSighting, seen: Int64, cutoff: Int64) throws(SQLiteFailure)
-        -> DeduplicationAnswer {
-        if try claim(sighting, seen: seen) { return .firstSeen }
+    private func rollback() {
+        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+    }
+
+    /// Runs `statement` (`?1` a key, `?2` this owner) for each key in one transaction, renewing the lease.
+    private func settle(_ keys: [DeduplicationKey], with statement: SQLiteStatement, doing: String)
+        throws(StateError) {
+        guard let ownerID, !keys.isEmpty else { return }
+        let now = Date().millisecondsSince1970
+        do throws(SQLiteFailure) {
+            try connection.execute("BEGIN IMMEDIATE")
+            for key in keys {
+                try statement.bind(1, text: key.utf8)
+                try statement.bind(2, ownerID)
+                try statement.run()
+            }
+            try renewLease.bind(1, ownerID)
+            try renewLease.bind(2, now + leaseMilliseconds)
+            try renewLease.run()
+            try connection.execute("COMMIT")
+            leaseRenewed = now
+            outstandingClaims = max(0, outstandingClaims - keys.count)
+        } catch {
+            rollback()
+            throw Self.stateError(error, path: path, doing: doing)
+        }
+    }
+
+    /// This owner's id, registering it (or renewing its lease) inside the caller's transaction.
+    private func registeredOwner(now: Int64) throws(SQLiteFailure) -> Int64 {
+        if let ownerID {
+            try renewLease.bind(1, ownerID)
+            try renewLease.bind(2, now + leaseMilliseconds)
+            try renewLease.run()
+            if connection.changes == 1 {
+                leaseRenewed = now
+                return ownerID
+            }
+            // Our row is gone (pruned after a stall longer than twice the lease): our claims were taken over.
+            outstandingClaims = 0
+        }
+        let register = try connection.prepare(StateSchema.registerOwner)
+        try register.bind(1, text: DeduplicationOwner.thisHost)
+        try register.bind(2, Int64(DeduplicationOwner.thisProcess))
+        try register.bind(3, now + leaseMilliseconds)
+        try register.run()
+        let id = sqlite3LastInsertRowID()
+        ownerID = id
+        leaseRenewed = now
+        return id
+    }
+
+    private func sqlite3LastInsertRowID() -> Int64 {
+        connection.lastInsertRowID
+    }
+
+    private func answer(
+        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64,
+        liveness: inout [Int64: Bool]
+    ) throws(SQLiteFailure) -> DeduplicationAnswer {
+        try insert.bind(1, text: sighting.key.utf8)
+        try insert.bind(2, seen)
+        try insert.bind(3, text: sighting.source)
+        try insert.bind(4, Int64(sighting.line))
+        try insert.bind(5, blob: sighting.content?.bytes)
+        try insert.bind(6, owner)
+        try insert.run()
+        if connection.changes == 1 { return .firstSeen }
         try lookup.bind(1, text: sighting.key.utf8)
         defer { lookup.reset() }
         guard try lookup.step() else { return .firstSeen }  // unreachable: the insert met this row
         let id = lookup.int64(0)
         let firstSeen = lookup.int64(1)
-        if firstSeen < cutoff {
-            lookup.reset()
-            try forget.bind(1, id)
-            try forget.run()
-            _ = try claim(sighting, seen: seen)
-            return .firstSeen
+        let claimant: Int64? = lookup.isNull(5) ? nil : lookup.int64(5)
+        var live = false
+        if firstSeen >= cutoff, let claimant {
+            if claimant == owner {
+                live = true
+            } else if let known = liveness[claimant] {
+                live = known
+            } else {
+                live = try isAlive(claimant, now: now)
+                liveness[claimant] = live
+            }
         }
-        return .duplicate(of: DuplicateReference(
-            source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen)))
+        if firstSeen >= cutoff && (claimant == nil || live) {
+            return .duplicate(of: DuplicateReference(
+                source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen),
+                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: claimant != nil))
+        }
+        // Expired, or claimed by an owner that died: the row is this sighting's now.
+        lookup.reset()
+        try takeOver.bind(1, id)
+        try takeOver.bind(2, seen)
+        try takeOver.bind(3, text: sighting.source)
+        try takeOver.bind(4, Int64(sighting.line))
+        try takeOver.bind(5, blob: sighting.content?.bytes)
+        try takeOver.bind(6, owner)
+        try takeOver.run()
+        return .firstSeen
     }
 
-    /// Inserts `sighting` as first seen; false when its key is there already.
-    private func claim(_ sighting: PostbackSighting, seen: Int64) throws(SQLiteFailure) -> Bool {
-        try insert.bind(1, text: sighting.key.utf8)
-        try insert.bind(2, seen)
-        try insert.bind(3, text: sighting.source)
-        try insert.bind(4, Int64(sighting.line))
-        try insert.run()
-        return connection.changes == 1
+    /// Whether the owner `id` still holds its claims: its lease runs, and when it ran on this machine its process
+    /// is still there.
+    private func isAlive(_ id: Int64, now: Int64) throws(SQLiteFailure) -> Bool {
+        try ownerLookup.bind(1, id)
+        defer { ownerLookup.reset() }
+        guard try ownerLookup.step() else { return false }
+        return DeduplicationOwner.isAlive(host: ownerLookup.text(0), process: ownerLookup.int64(1),
+                                          leaseUntil: ownerLookup.int64(2), now: now)
+    }
+
+    // MARK: - Opening
+
+    /// The schema version of the database on `connection`: nil when it has no table at all; 1 or 2 when its every
+    /// table, column, index and constraint is exactly what that version creates (compared with a database made
+    /// in memory by the same statements, so collations, unique keys and column types all count) and its version
+    /// row says so. Throws for anything else: foreign or look-alike tables, a damaged file, another version.
+    /// Reads only.
+    private static func schemaVersion(_ connection: SQLiteConnection, path: String, thorough: Bool)
+        throws(StateError) -> Int64? {
+        do {
+            let objects = try schemaObjects(connection)
+            if objects.isEmpty { return nil }
+            guard objects.contains(where: { $0[0] == "table" && $0[1] == StateSchema.versionTable }) else {
+                throw StateError(.notOurs, "\(path) is a SQLite database without postback-verify's "
+                                 + "\(StateSchema.versionTable) table: not a state file, left as it is")
+            }
+            let versionTable = reference(version: StateSchema.version).first { $0[1] == StateSchema.versionTable }
+            guard objects.first(where: { $0[1] == StateSchema.versionTable }) == versionTable else {
+                throw StateError(.notOurs, "\(path) has a \(StateSchema.versionTable) table unlike "
+                                 + "postback-verify's: not a state file, left as it is")
+            }
+            let versions = try connection.prepare("SELECT version FROM \(StateSchema.versionTable)")
+            guard try versions.step(), versions.isInteger(0) else {
+                throw StateError(.damaged, "state file \(path) is damaged: its schema version is missing")
+            }
+            let version = versions.int64(0)
+            guard try !versions.step() else {
+                throw StateError(.damaged, "state file \(path) is damaged: it has more than one schema version")
+            }
+            guard version <= StateSchema.version else {
+                throw StateError(.newerSchema, "state file \(path) has schema version \(version), newer than "
+                                 + "this postback-verify knows (\(StateSchema.version)): use a later release")
+            }
+            guard version >= 1 else {
+                throw StateError(.damaged, "state file \(path) is damaged: unknown schema version \(version)")
+            }
+            guard objects == reference(version: version) else {
+                let expected = reference(version: version)
+                let unlike = objects.filter { !expected.contains($0) }.map { "\($0[0]) \($0[1])" }
+                let missing = expected.filter { !objects.contains($0) }.map { "\($0[0]) \($0[1])" }
+                let findings = (unlike.isEmpty ? [] : ["not as postback-verify makes them: "
+                                                       + unlike.joined(separator: ", ")])
+                    + (missing.isEmpty ? [] : ["missing: " + missing.joined(separator: ", ")])
+                throw StateError(.notOurs, "\(path) is not a postback-verify state file of schema version \(version) "
+                                 + "(\(findings.joined(separator: "; "))); left as it is")
+            }
+            // The same statements make the same unique key; check its collation all the same, as SQLite reads it.
+            let key = try connection.prepare("PRAGMA index_xinfo('sqlite_autoindex_postbacks_1')")
+            var collations: [String] = []
+            while try key.step() {
+                if key.int64(5) == 1 { collations.append(key.text(4)) }
+            }
+            guard collations == ["BINARY"] else {
+                throw StateError(.notOurs, "\(path): the unique key on postbacks.key is not bytewise (BINARY); "
+                                 + "not a state file, left as it is")
+            }
+            if thorough {
+                let check = try connection.prepare("PRAGMA quick_check(1)")
+                guard try check.step(), check.text(0) == "ok" else {
+                    let finding = check.text(0).split(whereSeparator: \.isNewline).joined(separator: " ")
+                    throw StateError(.damaged, "state file \(path) is damaged (\(finding)); left as it is")
+                }
+            }
+            return version
+        } catch let error as StateError {
+            throw error
+        } catch let error as SQLiteFailure {
+            throw stateError(error, path: path, doing: "cannot use state file", untouched: true)
+        } catch {
+            throw StateError(.failed, "cannot use state file \(path): \(error)")
+        }
+    }
+
+    /// Every object of the schema (type, name, table, SQL), in a fixed order.
+    private static func schemaObjects(_ connection: SQLiteConnection) throws(SQLiteFailure) -> [[String]] {
+        let statement = try connection.prepare(
+            "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema ORDER BY type, name")
+        var rows: [[String]] = []
+        while try statement.step() {
+            rows.append((0..<4).map { statement.text(Int32($0)) })
+        }
+        return rows
+    }
+
+    /// The schema objects version 1 or 2 consists of, as SQLite records them: made once in memory.
+    private static func reference(version: Int64) -> [[String]] {
+        version == 1 ? referenceVersion1 : referenceVersion2
+    }
+
+    private static let referenceVersion1 = madeInMemory(StateSchema.createVersion1)
+    private static let referenceVersion2 = madeInMemory(StateSchema.create)
+
+    private static func madeInMemory(_ statements: String) -> [[String]] {
+        do {
+            let memory = try SQLiteConnection(path: ":memory:", readOnly: false)
+            try memory.execute(statements)
+            return try schemaObjects(memory)
+        } catch {
+            preconditionFailure("the state's own schema does not run in memory: \(error.message)")
+        }
+    }
+
+    /// Creates the tables in an empty database, or migrates a version-1 one; checks them again otherwise, under
+    /// the write lock (the file may have been created or replaced since the read-only check). Writes nothing to a
+    /// file it refuses: the check comes first, and `BEGIN IMMEDIATE` alone writes no page.
+    private static func createOrMigrate(_ connection: SQLiteConnection, path: String) throws {
+        // A claim's keys land on random index pages and a commit writes each page it touched: of 1, 4, 8 and
+        // 16 KiB pages, 4 KiB cost the least per key. Only a new database takes this; an existing one keeps its size.
+        try connection.execute("PRAGMA page_size = 4096")
+        try connection.execute("BEGIN IMMEDIATE")
+        defer { if connection.isInTransaction { try? connection.execute("ROLLBACK") } }
+        switch try schemaVersion(connection, path: path, thorough: false) {
+        case nil:
+            try connection.execute(StateSchema.create)
+        case 1:
+            try connection.execute(StateSchema.migrateFromVersion1)
+        default:
+            break
+        }
+        try connection.execute("COMMIT")
     }
 
     /// The file's size, or nil when there is no file; a directory or other non-file is refused.
@@ -173,70 +452,6 @@ package final class StateDatabase {
             throw stateError(error, path: path, doing: readOnly ? "cannot open state file" : "cannot create or "
                              + "write state file")
         }
-    }
-
-    /// True when `connection` holds our schema at our version; false when the database has no tables at all.
-    /// Throws for anything else: foreign tables, a damaged file, another version.
-    private static func check(_ connection: SQLiteConnection, path: String, thorough: Bool) throws(StateError)
-        -> Bool {
-        do {
-            let tables = try connection.prepare(
-                "SELECT count(*), sum(name = '\(StateSchema.versionTable)') FROM sqlite_schema WHERE type = 'table'")
-            guard try tables.step() else { return false }
-            if tables.int64(0) == 0 { return false }
-            guard tables.int64(1) == 1 else {
-                throw StateError(.notOurs, "\(path) is a SQLite database without postback-verify's "
-                                 + "\(StateSchema.versionTable) table: not a state file, left as it is")
-            }
-            let versions = try connection.prepare("SELECT version FROM \(StateSchema.versionTable)")
-            guard try versions.step(), versions.isInteger(0) else {
-                throw StateError(.damaged, "state file \(path) is damaged: its schema version is missing")
-            }
-            let version = versions.int64(0)
-            guard try !versions.step() else {
-                throw StateError(.damaged, "state file \(path) is damaged: it has more than one schema version")
-            }
-            guard version <= StateSchema.version else {
-                throw StateError(.newerSchema, "state file \(path) has schema version \(version), newer than "
-                                 + "this postback-verify knows (\(StateSchema.version)): use a later release")
-            }
-            guard version == StateSchema.version else {
-                throw StateError(.damaged, "state file \(path) is damaged: unknown schema version \(version)")
-            }
-            do throws(SQLiteFailure) {
-                _ = try connection.prepare(StateSchema.columnsCheck).step()
-            } catch {
-                throw StateError(.damaged, "state file \(path) is damaged: \(error.message)")
-            }
-            if thorough {
-                let check = try connection.prepare("PRAGMA quick_check(1)")
-                guard try check.step(), check.text(0) == "ok" else {
-                    let finding = check.text(0).split(whereSeparator: \.isNewline).joined(separator: " ")
-                    throw StateError(.damaged, "state file \(path) is damaged (\(finding)); left as it is")
-                }
-            }
-            return true
-        } catch let error as StateError {
-            throw error
-        } catch let error as SQLiteFailure {
-            throw stateError(error, path: path, doing: "cannot use state file", untouched: true)
-        } catch {
-            throw StateError(.failed, "cannot use state file \(path): \(error)")
-        }
-    }
-
-    /// Creates the tables in an empty database; checks them again otherwise, under the write lock (the file may
-    /// have been created or replaced since the read-only check).
-    private static func createSchemaIfEmpty(_ connection: SQLiteConnection, path: String) throws {
-        // A batch's keys land on random index pages and a commit writes each page it touched: of 1, 4, 8 and 16 KiB
-        // pages, 4 KiB cost the least per key. Only a new database takes this; an existing one keeps its size.
-        try connection.execute("PRAGMA page_size = 4096")
-        try connection.execute("BEGIN IMMEDIATE")
-        defer { if connection.isInTransaction { try? connection.execute("ROLLBACK") } }
-        if try !check(connection, path: path, thorough: false) {
-            try connection.execute(StateSchema.create)
-        }
-        try connection.execute("COMMIT")
     }
 
     /// WAL: a commit appends to the log without rewriting pages, and readers never block the writer.

@@ -55,7 +55,7 @@ extension ItemVerifier {
         result.skAdNetwork = verified
         findings += SKAdNetworkRules.checkSignedValues(verified)
         findings += SKAdNetworkRules.checkUnsignedMembers(verified.unsignedMembers)
-        result.deduplicationKey = verified.deduplicationKey
+        result.deduplicationKey = DeduplicationKey(verified.deduplicationKey)
     }
 
     /// The DER signature in `attribution-signature`: strict padded standard base64 (RFC 4648 §4) in a string.

@@ -211,7 +211,7 @@ public struct ItemVerifier: Sendable {
         let facts = PostbackFacts(payload, body: body, keyID: result.keyID ?? "")
         findings += PostbackRules.findings(facts)
         result.tier = CrowdAnonymityTier.lowest(facts)
-        result.deduplicationKey = payload.postbackIdentifier
+        result.deduplicationKey = DeduplicationKey(payload.postbackIdentifier)
     }
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,

@@ -31,11 +31,14 @@ public struct VerificationResult: Sendable {
     /// that verified (for the 2.2 fallback, the 2.0/2.1 order), or the version's own order when none did.
     /// Nil when S1 (version) or S2 (signed members) stopped verification first.
     public package(set) var signedString: String?
-    /// The key under which repeats of this item are duplicates; set only on verified postbacks
-    /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`).
-    public package(set) var deduplicationKey: String?
-    /// Set by a ``Deduplicator`` when an earlier valid item had the same key.
+    /// The byte-exact key under which repeats of this item are duplicates; set only on verified postbacks
+    /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`, ...).
+    public package(set) var deduplicationKey: DeduplicationKey?
+    /// Set by ``markDuplicate(of:)`` when an earlier valid item had the same key.
     public package(set) var duplicateOf: DuplicateReference?
+    /// What this duplicate's content changed against its first sighting's (rule D2); nil unless it is a duplicate
+    /// whose content differs.
+    public package(set) var duplicateDifferences: ContentFingerprint.Differences?
 
     package init() {}
 
@@ -46,16 +49,37 @@ public struct VerificationResult: Sendable {
     public var firstError: Finding? { errors.first }
 }
 
-/// Rule D1's finding, worded once for every deduplication (in memory, SQLite state, or a store of your own).
+/// Rules D1 and D2, worded once for every deduplication (in memory, a SQLite or PostgreSQL state, a store of
+/// your own).
 extension VerificationResult {
-    /// Makes this valid result a `duplicate` of `first`: sets ``duplicateOf`` and adds the D1 error.
-    package mutating func markDuplicate(of first: DuplicateReference) {
+    /// Makes this valid result a `duplicate` of `first` (rule D1): sets ``duplicateOf`` and adds the D1 error.
+    /// When `first` carries its content's fingerprint and this result's content differs, also sets
+    /// ``duplicateDifferences`` and adds the D2 warning naming what differs. Does nothing to a result that is not
+    /// valid or has no deduplication key (only valid postbacks are duplicates).
+    public mutating func markDuplicate(of first: DuplicateReference) {
+        markDuplicate(of: first, content: nil)
+    }
+
+    /// ``markDuplicate(of:)`` for a caller that has this result's fingerprint already (its sighting's).
+    package mutating func markDuplicate(of first: DuplicateReference, content: ContentFingerprint?) {
+        guard verdict == .valid, deduplicationKey != nil else { return }
         duplicateOf = first
-        let what = skAdNetwork.map {
-            "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
-        } ?? "postback-identifier \(deduplicationKey ?? "")"
         let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
-        errors.append(Finding(.d1, "\(what) was already seen valid at \(first.source):\(first.line)\(when)"))
+        errors.append(Finding(.d1, "\(duplicateSubject) was already seen valid at \(first.source):\(first.line)\(when)"))
+        guard let firstContent = first.firstContent, let content = content ?? ContentFingerprint(self) else { return }
+        let differences = content.differences(from: firstContent)
+        guard !differences.isEmpty else { return }
+        duplicateDifferences = differences
+        let named = (differences.signedPayload ? ["the signed payload"] : []) + differences.unsignedMembers
+        warnings.append(Finding(.d2, "this sighting's content differs from its first sighting at "
+                                + "\(first.source):\(first.line): \(named.joined(separator: ", "))"))
+    }
+
+    /// What D1 and D2 name: the postback by its identifier (SKAdNetwork: transaction and index).
+    private var duplicateSubject: String {
+        skAdNetwork.map {
+            "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
+        } ?? "postback-identifier \(deduplicationKey?.description ?? "")"
     }
 }
 

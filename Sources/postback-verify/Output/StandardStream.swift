@@ -18,6 +18,8 @@ final class StandardStream {
     private let capacity = 64 * 1024
     /// The first write error, once one happened; later writes are dropped.
     private(set) var failure: String?
+    /// Bytes handed to the system so far (flushed).
+    private(set) var bytesWritten = 0
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -34,6 +36,18 @@ final class StandardStream {
         var mine = stat(), theirs = stat()
         guard fstat(descriptor, &mine) == 0, fstat(other.descriptor, &theirs) == 0 else { return true }
         return mine.st_rdev == theirs.st_rdev
+    }
+
+    /// Bytes written that the reader has taken: all of them, unless the descriptor is a pipe, where those still in
+    /// the pipe's buffer are not yet read (nil when the reader has closed its end).
+    func bytesRead() -> Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return bytesWritten }
+        var readerGone = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        if poll(&readerGone, 1, 0) > 0, readerGone.revents & Int16(POLLERR) != 0 { return nil }
+        var unread: Int32 = 0
+        guard ioctl(descriptor, UInt(FIONREAD), &unread) == 0 else { return bytesWritten }
+        return bytesWritten - Int(unread)
     }
 
     /// Writes `text` without a line terminator (progress display).
@@ -70,6 +84,7 @@ final class StandardStream {
                 break
             }
             offset += written
+            bytesWritten += written
         }
         buffer.removeAll(keepingCapacity: true)
     }

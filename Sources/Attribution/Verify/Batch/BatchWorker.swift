@@ -57,8 +57,8 @@ package struct BatchWorker: Sendable {
         for (item, route) in zip(batch.items, batch.routes) {
             switch route {
             case .fast(let index):
-                if let (identifier, record) = fastPath?.record(of: batch.fastPrepared[index]) {
-                    batch.append(.fast(postbackIdentifier: identifier), record: record)
+                if let (identifier, record, content) = fastPath?.record(of: batch.fastPrepared[index]) {
+                    batch.append(.fast(postbackIdentifier: identifier, content: content), record: record)
                 } else {
                     // The signature failed the fast path's check: the general path decides and words it.
                     append(verifier.verify(item), of: item, to: batch)

@@ -1,35 +1,52 @@
 import Foundation
 import Synchronization
 
-/// A ``DeduplicationStore`` in this process's memory: for one server process, or tests.
+/// A ``DeduplicationStore`` in this process's memory: the CLI without `--state`, one server process, or tests.
 ///
-/// Keys are never forgotten, so memory grows with the number of distinct valid postbacks; a long-running
-/// server wants ``SQLiteDeduplicationStore``, which also survives a restart. Calls are serialised: `store`
-/// runs under the store's lock, so it must not call the same store again.
+/// The store is one owner, alive as long as the process: a claim is pending until confirmed or released, and a
+/// concurrent sighting of a pending key is its duplicate. Keys are never forgotten, so memory grows with the
+/// number of distinct valid postbacks (a few hundred bytes each); a long-running server wants
+/// ``SQLiteDeduplicationStore``, which also survives a restart. Each call holds the store's lock briefly.
 public final class MemoryDeduplicationStore: DeduplicationStore {
-    private let seen = Mutex(Deduplicator())
+    private struct Entry {
+        var first: DuplicateReference
+        var isPending: Bool
+    }
+
+    private let entries = Mutex<[DeduplicationKey: Entry]>([:])
 
     public init() {}
 
-    /// How many distinct valid postbacks are remembered.
-    public var count: Int { seen.withLock { $0.count } }
+    /// How many distinct valid postbacks are remembered (claimed or confirmed).
+    public var count: Int { entries.withLock { $0.count } }
 
-    public func deduplicate<Outcome>(
-        _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) throws -> Outcome
-    ) throws -> Outcome {
-        try seen.withLock { (seen: inout Deduplicator) throws -> Outcome in
-            var batch = Deduplicator(runStarted: time)
-            let answers = sightings.map { sighting -> DeduplicationAnswer in
-                if let first = seen.firstOccurrence(of: sighting.key) ?? batch.firstSeen(sighting) {
-                    return .duplicate(of: first)
+    public func claim(_ sightings: [PostbackSighting], at time: Date) -> [DeduplicationAnswer] {
+        entries.withLock { entries in
+            sightings.map { sighting in
+                if let entry = entries[sighting.key] {
+                    let first = entry.first
+                    return .duplicate(of: DuplicateReference(
+                        source: first.source, line: first.line, firstSeen: first.firstSeen,
+                        firstContent: first.firstContent, isPending: entry.isPending))
                 }
+                entries[sighting.key] = Entry(
+                    first: DuplicateReference(source: sighting.source, line: sighting.line, firstSeen: time,
+                                              firstContent: sighting.content),
+                    isPending: true)
                 return .firstSeen
             }
-            let outcome = try store(answers)
-            for (sighting, answer) in zip(sightings, answers) where answer == .firstSeen {
-                _ = seen.firstSeen(sighting, at: time)
-            }
-            return outcome
+        }
+    }
+
+    public func confirm(_ keys: [DeduplicationKey]) {
+        entries.withLock { entries in
+            for key in keys { entries[key]?.isPending = false }
+        }
+    }
+
+    public func release(_ keys: [DeduplicationKey]) {
+        entries.withLock { entries in
+            for key in keys where entries[key]?.isPending == true { entries[key] = nil }
         }
     }
 }

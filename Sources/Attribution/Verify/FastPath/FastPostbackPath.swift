@@ -46,7 +46,7 @@ package struct FastPostbackPath: Sendable {
         -> String? {
         guard var prepared = prepare(item, source: source, line: line) else { return nil }
         checkSignature(&prepared)
-        guard let (identifier, bytes) = self.record(of: prepared) else { return nil }
+        guard let (identifier, bytes, _) = self.record(of: prepared) else { return nil }
         record.append(contentsOf: bytes)
         return identifier
     }
@@ -61,6 +61,7 @@ package struct FastPostbackPath: Sendable {
         fileprivate let signature: [UInt8]
         fileprivate let record: [UInt8]
         fileprivate let postbackIdentifier: String
+        fileprivate let content: ContentFingerprint
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
         package fileprivate(set) var signatureVerified: Bool?
     }
@@ -77,11 +78,13 @@ package struct FastPostbackPath: Sendable {
                 guard let (digest, cached) = digest(parts, signature, key) else { return nil }
                 var record: [UInt8] = []
                 record.reserveCapacity(1024)
-                guard let identifier = appendRecord(payload: parts.payload, key: key, body: members,
-                                                    unsigned: unsigned, source: source, line: line, to: &record)
+                guard let (identifier, content) = appendRecord(
+                    payload: parts.payload, key: key, body: members, unsigned: unsigned, source: source, line: line,
+                    to: &record)
                 else { return nil }
                 return Prepared(key: key, digest: digest, signature: Array(signature), record: record,
-                                postbackIdentifier: identifier, signatureVerified: cached ? true : nil)
+                                postbackIdentifier: identifier, content: content,
+                                signatureVerified: cached ? true : nil)
             } ?? nil
         }
     }
@@ -119,10 +122,12 @@ package struct FastPostbackPath: Sendable {
         }
     }
 
-    /// Step 3: the item's `postback-identifier` and JSON Lines record (no line terminator) once its signature
-    /// verified; nil otherwise, and the general path decides.
-    package func record(of prepared: Prepared) -> (postbackIdentifier: String, record: [UInt8])? {
-        prepared.signatureVerified == true ? (prepared.postbackIdentifier, prepared.record) : nil
+    /// Step 3: the item's `postback-identifier`, JSON Lines record (no line terminator) and content fingerprint
+    /// (for D1 and D2) once its signature verified; nil otherwise, and the general path decides.
+    package func record(of prepared: Prepared)
+        -> (postbackIdentifier: String, record: [UInt8], content: ContentFingerprint)? {
+        prepared.signatureVerified == true
+            ? (prepared.postbackIdentifier, prepared.record, prepared.content) : nil
     }
 
     // MARK: - The parts
@@ -160,7 +165,7 @@ package struct FastPostbackPath: Sendable {
     private func appendRecord(
         payload segment: UnsafeBufferPointer<UInt8>, key: Int, body: Members, unsigned: UnsignedFields,
         source: String, line: Int, to record: inout [UInt8]
-    ) -> String? {
+    ) -> (String, ContentFingerprint)? {
         withDecoded(segment) { decoded in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
                 guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
@@ -174,13 +179,16 @@ package struct FastPostbackPath: Sendable {
                 else { return nil }
                 JSONLinesRecord.appendSource(source, line: line, to: &record)
                 record.append(contentsOf: keys[key].recordStatus)
+                let fieldsStart = record.count
                 payload.appendCompactJSON(to: &record)
+                let content = ContentFingerprint(
+                    signedJSON: record[fieldsStart...], unsigned: body.compactMembers(skipping: BodyMember.jwsString))
                 JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
                 body.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
                 JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
                 record.append(UInt8(ascii: "0") + UInt8(tier))
                 record.append(UInt8(ascii: "}"))
-                return String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self)
+                return (String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self), content)
             }
         } ?? nil
     }

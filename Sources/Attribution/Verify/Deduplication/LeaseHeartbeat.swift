@@ -1,0 +1,35 @@
+import Foundation
+
+/// A thread that calls `beat` every `interval` seconds until stopped: a store's owner renewing its lease while
+/// the thread that claimed waits (on a slow reader, a long request), so that its claims stay its own.
+package final class LeaseHeartbeat: @unchecked Sendable {
+    // @unchecked: `stopped` is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var stopped = false
+
+    package init(interval: Double, beat: @escaping @Sendable () -> Void) {
+        let thread = Thread { [condition] in
+            condition.lock()
+            while !self.stopped {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
+                if self.stopped { break }
+                condition.unlock()
+                beat()
+                condition.lock()
+            }
+            condition.unlock()
+        }
+        thread.name = "postback-verify lease heartbeat"
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    /// Stops the thread (it ends within a moment; `beat` is not called again once this returns... unless it was
+    /// already running).
+    package func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+}
