@@ -34,9 +34,9 @@ public enum PostbackReceiver {
         switch configuration.storage {
         case .none:
             return nil
-        case .sqlite(let path):
-            return try await DurableSink.sqlite(
-                path: path, retentionDays: configuration.retentionDays,
+        case .sqlite(let state, let archive):
+            return try DurableSink.sqlite(
+                statePath: state, archivePath: archive, retentionDays: configuration.retentionDays,
                 quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), metrics: metrics)
         }
     }

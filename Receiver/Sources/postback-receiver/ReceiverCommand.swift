@@ -29,6 +29,11 @@ struct ReceiverCommand: AsyncParsableCommand {
         "The state: a SQLite file shared with postback-verify --state (created when missing).", valueName: "path"))
     var state = "postback-receiver.sqlite"
 
+    @Option(help: ArgumentHelp(
+        "The received postbacks (bytes, verdict, record): a SQLite file (default: beside the state, "
+            + "STATE-received.sqlite).", valueName: "path"))
+    var archive: String?
+
     @Flag(help: "Store nothing and deduplicate nothing (benchmarks only: a 200 tells Apple never to resend).")
     var noStorage = false
 
@@ -79,6 +84,13 @@ struct ReceiverCommand: AsyncParsableCommand {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
         guard !state.isEmpty, state != "-" else { throw ValidationError("--state needs a file path") }
+        if let archive {
+            guard !archive.isEmpty, archive != "-" else { throw ValidationError("--archive needs a file path") }
+            guard archive != state else {
+                throw ValidationError("--archive must be another file than --state (the state file holds only "
+                                      + "the deduplication tables)")
+            }
+        }
         if let maxImpressionAge, Self.milliseconds(maxImpressionAge) == nil {
             throw ValidationError(
                 "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(maxImpressionAge)")
@@ -94,7 +106,8 @@ struct ReceiverCommand: AsyncParsableCommand {
                                        maximumImpressionAge: maxImpressionAge.flatMap(Self.milliseconds))))
         configuration.host = host
         configuration.port = port
-        configuration.storage = noStorage ? .none : .sqlite(path: state)
+        configuration.storage = noStorage ? .none : .sqlite(
+            state: state, archive: archive ?? ReceiverConfiguration.defaultArchivePath(forState: state))
         configuration.retentionDays = retention
         configuration.invalidQuotaPerHour = invalidQuota
         configuration.maximumGroupSize = groupSize

@@ -4,9 +4,9 @@ import Attribution
 public struct ReceiverConfiguration: Sendable {
     /// Where the received bodies, verdicts, records and deduplication keys are kept.
     public enum Storage: Sendable, Equatable {
-        /// A SQLite file: the command line's `--state` file, with the receiver's `received_postbacks` table beside
-        /// the deduplication tables.
-        case sqlite(path: String)
+        /// Deduplication in the SQLite file at `state` (the command line's `--state` file), received postbacks in
+        /// the SQLite file at `archive`.
+        case sqlite(state: String, archive: String)
         /// Nothing is stored (benchmarks only): every verdict is answered 200 and forgotten. Never in production:
         /// a 200 tells Apple not to send the postback again.
         case none
@@ -14,7 +14,8 @@ public struct ReceiverConfiguration: Sendable {
 
     public var host = "127.0.0.1"
     public var port = 8080
-    public var storage: Storage = .sqlite(path: "postback-receiver.sqlite")
+    public var storage: Storage = .sqlite(state: "postback-receiver.sqlite",
+                                          archive: "postback-receiver-received.sqlite")
     /// The verifier: the same key ring and policy the command line builds from the same flags.
     public var verifier: ItemVerifier
     /// Days a postback is remembered for deduplication (`--retention`).
@@ -28,5 +29,13 @@ public struct ReceiverConfiguration: Sendable {
 
     public init(verifier: ItemVerifier) {
         self.verifier = verifier
+    }
+}
+
+extension ReceiverConfiguration {
+    /// The archive's default path beside a state file: `state.sqlite` -> `state-received.sqlite`.
+    public static func defaultArchivePath(forState state: String) -> String {
+        state.hasSuffix(".sqlite") ? String(state.dropLast(".sqlite".count)) + "-received.sqlite"
+            : state + "-received.sqlite"
     }
 }

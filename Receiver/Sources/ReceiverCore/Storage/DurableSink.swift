@@ -11,7 +11,7 @@ import Foundation
 /// duplicate of a row nobody stored. A crash between the rows and the confirmation can at worst count a retry
 /// valid once more (its claim expires), never lose a postback.
 struct DurableSink: PostbackSink {
-    let deduplication: any ReceiverDeduplication
+    let deduplication: any DeduplicationStore
     let archive: SQLiteReceivedArchive
     let quota: InvalidQuota
     let metrics: ReceiverMetrics?
@@ -26,13 +26,15 @@ struct DurableSink: PostbackSink {
                 sightingIndices.append(index)
             }
         }
-        let now = Date()
-        let claim = try await deduplication.claim(sightings, at: now)
-        for (answer, index) in zip(claim.answers, sightingIndices) {
+        // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group.
+        let answers = sightings.isEmpty ? [] : try await deduplication.claim(
+            sightings, at: Date(milliseconds: postbacks[sightingIndices[0]].receivedMilliseconds))
+        for (answer, index) in zip(answers, sightingIndices) {
             if let first = answer.duplicateOf {
                 postbacks[index].result.markDuplicate(of: first)
             }
         }
+        let claimed = Self.claimedKeys(sightings, answers)
         var outcomes: [SinkOutcome] = []
         outcomes.reserveCapacity(postbacks.count)
         var rows: [SQLiteReceivedArchive.Row] = []
@@ -47,17 +49,21 @@ struct DurableSink: PostbackSink {
             rows.append(SQLiteReceivedArchive.Row(
                 received: postback.receivedMilliseconds, request: postback.requestID, route: postback.route.rawValue,
                 verdict: result.verdict.rawValue, code: result.firstError?.code?.rawValue,
-                key: result.deduplicationKeyBytes, body: postback.body, record: postback.record))
+                key: result.deduplicationKey?.utf8, body: postback.body, record: postback.record))
         }
         do {
             if !rows.isEmpty {
                 try await archive.append(rows)
             }
         } catch {
-            await deduplication.release(claim)
+            // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a row
+            // nobody stored. (If even that fails, the claims expire with their lease or with this process.)
+            if !claimed.isEmpty { try? await deduplication.release(claimed) }
             throw error
         }
-        try await deduplication.confirm(claim)
+        if !claimed.isEmpty {
+            try await deduplication.confirm(claimed)
+        }
         for outcome in outcomes {
             switch outcome {
             case .stored(let postback): metrics?.stored(postback.result.verdict)
@@ -67,25 +73,27 @@ struct DurableSink: PostbackSink {
         return outcomes
     }
 
-    static func sqlite(path: String, retentionDays: Int, quota: InvalidQuota, metrics: ReceiverMetrics?) async throws
-        -> DurableSink {
-        // The deduplication store first: it refuses a file that is not a state file, and creates its tables in an
-        // empty one; the archive's table goes in beside them.
-        let deduplication = try await SQLiteReceiverDeduplication(path: path, retentionDays: retentionDays)
-        let archive = try SQLiteReceivedArchive(path: path)
+    /// The keys this group claimed (its first sightings), to confirm or release.
+    static func claimedKeys(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer]) -> [DeduplicationKey] {
+        SQLiteDeduplicationStore.claimedKeys(sightings, answers)
+    }
+
+    /// The SQLite state file (shared with `postback-verify --state`) and the received-postback archive file.
+    static func sqlite(statePath: String, archivePath: String, retentionDays: Int, quota: InvalidQuota,
+                       metrics: ReceiverMetrics?) throws -> DurableSink {
+        let deduplication: SQLiteDeduplicationStore
+        do {
+            deduplication = try SQLiteDeduplicationStore(path: statePath, retentionDays: retentionDays)
+        } catch {
+            throw StorageFailure(error.code.rawValue, error.reason)
+        }
+        let archive = try SQLiteReceivedArchive(path: archivePath)
         return DurableSink(deduplication: deduplication, archive: archive, quota: quota, metrics: metrics)
     }
 }
 
-/// What the receiver needs of a deduplication store: claim a group's keys, then confirm or release them.
-protocol ReceiverDeduplication: Sendable {
-    func claim(_ sightings: [PostbackSighting], at time: Date) async throws -> DeduplicationClaim
-    func confirm(_ claim: DeduplicationClaim) async throws
-    func release(_ claim: DeduplicationClaim) async
-}
-
-/// One group's claim: the answers, in the order of the sightings, and what confirming it needs.
-struct DeduplicationClaim: Sendable {
-    let answers: [DeduplicationAnswer]
-    let token: any Sendable
+extension Date {
+    init(milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
 }

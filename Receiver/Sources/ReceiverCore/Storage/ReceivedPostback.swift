@@ -28,6 +28,6 @@ public struct ReceivedPostback: Sendable {
 
     /// The JSON Lines record of its (final) result.
     public var record: [UInt8] {
-        JSONLinesRecord.render(result, source: requestID, line: 1)
+        JSONLinesRecord.render(result, sourceLabel: requestID)
     }
 }

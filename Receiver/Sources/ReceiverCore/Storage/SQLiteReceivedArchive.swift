@@ -1,12 +1,14 @@
 import CReceiverSQLite
 import Foundation
 
-/// The receiver's own table in the state file: every stored request's bytes, verdict and record.
+/// The receiver's archive: every stored request's bytes, verdict and record, in a SQLite file of its own.
 ///
-/// It lives in the same SQLite file as the deduplication state (the command line's `--state`), beside those tables
-/// and under its own schema version table, so one file (one backup, one `sqlite3` shell) holds all that the
-/// receiver knows. It has its own connection; all calls run on one dedicated thread, one group per transaction.
-/// `synchronous=FULL`: a commit reaches the disk (WAL `fsync`) before it returns, so a 200 survives a power loss.
+/// Not in the state file: the state file (shared with `postback-verify --state`) refuses any table that is not its
+/// own, and every command-line run checks the whole state file at start-up (`PRAGMA quick_check`), so bodies
+/// (about 1 KiB each, kept until you delete them) would slow every run; the state stays about 130 bytes per
+/// postback. The archive refuses a file that has other tables (a state file given by mistake) and leaves it as it
+/// is. All calls run on one dedicated thread, one group per transaction, with `synchronous=FULL`: a commit reaches
+/// the disk (WAL `fsync`) before it returns, so a 200 survives a power loss.
 final class SQLiteReceivedArchive: @unchecked Sendable {
     static let schemaVersion: Int64 = 1
     static let schema = """
@@ -44,6 +46,7 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         database = handle
         sqlite3_busy_timeout(handle, 60_000)
         do throws(StorageFailure) {
+            try refuseForeignTables()
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=FULL")
             try execute("BEGIN IMMEDIATE")
@@ -141,6 +144,18 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         bytes.withUnsafeBytes { buffer in
             _ = sqlite3_bind_blob(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
                                   Int32(buffer.count), receiver_sqlite_transient())
+        }
+    }
+
+    /// A file with tables but no `received_postbacks_schema` is someone else's: refused, untouched.
+    private func refuseForeignTables() throws(StorageFailure) {
+        let select = try prepare(
+            "SELECT count(*), sum(name = 'received_postbacks_schema') FROM sqlite_schema WHERE type = 'table'")
+        defer { sqlite3_finalize(select) }
+        guard sqlite3_step(select) == SQLITE_ROW else { throw failure(SQLITE_ERROR, doing: "read the schema") }
+        if sqlite3_column_int64(select, 0) > 0 && sqlite3_column_int64(select, 1) != 1 {
+            throw StorageFailure("not-ours", "\(path) is a SQLite database without postback-receiver's "
+                                 + "received_postbacks_schema table: not an archive, left as it is")
         }
     }
 
