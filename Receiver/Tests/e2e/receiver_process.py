@@ -49,6 +49,9 @@ class Receiver:
                 self.process.kill()
                 self.process.wait()
                 return -9
+            finally:
+                self.log.close()
+        self.log.close()
         return self.process.returncode
 
     def kill(self) -> None:
@@ -56,6 +59,7 @@ class Receiver:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self.log.close()
 
 
 def curl_post(port: int, path: str, body: bytes, method: str = "POST", timeout: float = 30.0) -> tuple[int, bytes]:
