@@ -14,17 +14,28 @@ public enum PostbackReceiver {
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> Application<ReceiverResponder> {
         let sink = try await makeSink(configuration, metrics: metrics)
-        let committer = sink.map {
-            GroupCommitter(sink: $0, maximumGroupSize: configuration.maximumGroupSize, metrics: metrics)
+        let committer = sink.map { sink in
+            GroupQueue<ReceivedPostback, SinkOutcome>(maximumGroupSize: configuration.maximumGroupSize) { group in
+                let outcomes = try await sink.store(group)
+                metrics.committed()
+                return outcomes
+            }
+        }
+        let verifier = configuration.verifier
+        let verification = GroupQueue<[UInt8], VerificationResult>(
+            maximumGroupSize: configuration.maximumVerificationBatch
+        ) { bodies in
+            bodies.count == 1 ? [verifier.verify(bodies[0])] : verifier.verify(batch: bodies)
         }
         let responder = ReceiverResponder(
-            verifier: configuration.verifier, committer: committer, metrics: metrics,
+            verification: verification, committer: committer, metrics: metrics,
             maximumBodyBytes: configuration.maximumBodyBytes, logger: logger)
         return Application(
             responder: responder,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: committer.map { [$0] } ?? [],
+            // Stopped in reverse order, after the server: verification, then the commits.
+            services: (committer.map { [$0] } ?? []) + [verification],
             onServerRunning: onServerRunning,
             logger: logger)
     }

@@ -26,6 +26,8 @@ public struct ReceiverConfiguration: Sendable {
     public var maximumBodyBytes = ItemVerifier.maximumItemBytes
     /// Most submissions one group commit takes (`--group-size`).
     public var maximumGroupSize = 512
+    /// Most bodies whose signatures are checked together.
+    public var maximumVerificationBatch = 64
 
     public init(verifier: ItemVerifier) {
         self.verifier = verifier

@@ -12,17 +12,19 @@ import NIOCore
 public struct ReceiverResponder: HTTPResponder {
     public typealias Context = BasicRequestContext
 
-    let verifier: ItemVerifier
-    /// Nil with `--no-storage`: answered without storing (benchmarks only).
-    let committer: GroupCommitter?
+    /// Batch verification: concurrent requests' signatures checked together.
+    let verification: GroupQueue<[UInt8], VerificationResult>
+    /// Group commit; nil with `--no-storage`: answered without storing (benchmarks only).
+    let committer: GroupQueue<ReceivedPostback, SinkOutcome>?
     let metrics: ReceiverMetrics
     let maximumBodyBytes: Int
     let requestIDs = RequestIDs()
     let logger: Logger
 
-    public init(verifier: ItemVerifier, committer: GroupCommitter?, metrics: ReceiverMetrics, maximumBodyBytes: Int,
-                logger: Logger) {
-        self.verifier = verifier
+    public init(verification: GroupQueue<[UInt8], VerificationResult>,
+                committer: GroupQueue<ReceivedPostback, SinkOutcome>?, metrics: ReceiverMetrics,
+                maximumBodyBytes: Int, logger: Logger) {
+        self.verification = verification
         self.committer = committer
         self.metrics = metrics
         self.maximumBodyBytes = maximumBodyBytes
@@ -66,7 +68,13 @@ public struct ReceiverResponder: HTTPResponder {
         }
         let body = Array(buffer.readableBytesView)
         let received = Int64(Date().timeIntervalSince1970 * 1000)
-        let result = verifier.verify(body)
+        let result: VerificationResult
+        do {
+            result = try await verification.submit(body)
+        } catch {
+            metrics.notStored(.failure)
+            return Self.empty(.internalServerError)  // only when stopping: nothing was stored
+        }
         let postback = ReceivedPostback(body: body, requestID: requestIDs.make(), route: route,
                                         receivedMilliseconds: received, result: result)
         guard let committer else {

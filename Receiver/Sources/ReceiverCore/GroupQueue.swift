@@ -1,19 +1,23 @@
 import Foundation
-import Synchronization
 import ServiceLifecycle
+import Synchronization
 
-/// Group commit: requests that arrive while a group is being stored wait together and are stored as the next group,
-/// in one pass through the sink (one deduplication claim, one transaction, one `fsync`), so durability costs a
-/// transaction per group, not per request. Under light load a group is one request and adds no delay; under heavy
-/// load groups grow (up to ``maximumGroupSize``) and the cost per request falls.
+/// Work done a group at a time: callers that arrive while a group is being processed wait together and are
+/// processed as the next group, in one call of `process`. Under light load a group is one caller and adds no delay;
+/// under heavy load groups grow (up to the maximum) and the cost per caller falls. The receiver has two:
 ///
-/// A `Service`: it runs until graceful shutdown, and then still stores what was submitted before it stops. The
-/// HTTP server stops first (the application's services stop in reverse order), so every in-flight request has been
-/// answered, and so stored, before this loop ends.
-public final class GroupCommitter: Service, Sendable {
+/// - **group commit**: one deduplication claim, one archive transaction (one `fsync`) and one confirmation per
+///   group, so durability costs a transaction per group, not per request;
+/// - **batch verification**: the group's ES256 signatures checked together (``ItemVerifier/verify(batch:)``: one
+///   modular inversion for all, and the key's table of multiples), about half the cost of one check at a time.
+///
+/// A `Service`: it runs until graceful shutdown, and then still processes what was submitted before it stops. The
+/// HTTP server stops first (an application's services stop in reverse order, the server's last-added), so every
+/// in-flight request has been answered before this loop ends; a submission after the end is refused.
+public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Sendable {
     private struct Waiting: Sendable {
-        let postback: ReceivedPostback
-        let continuation: CheckedContinuation<SinkOutcome, any Error>
+        let input: Input
+        let continuation: CheckedContinuation<Output, any Error>
     }
 
     private struct State: ~Copyable {
@@ -30,24 +34,24 @@ public final class GroupCommitter: Service, Sendable {
         case wait
     }
 
-    private let sink: any PostbackSink
+    private let process: @Sendable ([Input]) async throws -> [Output]
     private let maximumGroupSize: Int
     private let state = Mutex(State())
-    private let metrics: ReceiverMetrics?
 
-    public init(sink: any PostbackSink, maximumGroupSize: Int = 512, metrics: ReceiverMetrics? = nil) {
-        self.sink = sink
+    /// `process` gets each group in submission order and returns one output per input, in the same order; if it
+    /// throws, every caller of the group gets the error.
+    public init(maximumGroupSize: Int, process: @escaping @Sendable ([Input]) async throws -> [Output]) {
+        self.process = process
         self.maximumGroupSize = max(1, maximumGroupSize)
-        self.metrics = metrics
     }
 
-    /// Stores `postback` with the next group; returns once it is stored (or left out by the quota). Throws when
-    /// its group could not be stored, or when the receiver has stopped.
-    public func submit(_ postback: ReceivedPostback) async throws -> SinkOutcome {
+    /// Processes `input` with the next group; returns its output. Throws what the group's processing threw, or
+    /// ``StorageFailure/stopping`` once the queue has stopped.
+    public func submit(_ input: Input) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
             let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 guard !state.hasEnded else { return (false, nil) }
-                state.pending.append(Waiting(postback: postback, continuation: continuation))
+                state.pending.append(Waiting(input: input, continuation: continuation))
                 defer { state.loopWaiter = nil }
                 return (true, state.loopWaiter)
             }
@@ -108,10 +112,10 @@ public final class GroupCommitter: Service, Sendable {
 
     private func commit(_ group: [Waiting]) async {
         do {
-            let outcomes = try await sink.store(group.map(\.postback))
-            metrics?.committed()
-            for (waiting, outcome) in zip(group, outcomes) {
-                waiting.continuation.resume(returning: outcome)
+            let outputs = try await process(group.map(\.input))
+            precondition(outputs.count == group.count, "a group's processing must give one output per input")
+            for (waiting, output) in zip(group, outputs) {
+                waiting.continuation.resume(returning: output)
             }
         } catch {
             for waiting in group {
