@@ -22,7 +22,8 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
 
     private struct State: ~Copyable {
         var pending: [Waiting] = []
-        var loopWaiter: CheckedContinuation<Void, Never>?
+        /// Loops waiting for work (at most `concurrency`).
+        var loopWaiters: [CheckedContinuation<Void, Never>] = []
         var isStopping = false
         /// Set once the loop has ended: later submissions are refused (answered 500) instead of waiting forever.
         var hasEnded = false
@@ -36,13 +37,17 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
 
     private let process: @Sendable ([Input]) async throws -> [Output]
     private let maximumGroupSize: Int
+    private let concurrency: Int
     private let state = Mutex(State())
 
     /// `process` gets each group in submission order and returns one output per input, in the same order; if it
-    /// throws, every caller of the group gets the error.
-    public init(maximumGroupSize: Int, process: @escaping @Sendable ([Input]) async throws -> [Output]) {
+    /// throws, every caller of the group gets the error. Up to `concurrency` groups are processed at once (while
+    /// one group waits for its `fsync`, the next is already claiming; or one group per core verifying).
+    public init(maximumGroupSize: Int, concurrency: Int = 1,
+                process: @escaping @Sendable ([Input]) async throws -> [Output]) {
         self.process = process
         self.maximumGroupSize = max(1, maximumGroupSize)
+        self.concurrency = max(1, concurrency)
     }
 
     /// Processes `input` with the next group; returns its output. Throws what the group's processing threw, or
@@ -52,8 +57,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
             let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 guard !state.hasEnded else { return (false, nil) }
                 state.pending.append(Waiting(input: input, continuation: continuation))
-                defer { state.loopWaiter = nil }
-                return (true, state.loopWaiter)
+                return (true, state.loopWaiters.popLast())
             }
             if accepted {
                 waiter?.resume()
@@ -65,16 +69,22 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
 
     public func run() async throws {
         await withGracefulShutdownHandler {
-            while let group = await nextGroup() {
-                await commit(group)
+            await withTaskGroup(of: Void.self) { loops in
+                for _ in 0..<concurrency {
+                    loops.addTask {
+                        while let group = await self.nextGroup() {
+                            await self.commit(group)
+                        }
+                    }
+                }
             }
         } onGracefulShutdown: {
-            let waiter = self.state.withLock { state in
+            let waiters = self.state.withLock { state in
                 state.isStopping = true
-                defer { state.loopWaiter = nil }
-                return state.loopWaiter
+                defer { state.loopWaiters = [] }
+                return state.loopWaiters
             }
-            waiter?.resume()
+            for waiter in waiters { waiter.resume() }
         }
     }
 
@@ -89,6 +99,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
                     return .group(group)
                 }
                 if state.isStopping {
+                    // Nothing pending and stopping: this loop ends; once one has, submissions are refused.
                     state.hasEnded = true
                     return .end
                 }
@@ -102,7 +113,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waits = state.withLock { state -> Bool in
                     guard state.pending.isEmpty && !state.isStopping else { return false }
-                    state.loopWaiter = continuation
+                    state.loopWaiters.append(continuation)
                     return true
                 }
                 if !waits { continuation.resume() }

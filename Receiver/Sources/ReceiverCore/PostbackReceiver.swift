@@ -1,4 +1,5 @@
 import Attribution
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -15,7 +16,9 @@ public enum PostbackReceiver {
     ) async throws -> Application<ReceiverResponder> {
         let sink = try await makeSink(configuration, metrics: metrics)
         let committer = sink.map { sink in
-            GroupQueue<ReceivedPostback, SinkOutcome>(maximumGroupSize: configuration.maximumGroupSize) { group in
+            GroupQueue<ReceivedPostback, SinkOutcome>(
+                maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits
+            ) { group in
                 let outcomes = try await sink.store(group)
                 metrics.committed()
                 return outcomes
@@ -23,7 +26,8 @@ public enum PostbackReceiver {
         }
         let verifier = configuration.verifier
         let verification = GroupQueue<[UInt8], VerificationResult>(
-            maximumGroupSize: configuration.maximumVerificationBatch
+            maximumGroupSize: configuration.maximumVerificationBatch,
+            concurrency: ProcessInfo.processInfo.activeProcessorCount
         ) { bodies in
             bodies.count == 1 ? [verifier.verify(bodies[0])] : verifier.verify(batch: bodies)
         }

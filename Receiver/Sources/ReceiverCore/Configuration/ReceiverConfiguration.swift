@@ -26,6 +26,8 @@ public struct ReceiverConfiguration: Sendable {
     public var maximumBodyBytes = ItemVerifier.maximumItemBytes
     /// Most submissions one group commit takes (`--group-size`).
     public var maximumGroupSize = 512
+    /// Groups committed at once (each on the archive's one thread, so more only queue there).
+    public var concurrentCommits = 1
     /// Most bodies whose signatures are checked together.
     public var maximumVerificationBatch = 64
 

@@ -17,6 +17,12 @@ struct DurableSink: PostbackSink {
     let metrics: ReceiverMetrics?
 
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
+        // The three steps run back to back on the archive's thread: one hand-off per group, not one per step (each
+        // hand-off between threads costs a wake-up, which on a busy machine costs more than the steps).
+        try await archive.onArchiveThread { try self.storeNow(group) }
+    }
+
+    private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
         var postbacks = group
         var sightingIndices: [Int] = []
         var sightings: [PostbackSighting] = []
@@ -27,7 +33,7 @@ struct DurableSink: PostbackSink {
             }
         }
         // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group.
-        let answers = sightings.isEmpty ? [] : try await deduplication.claim(
+        let answers = sightings.isEmpty ? [] : try deduplication.claim(
             sightings, at: Date(milliseconds: postbacks[sightingIndices[0]].receivedMilliseconds))
         for (answer, index) in zip(answers, sightingIndices) {
             if let first = answer.duplicateOf {
@@ -53,16 +59,16 @@ struct DurableSink: PostbackSink {
         }
         do {
             if !rows.isEmpty {
-                try await archive.append(rows)
+                try archive.appendNow(rows)
             }
         } catch {
             // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a row
             // nobody stored. (If even that fails, the claims expire with their lease or with this process.)
-            if !claimed.isEmpty { try? await deduplication.release(claimed) }
+            if !claimed.isEmpty { try? deduplication.release(claimed) }
             throw error
         }
         if !claimed.isEmpty {
-            try await deduplication.confirm(claimed)
+            try deduplication.confirm(claimed)
         }
         for outcome in outcomes {
             switch outcome {
