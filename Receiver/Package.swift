@@ -54,6 +54,8 @@ let package = Package(
             name: "ReceiverTests",
             dependencies: [
                 "ReceiverCore",
+                "CReceiverSQLite",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Attribution", package: "postback-verify"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
