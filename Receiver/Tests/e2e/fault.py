@@ -48,9 +48,11 @@ def make_corpus(repo: Path, out: Path, count: int) -> tuple[list[bytes], list[st
     return bodies, ["--key", f"{kid}={out / 'key.pem'}"]
 
 
-def post_all(port: int, bodies: list[bytes], connections: int, stop: threading.Event | None = None) -> dict[int, int]:
-    """Posts every body once over `connections` keep-alive connections; returns index -> status (0: no answer)."""
-    answers: dict[int, int] = {}
+def post_all(port: int, bodies: list[bytes], connections: int, stop: threading.Event | None = None,
+             answers: dict[int, int] | None = None) -> dict[int, int]:
+    """Posts every body once over `connections` keep-alive connections; returns index -> status (0: no answer),
+    filling `answers` as they come when given."""
+    answers = {} if answers is None else answers
     lock = threading.Lock()
 
     def worker(offset: int) -> None:
@@ -85,10 +87,12 @@ def kill_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: lis
     receiver = Receiver(args.receiver, directory, keys)
     stop = threading.Event()
     answers: dict[int, int] = {}
-    client = threading.Thread(target=lambda: answers.update(post_all(receiver.port, bodies, 16, stop)))
+    client = threading.Thread(target=post_all, args=(receiver.port, bodies, 16, stop, answers))
     client.start()
-    time.sleep(args.kill_after)
-    receiver.kill()                      # SIGKILL, mid-load
+    deadline = time.monotonic() + 60
+    while len(answers) < len(bodies) // 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    receiver.kill()                      # SIGKILL, mid-load (a quarter of the bodies answered)
     stop.set()
     client.join()
     ok = {index for index, status in answers.items() if status == 200}
@@ -171,7 +175,6 @@ def main() -> int:
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--repo", default=str(Path(__file__).resolve().parents[3]))
     parser.add_argument("--bodies", type=int, default=4000)
-    parser.add_argument("--kill-after", type=float, default=1.0, help="seconds of load before kill -9")
     args = parser.parse_args()
     args.receiver = str(Path(args.receiver).resolve())
     repo = Path(args.repo).resolve()
