@@ -18,9 +18,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libpq, for a deduplication state on a PostgreSQL server (`--state postgresql://...`, docs/state.md).
+        .systemLibrary(
+            name: "CAttributionPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(
             name: "Attribution",
-            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite"]
+            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite", "CAttributionPostgres"]
         ),
         .executableTarget(
             name: "postback-verify",

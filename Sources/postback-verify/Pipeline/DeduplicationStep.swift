@@ -7,7 +7,8 @@ import Attribution
 import Foundation
 
 /// Rule D1 for one run, batch by batch, through the one ``DeduplicationStore`` protocol: a
-/// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` other runs share.
+/// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` or
+/// ``PostgreSQLDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
 /// they were written and flushed, ``confirm(_:)`` confirms the claims whose records the reader has taken: all
@@ -30,8 +31,12 @@ final class DeduplicationStep {
         if !options.deduplicates {
             store = nil
             remembersAcrossRuns = false
-        } else if let path = options.statePath {
-            store = try SQLiteDeduplicationStore(path: path, retentionDays: options.retentionDays ?? 10)
+        } else if let state = options.statePath {
+            // A postgresql:// URL or a libpq keyword string (host=..., dbname=...) names a server; anything else
+            // is a SQLite file's path (docs/state.md).
+            store = PostgreSQLDeduplicationStore.recognizes(state)
+                ? try PostgreSQLDeduplicationStore(connectionString: state, retentionDays: options.retentionDays ?? 10)
+                : try SQLiteDeduplicationStore(path: state, retentionDays: options.retentionDays ?? 10)
             remembersAcrossRuns = true
         } else {
             store = MemoryDeduplicationStore()

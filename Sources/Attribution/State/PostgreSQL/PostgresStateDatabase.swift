@@ -1,0 +1,336 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The deduplication state in a PostgreSQL database: checked at connection (refused, untouched, unless its
+/// `postback_verify` schema is ours or absent), then asked batch by batch with the claim/confirm protocol
+/// (``DeduplicationStore``).
+///
+/// A batch costs one round trip to claim (one statement, ``PostgresSchema/claim``) and one to confirm; no
+/// transaction stays open in between, so a caller whose records wait on a slow reader holds up no one. The
+/// instance is one owner: its id is held as a session advisory lock by its connection, so when the process dies
+/// or its connection drops, on any machine, the next sighting of one of its claims takes it over; so does any
+/// sighting once its lease ran out (a heartbeat renews it, ``heartbeat()``). Not thread-safe: one caller at a
+/// time (``PostgreSQLDeduplicationStore`` holds it under a lock).
+package final class PostgresStateDatabase {
+    /// How long a statement may wait for a row another call holds, or run at all, before it fails.
+    static let statementTimeoutSeconds = 60
+    /// Expired rows deleted per pruning statement at most.
+    static let pruneLimit: Int64 = 512
+    /// Deadlocks are avoided by locking keys in byte order; should one still happen, the statement had no effect
+    /// and is run again this many times.
+    static let transientRetries = 3
+
+    /// The server and database, for messages (never the password).
+    package let target: String
+    private let retentionMilliseconds: Int64
+    private let leaseMilliseconds: Int64
+    private let connection: PostgresConnection
+    /// This instance's owner id, and the advisory lock its connection holds (taken again after a reconnect).
+    private let owner: Int64
+    private var leaseRenewed: Int64 = 0
+    private var closed = false
+    /// Batches skip pruning while their cutoff is at most this (see ``StateDatabase``).
+    private var prunedThrough: Int64 = .min
+
+    /// Connects, checks the schema, and creates it when the database has none.
+    ///
+    /// - Parameters:
+    ///   - connectionString: a libpq connection string or URL; the password may come from it, `PGPASSWORD` or
+    ///     the password file, and is never printed.
+    ///   - retentionDays: postbacks first seen longer ago than this count as absent, and are pruned.
+    ///   - leaseSeconds: how long this owner's claims outlive a process that stopped renewing them while its
+    ///     connection stayed up (a process that dies loses them at once).
+    package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(StateError) {
+        retentionMilliseconds = Int64(retentionDays) * 86_400_000
+        leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
+        let parsed: PostgresConnectionString
+        do {
+            parsed = try PostgresConnectionString(connectionString)
+        } catch {
+            throw StateError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
+                             + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
+        }
+        target = "PostgreSQL state (\(parsed.description))"
+        let owner = Int64.random(in: 1...Int64.max)
+        self.owner = owner
+        do {
+            connection = try PostgresConnection(parsed) { connection throws(PostgresFailure) in
+                try Self.startSession(connection, owner: owner)
+            }
+        } catch {
+            throw Self.stateError(error, target: target, doing: "cannot connect to", opening: true)
+        }
+        try prepareSchema()
+    }
+
+    /// Answers `sightings` in order and claims the first sightings for this owner, seen at `time`: one statement,
+    /// one round trip (plus, at the start of a run and once a minute after, one bounded pruning statement). A
+    /// repeat within `sightings` is a duplicate of its first occurrence there.
+    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+        guard !sightings.isEmpty else { return [] }
+        let seen = time.millisecondsSince1970
+        let cutoff = seen - retentionMilliseconds
+        let token = Int64.random(in: 1...Int64.max)
+        // Each key once, at its first occurrence; then in byte order, so that two calls lock shared keys in the
+        // same order (bytea compares like memcmp).
+        var first: [DeduplicationKey: Int] = [:]
+        first.reserveCapacity(sightings.count)
+        var distinct: [Int] = []
+        for (index, sighting) in sightings.enumerated() where first[sighting.key] == nil {
+            first[sighting.key] = index
+            distinct.append(index)
+        }
+        distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
+        let rows = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: (Bool, DuplicateReference)] in
+            if cutoff > prunedThrough { try prune(cutoff) }
+            let result = try connection.execute(PostgresSchema.claim, [
+                .bytesArray(distinct.map { sightings[$0].key.utf8 }),
+                .textArray(distinct.map { sightings[$0].source }),
+                .int64Array(distinct.map { Int64(sightings[$0].line) }),
+                .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
+                .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
+                .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
+            ])
+            var rows: [DeduplicationKey: (Bool, DuplicateReference)] = [:]
+            for row in 0..<result.rowCount {
+                let reference = DuplicateReference(
+                    source: result.text(row, 3), line: Int(result.int64(row, 4)),
+                    firstSeen: Date(milliseconds: result.int64(row, 2)),
+                    firstContent: result.isNull(row, 5) ? nil : ContentFingerprint(bytes: result.bytes(row, 5)),
+                    isPending: result.bool(row, 6))
+                rows[DeduplicationKey(utf8: result.bytes(row, 0))] = (result.bool(row, 1), reference)
+            }
+            guard rows.count == distinct.count else {
+                throw PostgresFailure(message: "the claim answered \(rows.count) of \(distinct.count) keys")
+            }
+            return rows
+        }
+        leaseRenewed = Date().millisecondsSince1970
+        return sightings.enumerated().map { index, sighting in
+            guard let (ours, reference) = rows[sighting.key] else { return .firstSeen }  // unreachable
+            if first[sighting.key] == index {
+                return ours ? .firstSeen : .duplicate(of: reference)
+            }
+            // A repeat within this call: a duplicate of its first occurrence here, pending when that is ours.
+            return .duplicate(of: ours ? DuplicateReference(
+                source: reference.source, line: reference.line, firstSeen: reference.firstSeen,
+                firstContent: reference.firstContent, isPending: true) : reference)
+        }
+    }
+
+    /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip); keys it does
+    /// not hold (duplicates, claims taken over) are left alone.
+    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+        guard !keys.isEmpty else { return }
+        try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.confirm,
+                                   [.bytesArray(keys.map(\.utf8)), .int64(owner), .int64(leaseMilliseconds)])
+        }
+        leaseRenewed = Date().millisecondsSince1970
+    }
+
+    /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
+    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+        guard !keys.isEmpty else { return }
+        try run("cannot release claims in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.release, [.bytesArray(keys.map(\.utf8)), .int64(owner)])
+        }
+    }
+
+    /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
+    package func heartbeat() throws(StateError) {
+        guard !closed, Date().millisecondsSince1970 - leaseRenewed >= leaseMilliseconds / 3 else { return }
+        try run("cannot renew claims in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.renew, [.int64(owner), .int64(leaseMilliseconds)])
+        }
+        leaseRenewed = Date().millisecondsSince1970
+    }
+
+    /// Withdraws every claim this owner still holds and forgets the owner; not used after.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        if connection.isConnected {
+            _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
+        }
+    }
+
+    /// How many postbacks the database remembers (claims and expired rows not yet pruned included).
+    package func count() throws(StateError) -> Int {
+        try run("cannot read") { () throws(PostgresFailure) in
+            Int(try connection.execute(PostgresSchema.count).int64(0, 0))
+        }
+    }
+
+    /// Deletes a bounded share of the rows past the retention; once fewer than a share were left, looks again
+    /// only when the cutoff has moved on by a minute, and forgets owners long dead.
+    private func prune(_ cutoff: Int64) throws(PostgresFailure) {
+        let pruned = try connection.execute(PostgresSchema.prune, [.int64(cutoff), .int64(Self.pruneLimit)])
+        if pruned.changedRows < Self.pruneLimit {
+            prunedThrough = cutoff + 60_000
+            try connection.execute(PostgresSchema.pruneOwners, [.int64(2 * leaseMilliseconds)])
+        }
+    }
+
+    /// Runs `body`, reconnecting first if the connection was lost, and again (at most ``transientRetries`` times)
+    /// after a deadlock or serialisation failure.
+    @discardableResult
+    private func run<Value>(_ doing: String, _ body: () throws(PostgresFailure) -> Value) throws(StateError) -> Value {
+        var attempt = 0
+        while true {
+            do throws(PostgresFailure) {
+                try connection.reconnectIfNeeded()
+                return try body()
+            } catch where error.isTransient && attempt < Self.transientRetries {
+                attempt += 1
+            } catch {
+                throw Self.stateError(error, target: target, doing: doing, opening: false)
+            }
+        }
+    }
+
+    // MARK: The session and the schema
+
+    /// Settings for a new connection, and the owner's advisory lock (taken again after a reconnect; a checker
+    /// holds it shared for a moment at most, hence the retries).
+    private static func startSession(_ connection: PostgresConnection, owner: Int64) throws(PostgresFailure) {
+        // Our statements name every object with its schema; functions resolve in pg_catalog first.
+        try connection.execute("SET search_path TO pg_catalog, pg_temp")
+        try connection.execute("SET statement_timeout TO '\(statementTimeoutSeconds)s'")
+        try connection.execute("SET lock_timeout TO '\(statementTimeoutSeconds)s'")
+        // A commit lost in a server crash forgets a key or leaves a claim unconfirmed: either way the postback
+        // is reported valid again, never lost (docs/state.md), so a commit need not wait for the disk.
+        try connection.execute("SET synchronous_commit TO off")
+        // The server notices a client machine that vanished (its owner is then dead) within about a minute.
+        try connection.execute("SET tcp_keepalives_idle TO 30")
+        try connection.execute("SET tcp_keepalives_interval TO 10")
+        try connection.execute("SET tcp_keepalives_count TO 3")
+        for _ in 0..<1000 {
+            if try connection.execute("SELECT pg_catalog.pg_try_advisory_lock($1)", [.int64(owner)]).bool(0, 0) {
+                return
+            }
+            usleep(1000)
+        }
+        throw PostgresFailure(message: "another connection holds this store's owner lock")
+    }
+
+    /// Refuses, before anything writes, a `postback_verify` schema that is not exactly ours at our version;
+    /// creates it (in one transaction, one connection at a time) when there is none.
+    private func prepareSchema() throws(StateError) {
+        do throws(PostgresFailure) {
+            if try !hasTables() { try create() }
+        } catch {
+            throw Self.stateError(error, target: target, doing: "cannot create the schema postback_verify in",
+                                  opening: true)
+        }
+        try check()
+    }
+
+    /// Creates the schema in one transaction, unless another connection made it meanwhile (a second creator
+    /// waits on the advisory lock, then finds the tables and leaves them to ``check()``).
+    private func create() throws(PostgresFailure) {
+        try connection.execute("BEGIN")
+        do throws(PostgresFailure) {
+            try connection.execute("SELECT pg_catalog.pg_advisory_xact_lock(\(Self.creationLock))")
+            if try !hasTables() {
+                for statement in PostgresSchema.create { try connection.execute(statement) }
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// An advisory lock key (one of ours: "pbv-schm") taken while the schema is created.
+    private static let creationLock: Int64 = 0x7062_762D_7363_686D
+
+    /// The schema exists and holds something (an empty one, made by an administrator for us, is filled in).
+    private func hasTables() throws(PostgresFailure) -> Bool {
+        guard try connection.execute(PostgresSchema.schemaExists).int64(0, 0) == 1 else { return false }
+        return try !describe().isEmpty
+    }
+
+    private func describe() throws(PostgresFailure) -> [String] {
+        let result = try connection.execute(PostgresSchema.describe)
+        return (0..<result.rowCount).map { result.text($0, 0) }
+    }
+
+    /// The schema is ours at our version, or the reason it is not (nothing written).
+    private func check() throws(StateError) {
+        let left = "left as it is"
+        do {
+            let described = try describe()
+            if described.contains("column schema_version.version integer not null") {
+                let versions = try connection.execute(PostgresSchema.versions)
+                guard versions.rowCount == 1, !versions.isNull(0, 0) else {
+                    throw StateError(.damaged, "\(target) is damaged: postback_verify.schema_version has "
+                                     + "\(versions.rowCount) rows, not one; \(left)")
+                }
+                let version = versions.int64(0, 0)
+                if version > PostgresSchema.version {
+                    throw StateError(.newerSchema, "\(target) has schema version \(version), newer than this "
+                                     + "postback-verify knows (\(PostgresSchema.version)): use a later release")
+                }
+                if version != PostgresSchema.version {
+                    throw StateError(.damaged, "\(target) is damaged: unknown schema version \(version); \(left)")
+                }
+            }
+            guard described == PostgresSchema.expected else {
+                let missing = PostgresSchema.expected.filter { !described.contains($0) }
+                let foreign = described.filter { !PostgresSchema.expected.contains($0) }
+                let difference = (missing.prefix(3).map { "missing \($0)" } + foreign.prefix(3).map { "unexpected \($0)" })
+                    .joined(separator: "; ")
+                throw StateError(.notOurs, "\(target): the schema postback_verify is not postback-verify's "
+                                 + "(\(difference)); \(left)")
+            }
+        } catch let error as StateError {
+            throw error
+        } catch let failure as PostgresFailure {
+            throw Self.stateError(failure, target: target, doing: "cannot check", opening: true)
+        } catch {
+            throw StateError(.failed, "\(target): \(error)")
+        }
+    }
+
+    /// What a failure means for the state, with what to do about it.
+    private static func stateError(_ failure: PostgresFailure, target: String, doing: String, opening: Bool)
+        -> StateError {
+        let access = "check the user, the password (PGPASSWORD or ~/.pgpass; never put it on a command line), "
+            + "the database name and the server's pg_hba.conf"
+        if opening && failure.connectionLost {
+            // libpq gives no SQLSTATE for a refused connection: the server's own words say whether it answered.
+            let message = failure.message
+            if message.contains("no password supplied") {
+                return StateError(.cannotOpen, "\(doing) \(target): the server asks for a password and none was "
+                                  + "given (\(message)); put it in PGPASSWORD or ~/.pgpass (see docs/state.md)")
+            }
+            if message.contains("FATAL:") || message.contains("authentication") {
+                return StateError(.cannotOpen, "\(doing) \(target): the server refused the connection "
+                                  + "(\(message)); \(access)")
+            }
+            return StateError(.cannotOpen, "\(doing) \(target): the server cannot be reached (\(message)); check "
+                              + "that it is running and that host and port are right")
+        }
+        if failure.connectionLost {
+            return StateError(.unavailable, "\(doing) \(target): the connection to the server was lost "
+                              + "(\(failure.message)); the records written so far stand: run again once the server "
+                              + "is back (postbacks whose records were written but not confirmed are then reported "
+                              + "valid once more; none is lost)")
+        }
+        if failure.isAccessDenied {
+            return StateError(.cannotOpen, "\(doing) \(target): \(failure.message) (SQLSTATE "
+                              + "\(failure.sqlState ?? "")); \(access); docs/state.md lists the privileges needed")
+        }
+        if failure.sqlState == "55P03" || failure.sqlState == "57014" {
+            return StateError(.busy, "\(doing) \(target): waited \(statementTimeoutSeconds) s for rows another "
+                              + "connection holds (\(failure.message))")
+        }
+        let state = failure.sqlState.map { " (SQLSTATE \($0))" } ?? ""
+        return StateError(.failed, "\(doing) \(target): \(failure.message)\(state)")
+    }
+}
