@@ -70,8 +70,11 @@ load() {
 import re, sys
 text = open(sys.argv[1]).read()
 def ms(value):
-    number, unit = re.match(r"([\d.]+)(us|ms|s)", value).groups()
-    return float(number) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+    match = re.match(r"([\d.]+)(us|ms|s|m)$", value)
+    if not match:
+        sys.exit(f"cannot read wrk's latency {value!r}:\n{text}")
+    number, unit = match.groups()
+    return float(number) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
 rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 p50 = ms(re.search(r"50%\s+(\S+)", text).group(1))
 p99 = ms(re.search(r"99%\s+(\S+)", text).group(1))

@@ -7,4 +7,12 @@ cd "$(dirname "$0")/../.."
 swift build --package-path Receiver --product postback-receiver
 swift build --package-path Receiver --product postback-verify
 bin="$(swift build --package-path Receiver --show-bin-path)"
+# A throw-away PostgreSQL server for the shared-state test (stopped when this script ends), unless one is given.
+if [ -z "${POSTBACK_VERIFY_TEST_POSTGRES:-}" ] && [ -x .ci/postgres ]; then
+    if started="$(.ci/postgres start --watch $$)"; then
+        eval "$started"
+    else
+        echo "e2e.sh: no PostgreSQL server could be started; its test will say so" >&2
+    fi
+fi
 python3 Receiver/Tests/e2e/e2e.py --receiver "$bin/postback-receiver" --cli "$bin/postback-verify"

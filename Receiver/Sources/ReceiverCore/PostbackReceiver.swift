@@ -49,9 +49,9 @@ public enum PostbackReceiver {
         switch configuration.storage {
         case .none:
             return nil
-        case .sqlite(let state, let archive):
-            return try DurableSink.sqlite(
-                statePath: state, archivePath: archive, retentionDays: configuration.retentionDays,
+        case .durable(let state, let archive):
+            return try DurableSink.open(
+                state, archivePath: archive, retentionDays: configuration.retentionDays,
                 quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), metrics: metrics)
         }
     }

@@ -26,12 +26,14 @@ struct ReceiverCommand: AsyncParsableCommand {
     var port = 8080
 
     @Option(help: ArgumentHelp(
-        "The state: a SQLite file shared with postback-verify --state (created when missing).", valueName: "path"))
+        "Deduplication state: a SQLite file shared with postback-verify --state (created when missing), or a "
+            + "PostgreSQL database (postgresql://... or host=... dbname=...) shared by every receiver and run.",
+        valueName: "path-or-url"))
     var state = "postback-receiver.sqlite"
 
     @Option(help: ArgumentHelp(
-        "The received postbacks (bytes, verdict, record): a SQLite file (default: beside the state, "
-            + "STATE-received.sqlite).", valueName: "path"))
+        "The received postbacks (bytes, verdict, record): a SQLite file (default: beside a state file, "
+            + "STATE-received.sqlite; postback-receiver-received.sqlite with PostgreSQL).", valueName: "path"))
     var archive: String?
 
     @Flag(help: "Store nothing and deduplicate nothing (benchmarks only: a 200 tells Apple never to resend).")
@@ -106,8 +108,9 @@ struct ReceiverCommand: AsyncParsableCommand {
                                        maximumImpressionAge: maxImpressionAge.flatMap(Self.milliseconds))))
         configuration.host = host
         configuration.port = port
-        configuration.storage = noStorage ? .none : .sqlite(
-            state: state, archive: archive ?? ReceiverConfiguration.defaultArchivePath(forState: state))
+        let stateLocation = ReceiverConfiguration.State(state)
+        configuration.storage = noStorage ? .none : .durable(
+            state: stateLocation, archive: archive ?? ReceiverConfiguration.defaultArchivePath(for: stateLocation))
         configuration.retentionDays = retention
         configuration.invalidQuotaPerHour = invalidQuota
         configuration.maximumGroupSize = groupSize

@@ -11,7 +11,8 @@ import Testing
         var receiver = try TestReceiver()
         let text = Data("not a database\n".utf8)
         try text.write(to: URL(fileURLWithPath: receiver.statePath))
-        receiver.configuration.storage = .sqlite(state: receiver.statePath, archive: receiver.archivePath)
+        receiver.configuration.storage = .durable(state: .sqlite(path: receiver.statePath),
+                                                  archive: receiver.archivePath)
         await #expect(throws: StorageFailure.self) { _ = try await receiver.application() }
         #expect(try Data(contentsOf: URL(fileURLWithPath: receiver.statePath)) == text)
     }
@@ -22,15 +23,16 @@ import Testing
         _ = try await receiver.application()  // creates the state file
         let state = try Data(contentsOf: URL(fileURLWithPath: receiver.statePath))
         var second = receiver
-        second.configuration.storage = .sqlite(
-            state: receiver.directory.appendingPathComponent("other-state.sqlite").path, archive: receiver.statePath)
+        second.configuration.storage = .durable(
+            state: .sqlite(path: receiver.directory.appendingPathComponent("other-state.sqlite").path),
+            archive: receiver.statePath)
         await #expect(throws: StorageFailure.self) { _ = try await second.application() }
         #expect(try Data(contentsOf: URL(fileURLWithPath: receiver.statePath)) == state)
     }
 
     @Test func defaultArchivePath() {
-        #expect(ReceiverConfiguration.defaultArchivePath(forState: "/var/lib/pb/state.sqlite")
+        #expect(ReceiverConfiguration.defaultArchivePath(for: .sqlite(path: "/var/lib/pb/state.sqlite"))
                 == "/var/lib/pb/state-received.sqlite")
-        #expect(ReceiverConfiguration.defaultArchivePath(forState: "state.db") == "state.db-received.sqlite")
+        #expect(ReceiverConfiguration.defaultArchivePath(for: .sqlite(path: "state.db")) == "state.db-received.sqlite")
     }
 }

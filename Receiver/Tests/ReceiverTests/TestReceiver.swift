@@ -29,7 +29,7 @@ struct TestReceiver {
         try ring.add(ECPublicKey(keyFile: Self.fixture("keys/fixture-apple-identifier-0.pem").path),
                      keyID: "fixture-apple-identifier/0")
         configuration = ReceiverConfiguration(verifier: ItemVerifier(keyRing: ring))
-        configuration.storage = .sqlite(state: statePath, archive: archivePath)
+        configuration.storage = .durable(state: .sqlite(path: statePath), archive: archivePath)
         configuration.invalidQuotaPerHour = invalidQuota
     }
 

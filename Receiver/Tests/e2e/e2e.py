@@ -289,6 +289,60 @@ def graceful_stop(args, repo: Path, work: Path) -> None:
     print(f"ok: SIGTERM with {len(bodies)} requests in flight: {len(ok)} answered 200, all stored; exit 0", flush=True)
 
 
+def postgres_shared(args, repo: Path, work: Path) -> None:
+    """Two receivers on one PostgreSQL state count each postback once between them; with the database down they
+    answer 500, and once it is back the retries are stored as first sightings."""
+    connection = os.environ.get("POSTBACK_VERIFY_TEST_POSTGRES", "")
+    directory = os.environ.get("POSTBACK_VERIFY_TEST_POSTGRES_DIR", "")
+    if not connection:
+        message = "no PostgreSQL server (POSTBACK_VERIFY_TEST_POSTGRES unset; e2e.sh starts one with .ci/postgres)"
+        if os.environ.get("POSTBACK_VERIFY_REQUIRE_POSTGRES") == "1":
+            check(False, message)
+        else:
+            print(f"SKIP: PostgreSQL: {message}", flush=True)
+        return
+    database = f"receiver_e2e_{os.getpid()}_{int(time.time())}"
+    subprocess.run(["psql", connection, "-qc", f"CREATE DATABASE {database}"], check=True, capture_output=True)
+    state = f"{connection} dbname={database}"
+    options = ["--allow-development", *FIXTURE_KEYS]
+    first = Receiver(args.receiver, work / "pg-a", options, cwd=repo, state_argument=state)
+    second = Receiver(args.receiver, work / "pg-b", options, cwd=repo, state_argument=state)
+    try:
+        bodies = [p.read_bytes() for p in sorted((repo / "Fixtures/valid/postback").glob("*.json"))]
+        for index, body in enumerate(bodies):
+            # Each body to both receivers, in alternating order: one of them sees it first.
+            for receiver in ((first, second) if index % 2 else (second, first)):
+                status, answer = curl_post(receiver.port, AAK, body)
+                check(status == 200 and answer == b"", f"PostgreSQL state: answered {status}")
+        valid: dict[bytes, int] = {}
+        for receiver in (first, second):
+            for row in rows(receiver.archive):
+                if row["verdict"] == "valid":
+                    valid[row["key"]] = valid.get(row["key"], 0) + 1
+        check(len(valid) > 0 and all(count == 1 for count in valid.values()),
+              f"two receivers on one PostgreSQL state: valid counts per postback {sorted(set(valid.values()))}")
+        stored_before = len(rows(first.archive))
+        if directory:
+            subprocess.run([str(repo / ".ci/postgres"), "halt", directory], check=True, capture_output=True)
+            fresh = (repo / "Fixtures/valid/apple/postback-development-valid.json").read_bytes()
+            status, _ = curl_post(first.port, AAK, fresh)
+            check(status == 500, f"with the database down, a postback was answered {status}, not 500")
+            check(len(rows(first.archive)) == stored_before, "with the database down, a row was stored")
+            subprocess.run([str(repo / ".ci/postgres"), "resume", directory], check=True, capture_output=True)
+            # Apple retries until it gets 200 (the first call after the outage may still find the old connection
+            # gone: the store reconnects on the next).
+            answers = [curl_post(first.port, AAK, fresh)[0] for _ in range(3)]
+            check(200 in answers, f"once the database was back, the retries were answered {answers}")
+            after = [(r["verdict"], r["code"]) for r in rows(first.archive)[stored_before:]]
+            check(after[:1] == [("valid", None)] and all(row == ("invalid", "duplicate") for row in after[1:]),
+                  f"after the outage, the retries were stored as {after} (answers {answers}), not valid first")
+    finally:
+        check(first.stop() == 0 and second.stop() == 0, "PostgreSQL receivers did not exit 0")
+        subprocess.run(["psql", connection, "-qc", f"DROP DATABASE IF EXISTS {database}"], capture_output=True)
+    print(f"ok: two receivers on one PostgreSQL state count each of {len(valid)} postbacks once; 500 while the "
+          "database is down, the retry stored valid once it is back", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
@@ -300,7 +354,8 @@ def main() -> int:
     repo = Path(args.repo).resolve()
     with tempfile.TemporaryDirectory(prefix="receiver-e2e-") as temporary:
         work = Path(temporary)
-        for test in (routes_and_limits, apple_examples, fixture_runs, shared_state_with_cli, graceful_stop):
+        for test in (routes_and_limits, apple_examples, fixture_runs, shared_state_with_cli, graceful_stop,
+                     postgres_shared):
             before = len(FAILURES)
             test(args, repo, work)
             if len(FAILURES) > before:

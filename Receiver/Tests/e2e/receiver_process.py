@@ -15,14 +15,15 @@ class Receiver:
     """Starts `binary --port 0 --state DIR/state.sqlite OPTIONS` and waits for its "listening on" line."""
 
     def __init__(self, binary: str, directory: Path, options: list[str], cwd: Path | None = None,
-                 state: Path | None = None, timeout: float = 30.0):
+                 state: Path | None = None, timeout: float = 30.0, state_argument: str | None = None):
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self.state = state or directory / "state.sqlite"
         self.archive = directory / "received.sqlite"
         self.log = open(directory / "receiver.log", "ab")
         self.process = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", "0", "--state", str(self.state), "--archive", str(self.archive),
+            [binary, "--host", "127.0.0.1", "--port", "0", "--state", state_argument or str(self.state),
+             "--archive", str(self.archive),
              *options],
             cwd=cwd, stdout=subprocess.PIPE, stderr=self.log)
         line = b""

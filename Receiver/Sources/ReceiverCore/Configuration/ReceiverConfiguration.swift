@@ -4,18 +4,32 @@ import Attribution
 public struct ReceiverConfiguration: Sendable {
     /// Where the received bodies, verdicts, records and deduplication keys are kept.
     public enum Storage: Sendable, Equatable {
-        /// Deduplication in the SQLite file at `state` (the command line's `--state` file), received postbacks in
-        /// the SQLite file at `archive`.
-        case sqlite(state: String, archive: String)
+        /// Deduplication in `state`, received postbacks in the SQLite file at `archive`.
+        case durable(state: State, archive: String)
         /// Nothing is stored (benchmarks only): every verdict is answered 200 and forgotten. Never in production:
         /// a 200 tells Apple not to send the postback again.
         case none
     }
 
+    /// Where deduplication is kept: the command line's `--state`.
+    public enum State: Sendable, Equatable {
+        /// A SQLite file, shared with `postback-verify --state` on the same machine.
+        case sqlite(path: String)
+        /// A PostgreSQL database (a libpq connection string or `postgresql://` URL), shared by every receiver
+        /// and run on every machine.
+        case postgreSQL(connection: String)
+
+        /// `--state`'s value: a PostgreSQL URL or libpq keyword string names a server, anything else a file.
+        public init(_ argument: String) {
+            self = PostgreSQLDeduplicationStore.recognizes(argument) ? .postgreSQL(connection: argument)
+                : .sqlite(path: argument)
+        }
+    }
+
     public var host = "127.0.0.1"
     public var port = 8080
-    public var storage: Storage = .sqlite(state: "postback-receiver.sqlite",
-                                          archive: "postback-receiver-received.sqlite")
+    public var storage: Storage = .durable(state: .sqlite(path: "postback-receiver.sqlite"),
+                                           archive: "postback-receiver-received.sqlite")
     /// The verifier: the same key ring and policy the command line builds from the same flags.
     public var verifier: ItemVerifier
     /// Days a postback is remembered for deduplication (`--retention`).
@@ -37,9 +51,15 @@ public struct ReceiverConfiguration: Sendable {
 }
 
 extension ReceiverConfiguration {
-    /// The archive's default path beside a state file: `state.sqlite` -> `state-received.sqlite`.
-    public static func defaultArchivePath(forState state: String) -> String {
-        state.hasSuffix(".sqlite") ? String(state.dropLast(".sqlite".count)) + "-received.sqlite"
-            : state + "-received.sqlite"
+    /// The archive's default path: beside a state file (`state.sqlite` -> `state-received.sqlite`), or
+    /// `postback-receiver-received.sqlite` in the working directory with a PostgreSQL state.
+    public static func defaultArchivePath(for state: State) -> String {
+        switch state {
+        case .sqlite(let path):
+            return path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
+                : path + "-received.sqlite"
+        case .postgreSQL:
+            return "postback-receiver-received.sqlite"
+        }
     }
 }

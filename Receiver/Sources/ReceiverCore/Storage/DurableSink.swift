@@ -84,12 +84,19 @@ struct DurableSink: PostbackSink {
         SQLiteDeduplicationStore.claimedKeys(sightings, answers)
     }
 
-    /// The SQLite state file (shared with `postback-verify --state`) and the received-postback archive file.
-    static func sqlite(statePath: String, archivePath: String, retentionDays: Int, quota: InvalidQuota,
-                       metrics: ReceiverMetrics?) throws -> DurableSink {
-        let deduplication: SQLiteDeduplicationStore
+    /// The deduplication state (a SQLite file shared with `postback-verify --state`, or a PostgreSQL database
+    /// shared by every receiver and run) and the received-postback archive file.
+    static func open(_ state: ReceiverConfiguration.State, archivePath: String, retentionDays: Int,
+                     quota: InvalidQuota, metrics: ReceiverMetrics?) throws -> DurableSink {
+        let deduplication: any DeduplicationStore
         do {
-            deduplication = try SQLiteDeduplicationStore(path: statePath, retentionDays: retentionDays)
+            switch state {
+            case .sqlite(let path):
+                deduplication = try SQLiteDeduplicationStore(path: path, retentionDays: retentionDays)
+            case .postgreSQL(let connection):
+                deduplication = try PostgreSQLDeduplicationStore(connectionString: connection,
+                                                                 retentionDays: retentionDays)
+            }
         } catch {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
