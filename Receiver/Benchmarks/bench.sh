@@ -76,8 +76,8 @@ def ms(value):
     number, unit = match.groups()
     return float(number) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
 rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-p50 = ms(re.search(r"50%\s+(\S+)", text).group(1))
-p99 = ms(re.search(r"99%\s+(\S+)", text).group(1))
+p50 = ms(re.search(r"^\s+50%\s+(\S+)", text, re.M).group(1))
+p99 = ms(re.search(r"^\s+99%\s+(\S+)", text, re.M).group(1))
 bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 errors = re.search(r"Socket errors: (.*)", text)
 print(f"{rate:.0f} {p50:.2f} {p99:.2f} {bad.group(1) if bad else 0}{' socket errors: ' + errors.group(1) if errors else ''}")
