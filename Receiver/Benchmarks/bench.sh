@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load benchmark of postback-receiver with wrk on loopback (bounded duration), beside the command line's items/s on
 # the same corpus in the same run. Release builds. Prints requests/s and p50/p99 for: verification without storage
-# (--no-storage), and the durable SQLite state + archive; then the receiver's memory after a long durable run.
+# (--no-storage), the durable SQLite state + archive (fsync per group commit), and the same with --sync normal (no
+# fsync: what the receiver costs when the disk does not bound it); then its memory after a long durable run.
 #
 #   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--million]
 #
@@ -89,7 +90,8 @@ report() { # label, wrk line
     printf '  %-34s %7s req/s  p50 %6s ms  p99 %6s ms  non-200: %s %s\n' "$1" "$rate" "$p50" "$p99" "$bad" "$rest"
 }
 
-echo "== paired rounds (each: CLI over the corpus, receiver --no-storage, CLI, receiver durable SQLite);" \
+echo "== paired rounds (each: CLI over the corpus, receiver --no-storage, CLI, receiver durable SQLite, the same" \
+     "with --sync normal);" \
      "wrk -t1 -c$connections -d${duration}s"
 for round in $(seq "$rounds"); do
     echo "round $round"
@@ -101,10 +103,15 @@ for round in $(seq "$rounds"); do
     printf '  %-34s %7s items/s\n' "postback-verify (CLI, --jobs all)" "$(cli_rate)"
     rm -f "$work"/state* "$work"/archive*
     start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000
-    report "receiver durable SQLite" "$(load "$duration")"
+    report "receiver durable SQLite (fsync)" "$(load "$duration")"
     rows="$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from received_postbacks').fetchone()[0])" "$work/archive.sqlite")"
     stop_receiver
     echo "  (durable run: $rows rows stored; every request answered 200 has its row)"
+    rm -f "$work"/state* "$work"/archive*
+    start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000 \
+        --sync normal
+    report "receiver SQLite --sync normal" "$(load "$duration")"
+    stop_receiver
 done
 
 if [ "$million" = 1 ]; then

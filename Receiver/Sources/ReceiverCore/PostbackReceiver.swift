@@ -36,6 +36,9 @@ public enum PostbackReceiver {
             maximumBodyBytes: configuration.maximumBodyBytes, logger: logger)
         return Application(
             responder: responder,
+            // A connection with nothing read or written for this long is closed: idle and stalled clients do not
+            // hold sockets for ever.
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             // Stopped in reverse order, after the server: verification, then the commits.
@@ -51,7 +54,8 @@ public enum PostbackReceiver {
             return nil
         case .durable(let state, let archive):
             return try DurableSink.open(
-                state, archivePath: archive, retentionDays: configuration.retentionDays,
+                state, archivePath: archive, synchronous: configuration.synchronous,
+                retentionDays: configuration.retentionDays,
                 quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), metrics: metrics)
         }
     }

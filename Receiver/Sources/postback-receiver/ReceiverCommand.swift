@@ -69,6 +69,16 @@ struct ReceiverCommand: AsyncParsableCommand {
                                valueName: "path"))
     var skAdNetworkKeyP192: String?
 
+    @Option(help: ArgumentHelp(
+        "full: each archive commit reaches the disk (fsync) before the 200, surviving a power loss; normal: it "
+            + "reaches the operating system, surviving the receiver's crash but not the machine's.",
+        valueName: "full|normal"))
+    var sync = "full"
+
+    @Option(help: ArgumentHelp("Close a connection after this many seconds without a byte read or written (1-3600).",
+                               valueName: "seconds"))
+    var idleTimeout = 30
+
     @Option(help: ArgumentHelp("Most postbacks stored in one group commit (1-65536).", valueName: "n"))
     var groupSize = 512
 
@@ -82,6 +92,10 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
         guard invalidQuota >= 0 else { throw ValidationError("--invalid-quota must be 0 or more") }
         guard (1...65536).contains(groupSize) else { throw ValidationError("--group-size must be from 1 to 65536") }
+        guard ReceiverConfiguration.Synchronous(rawValue: sync) != nil else {
+            throw ValidationError("--sync must be full or normal, not \(sync)")
+        }
+        guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
@@ -114,6 +128,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         configuration.retentionDays = retention
         configuration.invalidQuotaPerHour = invalidQuota
         configuration.maximumGroupSize = groupSize
+        configuration.idleTimeoutSeconds = idleTimeout
+        configuration.synchronous = ReceiverConfiguration.Synchronous(rawValue: sync) ?? .full
         if noStorage {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }

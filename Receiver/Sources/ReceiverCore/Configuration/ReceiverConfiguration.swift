@@ -26,6 +26,16 @@ public struct ReceiverConfiguration: Sendable {
         }
     }
 
+    /// When an archive commit counts as stored (`--sync`).
+    public enum Synchronous: String, Sendable, Equatable, CaseIterable {
+        /// Every commit reaches the disk (`fsync`) before the answer: a 200 survives a power loss (the default).
+        case full
+        /// Every commit reaches the operating system before the answer: a 200 survives the receiver's crash
+        /// (kill -9), not the machine's (power loss, kernel panic), whose last commits may be lost.
+        case normal
+    }
+
+    public var synchronous: Synchronous = .full
     public var host = "127.0.0.1"
     public var port = 8080
     public var storage: Storage = .durable(state: .sqlite(path: "postback-receiver.sqlite"),
@@ -38,6 +48,8 @@ public struct ReceiverConfiguration: Sendable {
     public var invalidQuotaPerHour = 10_000
     /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.
     public var maximumBodyBytes = ItemVerifier.maximumItemBytes
+    /// Seconds a connection may stay without a byte read or written before it is closed (`--idle-timeout`).
+    public var idleTimeoutSeconds = 30
     /// Most submissions one group commit takes (`--group-size`).
     public var maximumGroupSize = 512
     /// Groups committed at once (each on the archive's one thread, so more only queue there).

@@ -86,7 +86,8 @@ struct DurableSink: PostbackSink {
 
     /// The deduplication state (a SQLite file shared with `postback-verify --state`, or a PostgreSQL database
     /// shared by every receiver and run) and the received-postback archive file.
-    static func open(_ state: ReceiverConfiguration.State, archivePath: String, retentionDays: Int,
+    static func open(_ state: ReceiverConfiguration.State, archivePath: String,
+                     synchronous: ReceiverConfiguration.Synchronous, retentionDays: Int,
                      quota: InvalidQuota, metrics: ReceiverMetrics?) throws -> DurableSink {
         let deduplication: any DeduplicationStore
         do {
@@ -100,7 +101,7 @@ struct DurableSink: PostbackSink {
         } catch {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
-        let archive = try SQLiteReceivedArchive(path: archivePath)
+        let archive = try SQLiteReceivedArchive(path: archivePath, synchronous: synchronous)
         return DurableSink(deduplication: deduplication, archive: archive, quota: quota, metrics: metrics)
     }
 }

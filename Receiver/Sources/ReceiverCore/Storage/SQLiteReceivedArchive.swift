@@ -33,7 +33,7 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
 
     /// Opens (creating when missing) the table in the SQLite file at `path`; the deduplication store must have
     /// opened the file first (it refuses a file that is not a state file, and creates its tables in an empty one).
-    init(path: String) throws(StorageFailure) {
+    init(path: String, synchronous: ReceiverConfiguration.Synchronous = .full) throws(StorageFailure) {
         self.path = path
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -47,7 +47,7 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         do throws(StorageFailure) {
             try refuseForeignTables()
             try execute("PRAGMA journal_mode=WAL")
-            try execute("PRAGMA synchronous=FULL")
+            try execute("PRAGMA synchronous=\(synchronous == .full ? "FULL" : "NORMAL")")
             // The log is folded into the file every 1000 pages (SQLite's default), by the commit that fills it, and
             // kept at most 16 MiB long on disk between checkpoints. (A background checkpointer was measured slower
             // here: the disk's fsync bandwidth, not CPU, bounds a durable receiver, and it then competes for it.)
