@@ -51,6 +51,10 @@ enum Command {
             showsProgress: errors.isTerminal && !options.isQuiet && !errors.isSameTerminal(as: output),
             showsSummary: !options.isQuiet, started: DispatchTime.now().uptimeNanoseconds)
         Interruption.watch { run.interrupt(by: $0) }
+        if deduplication.remembersAcrossRuns {
+            // A reader that stalls holds up this run only: what it has taken is confirmed while the rest waits.
+            output.whileWaiting = { deduplication.confirmRead(output, now: true) }
+        }
 
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         let render = RecordRenderer(
@@ -95,8 +99,8 @@ enum Command {
                 return run.batch { run in
                     // One short transaction claims the batch's keys; none is held while the records are written.
                     guard let duplicates = deduplication.claim(batch) else { return false }
-                    write(batch, duplicates: duplicates, to: run, options: options, verifier: verifier,
-                          render: render)
+                    write(batch, duplicates: duplicates, deduplication: deduplication, to: run, options: options,
+                          verifier: verifier, render: render)
                     run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
                     // With --state, also before the batch's claims are confirmed: a key is remembered only once its
@@ -104,7 +108,7 @@ enum Command {
                     if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil && deduplication.confirm(run.records)
+                    return run.records.failure == nil && deduplication.confirmRead(run.records)
                 }
             })
         return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
@@ -112,33 +116,33 @@ enum Command {
 
     /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
     private static func write(
-        _ batch: VerifiedBatch, duplicates: [(first: DuplicateReference, content: ContentFingerprint?)?],
-        to run: RunOutput, options: CommandLineOptions,
-        verifier: ItemVerifier, render: RecordRenderer
+        _ batch: VerifiedBatch, duplicates: [DeduplicationStep.Answer], deduplication: DeduplicationStep,
+        to run: RunOutput, options: CommandLineOptions, verifier: ItemVerifier, render: RecordRenderer
     ) {
         let outcomes = batch.outcomes
         for index in batch.items.indices {
             let item = batch.items[index]
             var result: VerificationResult
-            switch outcomes[index] {
-            case .fast:
-                guard duplicates[index] != nil else {
-                    run.summary.countValid(expectation: options.expectation)
-                    run.records.write(line: batch.records[index])
-                    continue
-                }
+            switch (outcomes[index], duplicates[index]) {
+            case (.fast, .duplicate):
                 // A repeat: the general path words D1 (its signature is in the token cache by now).
                 result = verifier.verify(item)
-            case .general(let general):
+            case (.fast, let answer):
+                run.summary.countValid(expectation: options.expectation)
+                run.records.write(line: batch.records[index])
+                if case .first(let key) = answer { deduplication.written(key, through: run.records.position) }
+                continue
+            case (.general(let general), _):
                 result = general
             }
-            if let (first, content) = duplicates[index] {
+            if case .duplicate(let first, let content) = duplicates[index] {
                 result.markDuplicate(of: first, content: content)
             }
             let record = result.duplicateOf == nil
                 ? batch.records[index] : render(result, source: item.source, line: item.line)
             run.summary.count(result, expectation: options.expectation)
             run.records.write(line: record)
+            if case .first(let key) = duplicates[index] { deduplication.written(key, through: run.records.position) }
             if let expectation = options.expectation, result.verdict != expectation {
                 run.messages.write(line: mismatch(result, item: item, expected: expectation))
             }

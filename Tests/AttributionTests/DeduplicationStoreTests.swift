@@ -175,7 +175,9 @@ struct DeduplicationStoreTests {
           arguments: Kind.allCases)
     func claimThenConfirm(_ kind: Kind) throws {
         let store = try Self.store(kind)
-        let content = ContentFingerprint(signedJSON: Array(#"{"a":1}"#.utf8), unsigned: [])
+        var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
+        builder.add(name: Array("conversion-value".utf8), value: Array("7".utf8))
+        let content = builder.finish()
         let first = PostbackSighting(key: DeduplicationKey("C"), source: "run-a", line: 7, content: content)
         #expect(try store.claim([first], at: Self.monday) == [.firstSeen])
         let pending = try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday)
@@ -185,6 +187,55 @@ struct DeduplicationStoreTests {
         let confirmed = try store.claim([Self.sighting("C", "run-c", 1)], at: Self.monday)
         #expect(confirmed == [.duplicate(of: DuplicateReference(
             source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content, isPending: false))])
+    }
+
+    @Test("claim(_:at:confirming:) confirms one batch as it claims the next", arguments: Kind.allCases)
+    func claimConfirming(_ kind: Kind) throws {
+        let store = try Self.store(kind)
+        #expect(try store.claim([Self.sighting("B1", "run", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try store.claim([Self.sighting("B2", "run", 2), Self.sighting("B1", "run", 3)], at: Self.monday,
+                                confirming: [DeduplicationKey("B1")])
+                == [.firstSeen, .duplicate(of: DuplicateReference(source: "run", line: 1, firstSeen: Self.monday))])
+        let later = try store.claim([Self.sighting("B2", "other", 1)], at: Self.monday)
+        #expect(later.first?.duplicateOf?.isPending == true, "B2 is claimed, not confirmed")
+    }
+
+    @Test("Confirming part of a batch leaves the rest claimed; releasing part forgets only that part",
+          arguments: Kind.allCases)
+    func partOfABatch(_ kind: Kind) throws {
+        let path = try Self.temporaryPath()
+        let store = try Self.store(kind, path: path)
+        let keys = (1...5).map { "P\($0)" }
+        #expect(try store.claim(keys.map { Self.sighting($0, "batch", 1) }, at: Self.monday)
+                == Array(repeating: .firstSeen, count: 5))
+        try store.confirm([DeduplicationKey("P2"), DeduplicationKey("P4")])
+        try store.release([DeduplicationKey("P3")])
+        let observer = kind == .sqlite ? try SQLiteDeduplicationStore(path: path) : store
+        let answers = try observer.claim(keys.map { Self.sighting($0, "later", 2) }, at: Self.monday)
+        #expect(answers.map { $0.duplicateOf?.isPending } == [true, false, nil, false, true])
+        #expect(answers[2] == .firstSeen, "the released key is claimed again")
+    }
+
+    @Test("Regression: taking over one claim of a dead owner's batch leaves the others to be taken over too")
+    func deadOwnersBatch() throws {
+        let path = try Self.temporaryPath()
+        let store = try SQLiteDeduplicationStore(path: path)
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        connection.setBusyTimeout(milliseconds: 5000)
+        let seen = Self.monday.millisecondsSince1970
+        try connection.execute("""
+            INSERT INTO owners (id, host, pid, lease_until) VALUES (5, 'elsewhere', 1, 1), (6, 'elsewhere', 1, \(
+                Date().millisecondsSince1970 + 3_600_000));
+            INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (10, 'D1', \(seen), 'dead', 1),
+                (11, 'D2', \(seen), 'dead', 2), (12, 'D3', \(seen), 'dead', 3), (13, 'L1', \(seen), 'live', 1),
+                (14, 'L2', \(seen), 'live', 2);
+            INSERT INTO claims (lo, hi, owner) VALUES (10, 12, 5), (13, 14, 6);
+            """)
+        #expect(try store.claim([Self.sighting("D2", "mine", 1)], at: Self.monday) == [.firstSeen])
+        let rest = try store.claim(["D1", "D3", "L1", "L2", "D2"].map { Self.sighting($0, "mine", 2) },
+                                   at: Self.monday)
+        #expect(rest.map { $0.duplicateOf?.source } == [nil, nil, "live", "live", "mine"])
+        #expect(rest.map { $0.duplicateOf?.isPending } == [nil, nil, true, true, true])
     }
 
     @Test("A released claim is forgotten: the next sighting is first seen", arguments: Kind.allCases)
@@ -218,8 +269,9 @@ struct DeduplicationStoreTests {
         connection.setBusyTimeout(milliseconds: 5000)
         try connection.execute("""
             INSERT INTO owners (id, host, pid, lease_until) VALUES (77, '\(host)', \(pid), \(leaseUntil));
-            INSERT INTO postbacks (key, first_seen, source, line, owner)
-                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5, 77);
+            INSERT INTO postbacks (key, first_seen, source, line)
+                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5);
+            INSERT INTO claims (lo, hi, owner) SELECT id, id, 77 FROM postbacks WHERE key = '\(key)';
             """)
     }
 

@@ -1,7 +1,7 @@
 /// A rule of the catalogue (spec section 7), and the catalogue itself: the cases are the rules in catalogue order,
 /// which is the order of the checks and orders a result's findings (J, then the payload's P, U, T or I rules, then
-/// SKAdNetwork's S1-S6 as they are applied, D1 and D2 last because they look across items); each case's class, error code
-/// and sentence are in the switches below, and nowhere else.
+/// SKAdNetwork's S1-S6 as they are applied, D1 and D2 last because they look across items); each case's class, error
+/// code and sentence are in the switches below, and nowhere else.
 ///
 /// A closed set: a new rule is a new case, and the compiler then asks for its code and sentence. A finding can
 /// only name a rule of the catalogue, and its class (error or warning) comes from here, not from the caller.

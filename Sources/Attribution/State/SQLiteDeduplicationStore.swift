@@ -42,6 +42,13 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         }
     }
 
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+        throws(StateError) -> [DeduplicationAnswer] {
+        try database.withLock { (database: inout StateDatabase) throws(StateError) in
+            try database.claim(sightings, at: time, confirming: confirming)
+        }
+    }
+
     public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
         try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.confirm(keys) }
     }

@@ -31,8 +31,11 @@ package final class StateDatabase {
     private let insert: SQLiteStatement
     private let lookup: SQLiteStatement
     private let takeOver: SQLiteStatement
-    private let confirmClaim: SQLiteStatement
-    private let releaseClaim: SQLiteStatement
+    private let claimAt: SQLiteStatement
+    private let ownRuns: SQLiteStatement
+    private let deleteRun: SQLiteStatement
+    private let insertRun: SQLiteStatement
+    private let deletePostbacks: SQLiteStatement
     private let renewLease: SQLiteStatement
     private let ownerLookup: SQLiteStatement
     private let prune: SQLiteStatement
@@ -42,9 +45,9 @@ package final class StateDatabase {
     private var prunedThrough: Int64 = .min
     /// This instance's row in `owners`, once it claimed something.
     private var ownerID: Int64?
-    /// How many keys this owner holds unconfirmed claims on (as far as it knows): the heartbeat renews the lease
-    /// only while there are some.
-    package private(set) var outstandingClaims = 0
+    /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
+    /// renews the lease only while there are some.
+    private var claimed: [DeduplicationKey: Int64] = [:]
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
 
@@ -70,6 +73,8 @@ package final class StateDatabase {
         let connection = try Self.open(path, readOnly: false)
         self.connection = connection
         do {
+            // A new file gets its tables in one commit before anything else is written (not WAL mode first): another
+            // run that opens it meanwhile finds it empty (new) or complete, never a database without our tables.
             try Self.createOrMigrate(connection, path: path)
             try Self.useWriteAheadLog(connection)
             // A run ends without waiting for the disk: its last transactions stay in the log (which carries
@@ -84,8 +89,11 @@ package final class StateDatabase {
             insert = try connection.prepare(StateSchema.insert)
             lookup = try connection.prepare(StateSchema.lookup)
             takeOver = try connection.prepare(StateSchema.takeOver)
-            confirmClaim = try connection.prepare(StateSchema.confirm)
-            releaseClaim = try connection.prepare(StateSchema.release)
+            claimAt = try connection.prepare(StateSchema.claimAt)
+            ownRuns = try connection.prepare(StateSchema.ownRuns)
+            deleteRun = try connection.prepare(StateSchema.deleteRun)
+            insertRun = try connection.prepare(StateSchema.insertRun)
+            deletePostbacks = try connection.prepare(StateSchema.deletePostbacks)
             renewLease = try connection.prepare(StateSchema.renewLease)
             ownerLookup = try connection.prepare(StateSchema.owner)
             prune = try connection.prepare(StateSchema.prune)
@@ -103,18 +111,23 @@ package final class StateDatabase {
     /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
     /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
     /// absent even before pruning reaches them. On a throw, nothing was claimed.
-    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey] = [])
+        throws(StateError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
+            let confirmed = confirming.compactMap { claimed[$0] }
+            try settleRows(confirmed, releasing: false, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
                 try prune.bind(2, Self.pruneLimit)
                 try prune.run()
-                if connection.changes < Self.pruneLimit {
+                let pruned = connection.changes
+                if pruned > 0 { try connection.execute(StateSchema.pruneClaims) }
+                if pruned < Self.pruneLimit {
                     prunedThrough = cutoff + 60_000
                     let owners = try connection.prepare(StateSchema.pruneOwners)
                     try owners.bind(1, now - 2 * leaseMilliseconds)
@@ -124,15 +137,26 @@ package final class StateDatabase {
             var liveness: [Int64: Bool] = [:]
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
-            var claimed = 0
+            var rows: [(DeduplicationKey, Int64)] = []
+            var newRows: Set<Int64> = []
             for sighting in sightings {
-                let answer = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
-                                        liveness: &liveness)
-                if answer == .firstSeen { claimed += 1 }
+                let (answer, row) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
+                                               newRows: newRows, liveness: &liveness)
+                if let row {
+                    rows.append((sighting.key, row))
+                    newRows.insert(row)
+                }
                 answers.append(answer)
             }
+            for (lo, hi) in Self.runs(of: rows.map(\.1)) {
+                try insertRun.bind(1, lo)
+                try insertRun.bind(2, hi)
+                try insertRun.bind(3, owner)
+                try insertRun.run()
+            }
             try connection.execute("COMMIT")
-            outstandingClaims += claimed
+            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
+            for (key, row) in rows { claimed[key] = row }
             return answers
         } catch {
             rollback()
@@ -142,17 +166,17 @@ package final class StateDatabase {
 
     /// Confirms this owner's claims on `keys`, in one short transaction.
     package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
-        try settle(keys, with: confirmClaim, doing: "cannot confirm in state file")
+        try settle(keys, releasing: false)
     }
 
     /// Drops this owner's claims on `keys`, in one short transaction.
     package func release(_ keys: [DeduplicationKey]) throws(StateError) {
-        try settle(keys, with: releaseClaim, doing: "cannot release claims in state file")
+        try settle(keys, releasing: true)
     }
 
     /// Renews this owner's lease when it holds claims and a third of the lease has passed since the last renewal.
     package func heartbeat() throws(StateError) {
-        guard let ownerID, outstandingClaims > 0 else { return }
+        guard let ownerID, !claimed.isEmpty else { return }
         let now = Date().millisecondsSince1970
         guard now - leaseRenewed >= leaseMilliseconds / 3 else { return }
         do throws(SQLiteFailure) {
@@ -170,9 +194,7 @@ package final class StateDatabase {
         guard let ownerID else { return }
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            let releaseAll = try connection.prepare(StateSchema.releaseAll)
-            try releaseAll.bind(1, ownerID)
-            try releaseAll.run()
+            try settleRows(Array(claimed.values), releasing: true, owner: ownerID)
             let forget = try connection.prepare(StateSchema.forgetOwner)
             try forget.bind(1, ownerID)
             try forget.run()
@@ -182,7 +204,7 @@ package final class StateDatabase {
             rollback()
         }
         self.ownerID = nil
-        outstandingClaims = 0
+        claimed = [:]
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
@@ -199,32 +221,78 @@ package final class StateDatabase {
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
     }
 
-    /// Runs `statement` (`?1` a key, `?2` this owner) for each key in one transaction, renewing the lease.
-    private func settle(_ keys: [DeduplicationKey], with statement: SQLiteStatement, doing: String)
-        throws(StateError) {
-        guard let ownerID, !keys.isEmpty else { return }
+    /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
+    private func settle(_ keys: [DeduplicationKey], releasing: Bool) throws(StateError) {
+        guard let ownerID else { return }
+        let rows = keys.compactMap { claimed[$0] }
+        guard !rows.isEmpty else { return }
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            for key in keys {
-                try statement.bind(1, text: key.utf8)
-                try statement.bind(2, ownerID)
-                try statement.run()
-            }
-            try renewLease.bind(1, ownerID)
-            try renewLease.bind(2, now + leaseMilliseconds)
-            try renewLease.run()
+            try settleRows(rows, releasing: releasing, owner: ownerID)
+            _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            leaseRenewed = now
-            outstandingClaims = max(0, outstandingClaims - keys.count)
+            for key in keys { claimed[key] = nil }
         } catch {
             rollback()
-            throw Self.stateError(error, path: path, doing: doing)
+            throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
+                                  : "cannot confirm claims in state file")
         }
+    }
+
+    /// Confirms (or releases) this owner's claims on `rows`: takes them out of its runs of claims (a batch's claims
+    /// are one run, so usually one statement), and, releasing, deletes the postbacks' rows it still held.
+    private func settleRows(_ rows: [Int64], releasing: Bool, owner: Int64) throws(SQLiteFailure) {
+        for (first, last) in Self.runs(of: rows) {
+            try ownRuns.bind(1, owner)
+            try ownRuns.bind(2, first)
+            try ownRuns.bind(3, last)
+            var overlapping: [(Int64, Int64)] = []
+            while try ownRuns.step() { overlapping.append((ownRuns.int64(0), ownRuns.int64(1))) }
+            ownRuns.reset()
+            for (lo, hi) in overlapping {
+                if releasing {
+                    try deletePostbacks.bind(1, max(lo, first))
+                    try deletePostbacks.bind(2, min(hi, last))
+                    try deletePostbacks.run()
+                }
+                try replaceRun(lo: lo, hi: hi, owner: owner, without: first...last)
+            }
+        }
+    }
+
+    /// Replaces the run of claims `lo`...`hi` by what is left of it without `rows`.
+    private func replaceRun(lo: Int64, hi: Int64, owner: Int64, without rows: ClosedRange<Int64>)
+        throws(SQLiteFailure) {
+        try deleteRun.bind(1, lo)
+        try deleteRun.run()
+        for (left, right) in [(lo, min(hi, rows.lowerBound - 1)), (max(lo, rows.upperBound + 1), hi)]
+        where left <= right {
+            try insertRun.bind(1, left)
+            try insertRun.bind(2, right)
+            try insertRun.bind(3, owner)
+            try insertRun.run()
+        }
+    }
+
+    /// The runs of consecutive values in `rows`, as (first, last) pairs.
+    private static func runs(of rows: [Int64]) -> [(Int64, Int64)] {
+        let sorted = rows.sorted()
+        var runs: [(Int64, Int64)] = []
+        for row in sorted {
+            if let last = runs.last, row == last.1 + 1 {
+                runs[runs.count - 1].1 = row
+            } else if runs.last?.1 != row {
+                runs.append((row, row))
+            }
+        }
+        return runs
     }
 
     /// This owner's id, registering it (or renewing its lease) inside the caller's transaction.
     private func registeredOwner(now: Int64) throws(SQLiteFailure) -> Int64 {
+        // Renewed less than a third of a lease ago: the row is there (only owners whose lease ran out are pruned).
+        if let ownerID, now - leaseRenewed < leaseMilliseconds / 3 { return ownerID }
         if let ownerID {
             try renewLease.bind(1, ownerID)
             try renewLease.bind(2, now + leaseMilliseconds)
@@ -233,44 +301,50 @@ package final class StateDatabase {
                 leaseRenewed = now
                 return ownerID
             }
-            // Our row is gone (pruned after a stall longer than twice the lease): our claims were taken over.
-            outstandingClaims = 0
+            // Our row is gone (pruned after a stall longer than twice the lease): registered again under the same
+            // id below, our claims that nobody took over are ours again.
         }
+        let id = ownerID ?? Int64.random(in: 1...Int64.max)
         let register = try connection.prepare(StateSchema.registerOwner)
-        try register.bind(1, text: DeduplicationOwner.thisHost)
-        try register.bind(2, Int64(DeduplicationOwner.thisProcess))
-        try register.bind(3, now + leaseMilliseconds)
+        try register.bind(1, id)
+        try register.bind(2, text: DeduplicationOwner.thisHost)
+        try register.bind(3, Int64(DeduplicationOwner.thisProcess))
+        try register.bind(4, now + leaseMilliseconds)
         try register.run()
-        let id = sqlite3LastInsertRowID()
         ownerID = id
         leaseRenewed = now
         return id
     }
 
-    private func sqlite3LastInsertRowID() -> Int64 {
-        connection.lastInsertRowID
-    }
-
     private func answer(
-        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64,
+        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64, newRows: Set<Int64>,
         liveness: inout [Int64: Bool]
-    ) throws(SQLiteFailure) -> DeduplicationAnswer {
+    ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?) {
         try insert.bind(1, text: sighting.key.utf8)
         try insert.bind(2, seen)
         try insert.bind(3, text: sighting.source)
         try insert.bind(4, Int64(sighting.line))
         try insert.bind(5, blob: sighting.content?.bytes)
-        try insert.bind(6, owner)
         try insert.run()
-        if connection.changes == 1 { return .firstSeen }
+        if connection.changes == 1 { return (.firstSeen, connection.lastInsertRowID) }
         try lookup.bind(1, text: sighting.key.utf8)
         defer { lookup.reset() }
-        guard try lookup.step() else { return .firstSeen }  // unreachable: the insert met this row
+        guard try lookup.step() else { throw SQLiteFailure(code: 11, message: "a key vanished within a transaction") }
         let id = lookup.int64(0)
         let firstSeen = lookup.int64(1)
-        let claimant: Int64? = lookup.isNull(5) ? nil : lookup.int64(5)
+        // Who holds a claim on the row: this call (its runs are written at its end), or a run of claims.
+        var run: (lo: Int64, hi: Int64, owner: Int64)?
+        if newRows.contains(id) {
+            run = (id, id, owner)
+        } else {
+            try claimAt.bind(1, id)
+            if try claimAt.step(), claimAt.int64(1) >= id {
+                run = (claimAt.int64(0), claimAt.int64(1), claimAt.int64(2))
+            }
+            claimAt.reset()
+        }
         var live = false
-        if firstSeen >= cutoff, let claimant {
+        if firstSeen >= cutoff, let claimant = run?.owner {
             if claimant == owner {
                 live = true
             } else if let known = liveness[claimant] {
@@ -280,21 +354,22 @@ package final class StateDatabase {
                 liveness[claimant] = live
             }
         }
-        if firstSeen >= cutoff && (claimant == nil || live) {
-            return .duplicate(of: DuplicateReference(
+        if firstSeen >= cutoff && (run == nil || live) {
+            return (.duplicate(of: DuplicateReference(
                 source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen),
-                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: claimant != nil))
+                firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: run != nil)),
+                    nil)
         }
-        // Expired, or claimed by an owner that died: the row is this sighting's now.
+        // Expired, or claimed by an owner that died: the row is this sighting's now, out of the dead owner's run.
         lookup.reset()
+        if let run { try replaceRun(lo: run.lo, hi: run.hi, owner: run.owner, without: id...id) }
         try takeOver.bind(1, id)
         try takeOver.bind(2, seen)
         try takeOver.bind(3, text: sighting.source)
         try takeOver.bind(4, Int64(sighting.line))
         try takeOver.bind(5, blob: sighting.content?.bytes)
-        try takeOver.bind(6, owner)
         try takeOver.run()
-        return .firstSeen
+        return (.firstSeen, id)
     }
 
     /// Whether the owner `id` still holds its claims: its lease runs, and when it ran on this machine its process
@@ -343,7 +418,7 @@ package final class StateDatabase {
             guard version >= 1 else {
                 throw StateError(.damaged, "state file \(path) is damaged: unknown schema version \(version)")
             }
-            guard objects == reference(version: version) else {
+            guard objects == reference(version: version) || (version == 2 && objects == referenceMigrated) else {
                 let expected = reference(version: version)
                 let unlike = objects.filter { !expected.contains($0) }.map { "\($0[0]) \($0[1])" }
                 let missing = expected.filter { !objects.contains($0) }.map { "\($0[0]) \($0[1])" }
@@ -398,6 +473,8 @@ package final class StateDatabase {
 
     private static let referenceVersion1 = madeInMemory(StateSchema.createVersion1)
     private static let referenceVersion2 = madeInMemory(StateSchema.create)
+    /// Version 2 as migrating version 1 leaves it (SQLite records the added column in the table's statement).
+    private static let referenceMigrated = madeInMemory(StateSchema.createVersion1 + StateSchema.migrateFromVersion1)
 
     private static func madeInMemory(_ statements: String) -> [[String]] {
         do {

@@ -175,6 +175,7 @@ public struct ItemVerifier: Sendable {
         result.keyID = outcome.keyID
         result.environment = outcome.key?.environment
         result.signature = outcome.signature
+        if outcome.signature == .verified { result.signedDigest = outcome.signingInputDigest }
         if let failure = outcome.failure {
             findings.append(failure)
             if result.kind == .unknown, outcome.keyID != nil || failure.rule != .j1,

@@ -12,6 +12,8 @@ package struct JWSVerification: Sendable {
     package private(set) var failure: Finding?
     /// The SHA-256 of the signing input, once everything but the ECDSA itself has passed.
     private var pendingDigest: SHA256Digest?
+    /// The SHA-256 of the signing input, once computed (what a ``ContentFingerprint`` names the signed content by).
+    package private(set) var signingInputDigest: SHA256Digest?
     /// The digest of a signing input whose signature the ECDSA just verified, until ``remember(in:)`` stores it.
     private var newlyVerifiedDigest: SHA256Digest?
 
@@ -77,6 +79,7 @@ package struct JWSVerification: Sendable {
         }
         // One SHA-256 of the signing input serves the cache lookup and the ECDSA.
         let digest = SHA256Digest(of: jws.signingInput)
+        outcome.signingInputDigest = digest
         if let cache, cache.contains(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key) {
             outcome.signature = .verified
             return outcome

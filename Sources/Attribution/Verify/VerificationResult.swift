@@ -36,6 +36,9 @@ public struct VerificationResult: Sendable {
     public package(set) var deduplicationKey: DeduplicationKey?
     /// Set by ``markDuplicate(of:)`` when an earlier valid item had the same key.
     public package(set) var duplicateOf: DuplicateReference?
+    /// The SHA-256 of what the signature covers (a JWS's signing input), once it verified: names the signed
+    /// content in a ``ContentFingerprint``.
+    package var signedDigest: SHA256Digest?
     /// What this duplicate's content changed against its first sighting's (rule D2); nil unless it is a duplicate
     /// whose content differs.
     public package(set) var duplicateDifferences: ContentFingerprint.Differences?
@@ -65,7 +68,8 @@ extension VerificationResult {
         guard verdict == .valid, deduplicationKey != nil else { return }
         duplicateOf = first
         let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
-        errors.append(Finding(.d1, "\(duplicateSubject) was already seen valid at \(first.source):\(first.line)\(when)"))
+        errors.append(Finding(
+            .d1, "\(duplicateSubject) was already seen valid at \(first.source):\(first.line)\(when)"))
         guard let firstContent = first.firstContent, let content = content ?? ContentFingerprint(self) else { return }
         let differences = content.differences(from: firstContent)
         guard !differences.isEmpty else { return }

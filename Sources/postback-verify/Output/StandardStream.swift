@@ -20,6 +20,8 @@ final class StandardStream {
     private(set) var failure: String?
     /// Bytes handed to the system so far (flushed).
     private(set) var bytesWritten = 0
+    /// Bytes written so far, flushed or still buffered: where the next byte goes in the output.
+    var position: Int { bytesWritten + buffer.count }
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -39,15 +41,14 @@ final class StandardStream {
     }
 
     /// Bytes written that the reader has taken: all of them, unless the descriptor is a pipe, where those still in
-    /// the pipe's buffer are not yet read (nil when the reader has closed its end).
-    func bytesRead() -> Int? {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return bytesWritten }
-        var readerGone = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-        if poll(&readerGone, 1, 0) > 0, readerGone.revents & Int16(POLLERR) != 0 { return nil }
+    /// the pipe's buffer are not (yet) read; and whether the reader has closed its end (then nothing more will be).
+    func bytesRead() -> (count: Int, readerGone: Bool) {
+        guard isPipe else { return (bytesWritten, false) }
+        var state = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        let readerGone = poll(&state, 1, 0) > 0 && state.revents & Int16(POLLERR) != 0
         var unread: Int32 = 0
-        guard ioctl(descriptor, UInt(FIONREAD), &unread) == 0 else { return bytesWritten }
-        return bytesWritten - Int(unread)
+        guard ioctl(descriptor, UInt(FIONREAD), &unread) == 0 else { return (0, readerGone) }
+        return (bytesWritten - Int(unread), readerGone)
     }
 
     /// Writes `text` without a line terminator (progress display).
@@ -73,6 +74,10 @@ final class StandardStream {
             buffer.removeAll(keepingCapacity: true)
             return
         }
+        if let whileWaiting, isPipe {
+            flushWatching(whileWaiting)
+            return
+        }
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { bytes in
@@ -80,6 +85,53 @@ final class StandardStream {
             }
             if written < 0 {
                 if errno == EINTR { continue }
+                failure = String(cString: strerror(errno))
+                break
+            }
+            offset += written
+            bytesWritten += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Called while a flush to a pipe waits for its reader (every ``waitingInterval`` of waiting), and once more
+    /// when the reader has closed its end, so a caller can act on what the reader has taken so far (`--state`
+    /// confirms those records' claims).
+    var whileWaiting: (() -> Void)?
+    static let waitingInterval: Int32 = 50
+
+    /// True when the descriptor is a pipe (or FIFO).
+    private lazy var isPipe: Bool = {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO
+    }()
+
+    /// Writes the buffer to a pipe one page at a time once the pipe has room, calling `whileWaiting` whenever the
+    /// reader leaves it full for a while.
+    private func flushWatching(_ whileWaiting: () -> Void) {
+        var offset = 0
+        while offset < buffer.count {
+            var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            let polled = poll(&ready, 1, Self.waitingInterval)
+            if polled == 0 {
+                whileWaiting()
+                continue
+            }
+            if ready.revents & Int16(POLLERR) != 0 {
+                // The reader closed its end: act on what it took before the write below fails (or SIGPIPE ends
+                // the run).
+                whileWaiting()
+            }
+            if polled < 0 && errno != EINTR {
+                failure = String(cString: strerror(errno))
+                break
+            }
+            let chunk = min(buffer.count - offset, 4096)
+            let written = buffer.withUnsafeBytes { bytes in
+                systemWrite(descriptor, bytes.baseAddress! + offset, chunk)
+            }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
                 failure = String(cString: strerror(errno))
                 break
             }

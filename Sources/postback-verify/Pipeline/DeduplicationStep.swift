@@ -11,18 +11,24 @@ import Foundation
 /// ``PostgreSQLDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
-/// they were written and flushed, ``confirm(_:)`` confirms the claims whose records the reader has taken: all
-/// of them for a file, and for a pipe those no longer in the pipe's buffer (the rest at the next batch or at the
-/// end, ``finish(_:)``). No database lock is held while records wait for a reader, and a run that dies leaves
-/// claims that the next sighting takes over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the
-/// writer (consume) step only, one batch at a time.
+/// they were written and flushed, ``confirmRead(_:now:)`` confirms the claims whose records the reader has taken
+/// (all of them for a file; for a pipe, those no longer in its buffer), with the next claim or at once. No database
+/// lock is held while records wait for a reader, and a run that dies leaves claims that the next sighting takes
+/// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
+/// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
     private let store: (any DeduplicationStore)?
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
     private let started: Date
-    /// Claims not yet confirmed: each batch's keys with the output offset its records end at.
-    private var pending: [(end: Int, keys: [DeduplicationKey])] = []
+    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
+    /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
+    /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
+    private var pending: [(end: Int, key: DeduplicationKey)] = []
+    private var pendingStart = 0
+    private var readEnd = 0
+    /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches).
+    static let confirmAtOnce = 1024
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
@@ -44,11 +50,20 @@ final class DeduplicationStep {
         }
     }
 
-    /// For each item of `batch`, the first occurrence when it is a valid postback seen before (nil otherwise),
-    /// with the sighting's content fingerprint; nil when the state failed (see ``failure``).
-    func claim(_ batch: VerifiedBatch) -> [(first: DuplicateReference, content: ContentFingerprint?)?]? {
-        var answers = [(first: DuplicateReference, content: ContentFingerprint?)?](repeating: nil,
-                                                                                  count: batch.items.count)
+    /// What D1 found for one item of a batch.
+    enum Answer {
+        /// Not a valid postback, or deduplication is off.
+        case none
+        /// The first sighting: its key is claimed; once its record is written, ``written(_:through:)``.
+        case first(DeduplicationKey)
+        /// A repeat of `first`; `content` is this sighting's fingerprint (for D2).
+        case duplicate(DuplicateReference, content: ContentFingerprint?)
+    }
+
+    /// Claims the valid postbacks of `batch` in one short transaction and answers each item; nil when the state
+    /// failed (see ``failure``).
+    func claim(_ batch: VerifiedBatch) -> [Answer]? {
+        var answers = [Answer](repeating: .none, count: batch.items.count)
         guard let store else { return answers }
         var sightings: [PostbackSighting] = []
         var positions: [Int] = []
@@ -67,21 +82,23 @@ final class DeduplicationStep {
                 positions.append(index)
             }
         }
-        guard !sightings.isEmpty else { return answers }
+        let confirming = pending[pendingStart..<readEnd].map(\.key)
+        guard !sightings.isEmpty || !confirming.isEmpty else { return answers }
         do {
-            let claimed = try store.claim(sightings, at: started)
+            let claimed = try store.claim(sightings, at: started, confirming: confirming)
+            settled(through: readEnd)
             for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
-                if let first = answer.duplicateOf {
+                switch answer {
+                case .firstSeen:
+                    answers[position] = remembersAcrossRuns ? .first(sighting.key) : .none
+                case .duplicate(let first):
                     // Without a state a run's records depend on its input alone: no time stamped.
-                    answers[position] = (remembersAcrossRuns ? first : first.withoutTime, sighting.content)
+                    answers[position] = .duplicate(remembersAcrossRuns ? first : first.withoutTime,
+                                                   content: sighting.content)
                 }
             }
-            let keys = type(of: store).claimedKeys(sightings, claimed)
-            if remembersAcrossRuns {
-                pending.append((.max, keys))
-            } else {
-                try store.confirm(keys)
-            }
+            // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
+            // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return nil
@@ -89,23 +106,39 @@ final class DeduplicationStep {
         return answers
     }
 
-    /// Confirms the claims whose records `records` has written (after a flush) and the reader has taken; false
+    /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
+    func written(_ key: DeduplicationKey, through end: Int) {
+        pending.append((end, key))
+    }
+
+    /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
+    /// longer in its buffer. The next claim confirms them in its own transaction (one transaction per batch); with
+    /// `now` (a flush waits for a slow reader, or the run ends), or once ``confirmAtOnce`` are waiting, they are
+    /// confirmed at once. Until then another run sees them claimed by a live owner: duplicates all the same. False
     /// when the state failed (see ``failure``).
-    func confirm(_ records: StandardStream) -> Bool {
-        guard let store, remembersAcrossRuns else { return true }
-        if let last = pending.indices.last, pending[last].end == .max {
-            pending[last].end = records.bytesWritten
-        }
-        guard let read = records.bytesRead() else { return true }  // the reader is gone: nothing more is read
-        let taken = pending.prefix { $0.end <= read }
-        guard !taken.isEmpty else { return true }
+    @discardableResult
+    func confirmRead(_ records: StandardStream, now: Bool = false) -> Bool {
+        guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
+        let read = records.bytesRead().count
+        while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
+        guard now || readEnd - pendingStart >= Self.confirmAtOnce, readEnd > pendingStart else { return true }
         do {
-            try store.confirm(taken.flatMap(\.keys))
-            pending.removeFirst(taken.count)
+            try store.confirm(pending[pendingStart..<readEnd].map(\.key))
+            settled(through: readEnd)
             return true
         } catch {
             failure = (error as? StateError)?.reason ?? "\(error)"
             return false
+        }
+    }
+
+    /// The claims before `end` were confirmed.
+    private func settled(through end: Int) {
+        pendingStart = end
+        if pendingStart > 4096 && pendingStart * 2 > pending.count {
+            pending.removeFirst(pendingStart)
+            readEnd -= pendingStart
+            pendingStart = 0
         }
     }
 
@@ -114,15 +147,19 @@ final class DeduplicationStep {
     func finish(_ records: StandardStream) {
         guard let store, remembersAcrossRuns else { return }
         var pause: useconds_t = 1000
-        while !pending.isEmpty, records.failure == nil, failure == nil {
-            _ = confirm(records)
-            guard !pending.isEmpty, records.bytesRead() != nil else { break }
+        while confirmRead(records, now: true), pendingStart < pending.count {
+            if records.failure != nil || records.bytesRead().readerGone {
+                confirmRead(records, now: true)  // what it read before it closed
+                break
+            }
             usleep(pause)
             pause = min(pause * 2, 50_000)
         }
-        if !pending.isEmpty {
-            try? store.release(pending.flatMap(\.keys))
+        if pendingStart < pending.count {
+            try? store.release(pending[pendingStart...].map(\.key))
             pending.removeAll()
+            pendingStart = 0
+            readEnd = 0
         }
     }
 }

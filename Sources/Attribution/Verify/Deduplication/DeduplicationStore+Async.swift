@@ -8,6 +8,11 @@ extension DeduplicationStore {
         try await BlockingStoreCall.run { try self.claim(sightings, at: time) }
     }
 
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey]) async throws
+        -> [DeduplicationAnswer] {
+        try await BlockingStoreCall.run { try self.claim(sightings, at: time, confirming: confirming) }
+    }
+
     public func confirm(_ keys: [DeduplicationKey]) async throws {
         try await BlockingStoreCall.run { try self.confirm(keys) }
     }

@@ -35,9 +35,21 @@ public protocol DeduplicationStore: Sendable {
 
     /// Drops this owner's claims on `keys` (their records were not written): the next sighting is first seen.
     func release(_ keys: [DeduplicationKey]) throws
+
+    /// ``confirm(_:)`` of `confirming`, then ``claim(_:at:)`` of `sightings`, in one transaction where the store
+    /// can (one round trip per batch for a caller that confirms one batch as it claims the next, as the command
+    /// line does). The default implementation makes the two calls.
+    func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey]) throws
+        -> [DeduplicationAnswer]
 }
 
 extension DeduplicationStore {
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey]) throws
+        -> [DeduplicationAnswer] {
+        if !confirming.isEmpty { try confirm(confirming) }
+        return try claim(sightings, at: time)
+    }
+
     /// Claims `sightings`, runs `store` with the answers (write or store the records there), then confirms the
     /// first sightings; if `store` throws, releases them and rethrows.
     public func deduplicate<Outcome>(

@@ -8,8 +8,12 @@ import Synchronization
 /// number of distinct valid postbacks (a few hundred bytes each); a long-running server wants
 /// ``SQLiteDeduplicationStore``, which also survives a restart. Each call holds the store's lock briefly.
 public final class MemoryDeduplicationStore: DeduplicationStore {
+    /// A first sighting, as compact as a reference can be made from it.
     private struct Entry {
-        var first: DuplicateReference
+        let source: String
+        let line: Int
+        let firstSeen: Int64
+        let content: ContentFingerprint?
         var isPending: Bool
     }
 
@@ -21,18 +25,16 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
     public var count: Int { entries.withLock { $0.count } }
 
     public func claim(_ sightings: [PostbackSighting], at time: Date) -> [DeduplicationAnswer] {
-        entries.withLock { entries in
+        let seen = time.millisecondsSince1970
+        return entries.withLock { entries in
             sightings.map { sighting in
                 if let entry = entries[sighting.key] {
-                    let first = entry.first
                     return .duplicate(of: DuplicateReference(
-                        source: first.source, line: first.line, firstSeen: first.firstSeen,
-                        firstContent: first.firstContent, isPending: entry.isPending))
+                        source: entry.source, line: entry.line, firstSeen: Date(milliseconds: entry.firstSeen),
+                        firstContent: entry.content, isPending: entry.isPending))
                 }
-                entries[sighting.key] = Entry(
-                    first: DuplicateReference(source: sighting.source, line: sighting.line, firstSeen: time,
-                                              firstContent: sighting.content),
-                    isPending: true)
+                entries[sighting.key] = Entry(source: sighting.source, line: sighting.line, firstSeen: seen,
+                                              content: sighting.content, isPending: true)
                 return .firstSeen
             }
         }

@@ -43,22 +43,14 @@ extension FastPostbackPath {
             slots[slot] == nil || wellFormed
         }
 
-        /// Each member's name and value as compact JSON, as ``appendCompactJSON(to:skipping:)`` writes them (for a
-        /// ``ContentFingerprint``).
-        func compactMembers(skipping skipped: Int? = nil) -> [(name: [UInt8], value: [UInt8])] {
-            var members: [(name: [UInt8], value: [UInt8])] = []
-            members.reserveCapacity(order.count)
+        /// Adds each member (but `skipped`) to a ``ContentFingerprint``, its value as compact JSON, exactly as
+        /// ``appendCompactJSON(to:skipping:)`` writes it.
+        func addMembers(to fingerprint: inout ContentFingerprint.Builder, skipping skipped: Int? = nil) {
             for position in 0..<order.count {
                 let slot = order.slot(at: position)
                 guard slot != skipped, let value = slots[slot] else { continue }
-                var json: [UInt8] = []
-                json.reserveCapacity(value.range.count + 2)
-                if value.kind == .string { json.append(UInt8(ascii: "\"")) }
-                json.append(contentsOf: bytes(value.range))
-                if value.kind == .string { json.append(UInt8(ascii: "\"")) }
-                members.append((names[slot], json))
+                fingerprint.add(name: names[slot], value: bytes(value.range), quoted: value.kind == .string)
             }
-            return members
         }
 
         /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string

@@ -79,8 +79,8 @@ package struct FastPostbackPath: Sendable {
                 var record: [UInt8] = []
                 record.reserveCapacity(1024)
                 guard let (identifier, content) = appendRecord(
-                    payload: parts.payload, key: key, body: members, unsigned: unsigned, source: source, line: line,
-                    to: &record)
+                    payload: parts.payload, key: key, body: members, unsigned: unsigned, signedDigest: digest,
+                    source: source, line: line, to: &record)
                 else { return nil }
                 return Prepared(key: key, digest: digest, signature: Array(signature), record: record,
                                 postbackIdentifier: identifier, content: content,
@@ -164,7 +164,7 @@ package struct FastPostbackPath: Sendable {
     /// payload is not of the usual shape.
     private func appendRecord(
         payload segment: UnsafeBufferPointer<UInt8>, key: Int, body: Members, unsigned: UnsignedFields,
-        source: String, line: Int, to record: inout [UInt8]
+        signedDigest: SHA256Digest, source: String, line: Int, to record: inout [UInt8]
     ) -> (String, ContentFingerprint)? {
         withDecoded(segment) { decoded in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
@@ -179,10 +179,10 @@ package struct FastPostbackPath: Sendable {
                 else { return nil }
                 JSONLinesRecord.appendSource(source, line: line, to: &record)
                 record.append(contentsOf: keys[key].recordStatus)
-                let fieldsStart = record.count
                 payload.appendCompactJSON(to: &record)
-                let content = ContentFingerprint(
-                    signedJSON: record[fieldsStart...], unsigned: body.compactMembers(skipping: BodyMember.jwsString))
+                var fingerprint = ContentFingerprint.Builder(signedDigest: signedDigest)
+                body.addMembers(to: &fingerprint, skipping: BodyMember.jwsString)
+                let content = fingerprint.finish()
                 JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
                 body.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
                 JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
