@@ -25,7 +25,8 @@ struct CommandLineOptions {
     var skAdNetworkP256KeyPath: String?
     /// `--skadnetwork-key-p192 PATH`: replaces Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).
     var skAdNetworkP192KeyPath: String?
-    /// `--state PATH`: remember valid postbacks across runs in this SQLite file (contract 1.1).
+    /// `--state PATH|URL`: remember valid postbacks across runs in this SQLite file, or in the PostgreSQL database
+    /// a `postgresql://` URL or libpq keyword string names (contract 1.1; `docs/state.md`).
     var statePath: String?
     /// `--retention DAYS`: with `--state`, forget postbacks first seen more than this many days ago.
     var retentionDays: Int?
@@ -120,7 +121,9 @@ struct CommandLineOptions {
             case "--state":
                 guard options.statePath == nil else { throw UsageError("\(name) given twice") }
                 let path = try value()
-                guard !path.isEmpty else { throw UsageError("--state needs a file path") }
+                guard !path.isEmpty else {
+                    throw UsageError("--state needs a file path or a PostgreSQL connection string")
+                }
                 guard path != "-" else {
                     throw UsageError("--state needs a file path, not - (write ./- for a file named -)")
                 }

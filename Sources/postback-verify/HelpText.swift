@@ -23,9 +23,11 @@ enum HelpText {
                                   Any device in developer mode can mint such postbacks: never in production.
           --strict                Warnings become rejections (code rule-warning).
           --no-dedupe             Do not mark repeated postbacks as duplicates.
-          --state PATH            Remember valid postbacks across runs in the SQLite file at PATH (created when
-                                  missing): a postback already there is a duplicate of that first record. Runs at
-                                  once may share the file. See docs/state.md for its schema.
+          --state PATH|URL        Remember valid postbacks across runs: in the SQLite file at PATH (created when
+                                  missing), or in a PostgreSQL database given as a postgresql:// URL or a libpq
+                                  string ('host=db dbname=postbacks'; password from PGPASSWORD or ~/.pgpass). A
+                                  postback already there is a duplicate of that first record. Runs at once, on one
+                                  machine or many, may share it. See docs/state.md.
           --retention DAYS        With --state: forget postbacks first seen more than DAYS days ago (default 10).
           --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
           --jobs N                Signature worker threads (default: all cores). With cores to spare, the reader

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 @testable import Attribution
@@ -128,7 +131,9 @@ struct PostgresStateTests {
     @Test("Claim, pending duplicate, confirm, confirmed duplicate with the first content; a repeat in one call")
     func claimThenConfirm() throws {
         let store = try Self.open(try TestPostgres.database())
-        let content = ContentFingerprint(signedJSON: Array(#"{"a":1}"#.utf8), unsigned: [])
+        var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
+        builder.add(name: Array("conversion-value".utf8), value: Array("21".utf8))
+        let content = builder.finish()
         let answers = try store.claim([Self.sighting("C", "run-a", 7, content: content), Self.sighting("D"),
                                        Self.sighting("C", "run-a", 9)], at: Self.monday)
         let pending = DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content,
@@ -164,8 +169,10 @@ struct PostgresStateTests {
 
         // Its connection dies without a word (as with kill -9): the server ends its session, and its lock.
         let killed = try TestPostgres.execute("""
-            SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN postback_verify.postbacks p
-                ON l.locktype = 'advisory' AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = p.owner
+            SELECT pg_terminate_backend(l.pid) FROM postback_verify.postbacks p
+                JOIN postback_verify.claims c ON c.token = p.claim
+                JOIN pg_locks l ON l.locktype = 'advisory' AND l.objsubid = 1
+                    AND ((l.classid::bigint << 32) | l.objid::bigint) = c.owner
             WHERE p.key = 'K'::bytea
             """, on: database)
         #expect(killed.rowCount == 1)
@@ -188,8 +195,9 @@ struct PostgresStateTests {
         try hung.execute("SELECT pg_advisory_lock(77)")
         try hung.execute("INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, "
                          + "(extract(epoch FROM now()) * 1000)::bigint + 300)")
-        try hung.execute("INSERT INTO postback_verify.postbacks (key, first_seen, source, line, owner, claim) "
-                         + "VALUES ('\\x48'::bytea, \(Self.monday.millisecondsSince1970), 'hung', 5, 77, 1)")
+        try hung.execute("INSERT INTO postback_verify.claims VALUES (1, 77, 0)")
+        try hung.execute("INSERT INTO postback_verify.postbacks (key, first_seen, source, line, claim) "
+                         + "VALUES ('\\x48'::bytea, \(Self.monday.millisecondsSince1970), 'hung', 5, 1)")
         let store = try Self.open(database, leaseSeconds: 0.3)
         #expect(try store.claim([Self.sighting("H", "mine", 1)], at: Self.monday).first?.duplicateOf?.source == "hung")
         Thread.sleep(forTimeInterval: 0.4)
@@ -241,6 +249,31 @@ struct PostgresStateTests {
         }
         #expect(firsts == 200)
         #expect(try shared.count() == 200)
+    }
+
+    @Test("A server restarted under a live store: the call that meets it throws `unavailable`, the next reconnects, and what was confirmed before is still there")
+    func reconnects() async throws {
+        let server = try TestPostgres.start(watching: getpid())
+        defer { try? TestPostgres.control("stop", server.directory) }
+        let store = try Self.open(server.connectionString)
+        _ = try store.deduplicate(Self.sighting("before", "a", 1), at: Self.monday)
+        // The store's commits do not wait for the disk; the server's WAL writer flushes them within 0.6 s.
+        try await Task.sleep(for: .seconds(1))
+        try TestPostgres.control("halt", server.directory)
+        try TestPostgres.control("resume", server.directory)
+        do {
+            _ = try await store.claim([Self.sighting("during", "b", 1)], at: Self.monday)
+            Issue.record("a claim over a connection the server dropped succeeded")
+        } catch let error as StateError {
+            #expect(error.code == .unavailable, "\(error)")
+            #expect(error.reason.contains("connection to the server was lost"), "\(error.reason)")
+        }
+        let answers: [DeduplicationAnswer] = try await store.claim(
+            [Self.sighting("before", "c", 1), Self.sighting("during", "c", 2)], at: Self.monday)
+        #expect(answers.first?.duplicateOf?.source == "a")
+        #expect(answers.last == .firstSeen)
+        try await store.confirm([DeduplicationKey("during")])
+        #expect(try store.count() == 2)
     }
 
     // MARK: Retention

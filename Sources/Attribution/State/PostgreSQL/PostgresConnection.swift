@@ -87,17 +87,29 @@ final class PostgresConnection {
         return "database \(string(PQdb(handle))) as \(string(PQuser(handle))) at \(place) port \(string(PQport(handle)))"
     }
 
+    /// A call failed for want of a connection: the next one starts a new session, whatever PQstatus says.
+    private var broken = false
+
     /// Reconnects when the connection was lost; a no-op otherwise.
     func reconnectIfNeeded() throws(PostgresFailure) {
-        guard PQstatus(handle) != CONNECTION_OK else { return }
+        guard broken || PQstatus(handle) != CONNECTION_OK else { return }
         PQreset(handle)
+        prepared.removeAll()  // a new session knows none of them
+        broken = true  // until the session is set up
         guard PQstatus(handle) == CONNECTION_OK else { throw connectionFailure() }
         try onConnect(self)
+        broken = false
     }
 
+    /// Statements prepared on this session, by their text: the name each was prepared under.
+    private var prepared: [String: String] = [:]
+
     /// Runs one statement (no `;`-separated list) with `parameters` bound to `$1`, `$2`, ..., and returns its rows.
+    /// With `prepare`, the statement is parsed and planned once per session and only executed after that (the
+    /// store's claim and confirm, run once per batch).
     @discardableResult
-    func execute(_ sql: String, _ parameters: [PostgresParameter] = []) throws(PostgresFailure) -> PostgresResult {
+    func execute(_ sql: String, _ parameters: [PostgresParameter] = [], prepare: Bool = false)
+        throws(PostgresFailure) -> PostgresResult {
         let encoded = parameters.map(\.encoded)
         let types = parameters.map(\.typeOID)
         let lengths = encoded.map { Int32($0.count) }
@@ -117,8 +129,26 @@ final class PostgresConnection {
             pointers.append(UnsafePointer(buffer + offset))
             offset += value.count
         }
-        let result = PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
-        guard let result else { throw connectionFailure() }
+        if prepare {
+            let name: String
+            if let known = prepared[sql] {
+                name = known
+            } else {
+                name = "postback_verify_\(prepared.count + 1)"
+                try check(PQprepare(handle, name, sql, Int32(parameters.count), types))
+                prepared[sql] = name
+            }
+            return try check(PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 1))
+        }
+        return try check(PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1))
+    }
+
+    /// `result`, or the failure it reports (cleared).
+    private func check(_ result: OpaquePointer?) throws(PostgresFailure) -> PostgresResult {
+        guard let result else {
+            broken = true
+            throw connectionFailure()
+        }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
             return PostgresResult(handle: result)
@@ -127,10 +157,13 @@ final class PostgresConnection {
             let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             let detail = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
             PQclear(result)
-            let lost = PQstatus(handle) != CONNECTION_OK
+            // libpq's own failures carry no SQLSTATE (the server's always do): the connection broke, or could not
+            // be used. So do class 08 (connection exception) and 57P01-57P03 (the server shutting down or starting).
+            let lost = PQstatus(handle) != CONNECTION_OK || sqlState == nil
+                || sqlState.map { $0.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains($0) } == true
+            if lost { broken = true }
             let message = primary ?? (detail.isEmpty ? String(cString: PQerrorMessage(handle)) : detail)
-            throw PostgresFailure(sqlState: sqlState, message: target.scrub(message), connectionLost: lost
-                                  || sqlState.map { $0.hasPrefix("08") || $0 == "57P01" || $0 == "57P02" || $0 == "57P03" } == true)
+            throw PostgresFailure(sqlState: sqlState, message: target.scrub(message), connectionLost: lost)
         }
     }
 

@@ -71,8 +71,12 @@ struct PostgresConnectionString: Sendable {
 
     /// `message` on one line, with the password (and the whole string) replaced by `***`.
     func scrub(_ message: String) -> String {
-        var text = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters() }
-            .filter { !$0.isEmpty }.joined(separator: "; ")
+        var lines: [String] = []
+        for line in message.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters() })
+            where !line.isEmpty && !lines.contains(where: { $0.utf8.elementsEqual(line.utf8) }) {
+            lines.append(line)  // libpq repeats a message it collected twice
+        }
+        var text = lines.joined(separator: "; ")
         for secret in [value, password].compactMap({ $0 }) where !secret.isEmpty {
             text = text.replacingAll(secret, with: "***")
         }

@@ -1,17 +1,19 @@
 /// The PostgreSQL schema of the deduplication state, version 1; `docs/state.md` documents it for people.
 ///
 /// Everything lives in one schema, `postback_verify`, which the store creates on first use and otherwise only
-/// reads, inserts into, updates and deletes from: nothing else in the database is touched. It mirrors the SQLite
-/// state (schema version 2). `schema_version` holds one row, the version: a later release reads it to migrate,
-/// and this one refuses a schema whose version it does not know. `postbacks` holds one row per distinct valid
-/// postback: `key` is the deduplication key's UTF-8 bytes as `bytea` (compared byte for byte, never by Unicode
-/// equivalence), `first_seen` the start of the run (or the request) that first saw it, in milliseconds since 1970
-/// UTC, `source` and `line` where its first valid record was, `content` its ``ContentFingerprint`` (to name what
-/// a later sighting changed). A row whose `owner` is not null is a claim not yet confirmed, made by the call
-/// whose token is `claim`. `owners` has one row per store instance that claims: where it runs (`host`, `pid`,
-/// for people) and until when its lease runs (`lease_until`, milliseconds since 1970 by the server's clock). An
-/// owner is alive while its lease runs **and** its connection holds the session advisory lock numbered by its
-/// id: a process that dies, on any machine, loses its claims at once.
+/// reads, inserts into, updates and deletes from: nothing else in the database is touched. `schema_version` holds
+/// one row, the version: a later release reads it to migrate, and this one refuses a schema whose version it does
+/// not know. `postbacks` holds one row per distinct valid postback: `key` is the deduplication key's UTF-8 bytes as
+/// `bytea` (compared byte for byte, never by Unicode equivalence), `first_seen` the start of the run (or the
+/// request) that first saw it, in milliseconds since 1970 UTC, `source` and `line` where its first valid record
+/// was, `content` its ``ContentFingerprint`` (to name what a later sighting changed), `claim` the token of the
+/// call that claimed it. `claims` has a row per claiming call not yet confirmed (its `token`, its `owner`, and
+/// when, by the server's clock): a postback whose `claim` is there is pending; once the call's records were
+/// written, confirming deletes that one row, however many postbacks it claimed, so a postback's row is written
+/// once. `owners` has one row per store instance: where it runs (`host`, `pid`, for people) and until when its
+/// lease runs (`lease_until`, milliseconds since 1970 by the server's clock). An owner is alive while its lease
+/// runs **and** its connection holds the session advisory lock numbered by its id: a process that dies, on any
+/// machine, loses its claims at once.
 enum PostgresSchema {
     static let version: Int64 = 1
     static let name = "postback_verify"
@@ -27,13 +29,19 @@ enum PostgresSchema {
             source text NOT NULL,
             line bigint NOT NULL,
             content bytea,
-            owner bigint,
             claim bigint,
             CONSTRAINT postbacks_pkey PRIMARY KEY (key)
         )
         """,
         "CREATE INDEX postbacks_first_seen ON postback_verify.postbacks (first_seen)",
-        "CREATE INDEX postbacks_claims ON postback_verify.postbacks (owner) WHERE owner IS NOT NULL",
+        """
+        CREATE TABLE postback_verify.claims (
+            token bigint NOT NULL,
+            owner bigint NOT NULL,
+            claimed_at bigint NOT NULL,
+            CONSTRAINT claims_pkey PRIMARY KEY (token)
+        )
+        """,
         """
         CREATE TABLE postback_verify.owners (
             id bigint NOT NULL,
@@ -74,6 +82,9 @@ enum PostgresSchema {
 
     /// ``describe`` of a schema ``create`` made (with `search_path` set to `pg_catalog`, so names are qualified).
     static let expected = [
+        "column claims.claimed_at bigint not null",
+        "column claims.owner bigint not null",
+        "column claims.token bigint not null",
         "column owners.host text not null",
         "column owners.id bigint not null",
         "column owners.lease_until bigint not null",
@@ -83,19 +94,20 @@ enum PostgresSchema {
         "column postbacks.first_seen bigint not null",
         "column postbacks.key bytea not null",
         "column postbacks.line bigint not null",
-        "column postbacks.owner bigint",
         "column postbacks.source text not null",
         "column schema_version.version integer not null",
+        "constraint claims.claims_pkey PRIMARY KEY (token)",
         "constraint owners.owners_pkey PRIMARY KEY (id)",
         "constraint postbacks.postbacks_pkey PRIMARY KEY (key)",
-        "index CREATE INDEX postbacks_claims ON postback_verify.postbacks USING btree (owner) WHERE (owner IS NOT NULL)",
         "index CREATE INDEX postbacks_first_seen ON postback_verify.postbacks USING btree (first_seen)",
+        "index CREATE UNIQUE INDEX claims_pkey ON postback_verify.claims USING btree (token)",
         "index CREATE UNIQUE INDEX owners_pkey ON postback_verify.owners USING btree (id)",
         "index CREATE UNIQUE INDEX postbacks_pkey ON postback_verify.postbacks USING btree (key)",
+        "relation claims r",
+        "relation claims_pkey i",
         "relation owners r",
         "relation owners_pkey i",
         "relation postbacks r",
-        "relation postbacks_claims i",
         "relation postbacks_first_seen i",
         "relation postbacks_pkey i",
         "relation schema_version r",
@@ -107,66 +119,73 @@ enum PostgresSchema {
     /// The server's clock in milliseconds since 1970: leases are counted by one clock for every machine.
     static let now = "(extract(epoch FROM pg_catalog.statement_timestamp()) * 1000)::bigint"
 
-    /// Claims a batch in one statement. `$1` keys (distinct, in byte order, so that concurrent batches lock rows
+    /// Claims a batch in one statement. `$1` keys (distinct, in byte order, so that concurrent calls lock rows
     /// in one order and never deadlock), `$2` sources, `$3` lines, `$4` contents (NULL: none), `$5` first seen
     /// (ms), `$6` the retention cutoff (ms), `$7` this store's owner id, `$8` this call's token, `$9` the lease
     /// (ms), `$10` this host, `$11` this process id.
     ///
-    /// The owner's row is written (or its lease renewed) first. A key not there is inserted as this call's. A key
-    /// there is taken over (its row becomes this call's) when it is past the retention, or is another owner's
-    /// claim and that owner is dead: its lease ran out, or no connection holds its advisory lock
-    /// (`pg_try_advisory_xact_lock_shared` gets it; shared, so that two checkers never take each other for the
-    /// owner). Any other row is answered as it is: `ON CONFLICT DO UPDATE` locks it and reads its latest
-    /// committed version (which a plain SELECT in the same statement could not see), so a key committed by a
-    /// concurrent call is never missed. Every input key comes back once; `ours` says it is this call's.
+    /// The owner's row is written (its lease renewed), and the call's `claims` row inserted when it claimed a key. A key not there is
+    /// inserted as this call's. A key there is taken over (its row becomes this call's) when it is past the
+    /// retention, or is pending (its `claim` in `claims`) for another owner that is dead: its lease ran out, or no
+    /// connection holds its advisory lock (`pg_try_advisory_xact_lock_shared` gets it; shared, so that two
+    /// checkers never take each other for the owner). Any other row stays as it is: `ON CONFLICT DO UPDATE` locks
+    /// it and reads its latest committed version (which a plain SELECT in the same statement could not see), so a
+    /// key committed by a concurrent call is never missed. Only the rows that are not this call's come back (the
+    /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed.
     static let claim = """
         WITH owner AS (
             INSERT INTO postback_verify.owners AS o (id, host, pid, lease_until) VALUES ($7, $10, $11, \(now) + $9)
-            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
-            RETURNING o.id)
-        INSERT INTO postback_verify.postbacks AS p (key, first_seen, source, line, content, owner, claim)
-        SELECT i.key, $5, i.source, i.line, i.content, $7, $8
-        FROM unnest($1::bytea[], $2::text[], $3::bigint[], $4::bytea[])
-            WITH ORDINALITY AS i(key, source, line, content, n)
-        ORDER BY i.n
-        ON CONFLICT (key) DO UPDATE SET (first_seen, source, line, content, owner, claim) = (
-            SELECT CASE WHEN t.free THEN excluded.first_seen ELSE p.first_seen END,
-                   CASE WHEN t.free THEN excluded.source ELSE p.source END,
-                   CASE WHEN t.free THEN excluded.line ELSE p.line END,
-                   CASE WHEN t.free THEN excluded.content ELSE p.content END,
-                   CASE WHEN t.free THEN excluded.owner ELSE p.owner END,
-                   CASE WHEN t.free THEN excluded.claim ELSE p.claim END
-            FROM (SELECT p.first_seen < $6
-                      OR (p.owner IS NOT NULL AND p.owner <> $7
-                          AND (NOT EXISTS (SELECT 1 FROM postback_verify.owners o
-                                           WHERE o.id = p.owner AND o.lease_until >= \(now))
-                               OR pg_catalog.pg_try_advisory_xact_lock_shared(p.owner))) AS free) AS t)
-        RETURNING p.key, coalesce(p.claim = $8, false), p.first_seen, p.source, p.line, p.content, p.owner IS NOT NULL
+            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until),
+        claimed AS (
+            INSERT INTO postback_verify.postbacks AS p (key, first_seen, source, line, content, claim)
+            SELECT i.key, $5, i.source, i.line, i.content, $8
+            FROM unnest($1::bytea[], $2::text[], $3::bigint[], $4::bytea[])
+                WITH ORDINALITY AS i(key, source, line, content, n)
+            ORDER BY i.n
+            ON CONFLICT (key) DO UPDATE SET (first_seen, source, line, content, claim) = (
+                SELECT CASE WHEN t.free THEN excluded.first_seen ELSE p.first_seen END,
+                       CASE WHEN t.free THEN excluded.source ELSE p.source END,
+                       CASE WHEN t.free THEN excluded.line ELSE p.line END,
+                       CASE WHEN t.free THEN excluded.content ELSE p.content END,
+                       CASE WHEN t.free THEN excluded.claim ELSE p.claim END
+                FROM (SELECT p.first_seen < $6 OR EXISTS (
+                          SELECT 1 FROM postback_verify.claims c
+                          WHERE c.token = p.claim AND c.owner <> $7
+                              AND (NOT EXISTS (SELECT 1 FROM postback_verify.owners o
+                                               WHERE o.id = c.owner AND o.lease_until >= \(now))
+                                   OR pg_catalog.pg_try_advisory_xact_lock_shared(c.owner))) AS free) AS t)
+            RETURNING p.key, p.first_seen, p.source, p.line, p.content, p.claim),
+        call AS (
+            INSERT INTO postback_verify.claims (token, owner, claimed_at)
+            SELECT $8, $7, \(now) WHERE EXISTS (SELECT 1 FROM claimed WHERE claim = $8))
+        SELECT d.key, d.first_seen, d.source, d.line, d.content,
+               EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.token = d.claim) AS pending
+        FROM claimed d WHERE d.claim IS DISTINCT FROM $8
         """
 
-    /// Confirms this owner's claims on `$1` (keys), `$2` being the owner, and renews its lease (`$3` ms), locking
-    /// the rows in byte order (see ``claim``). Keys it does not hold are left as they are.
+    /// Confirms owner `$3`'s calls `$1` (tokens) whole: their `claims` rows deleted, one per call; and, of calls
+    /// confirmed only in part, the postbacks `$2` (keys) of calls `$4` (tokens) one by one. Renews the lease
+    /// (`$5` ms). Rows another owner took over meanwhile have its token, and are left as they are.
     static let confirm = """
-        WITH mine AS (
-            SELECT key FROM postback_verify.postbacks WHERE key = ANY($1::bytea[]) AND owner = $2
-            ORDER BY key FOR UPDATE),
-        renewed AS (
-            UPDATE postback_verify.owners SET lease_until = \(now) + $3 WHERE id = $2)
-        UPDATE postback_verify.postbacks AS p SET owner = NULL, claim = NULL
-        FROM mine WHERE p.key = mine.key
+        WITH whole AS (
+            DELETE FROM postback_verify.claims WHERE token = ANY($1::bigint[]) AND owner = $3),
+        part AS (
+            UPDATE postback_verify.postbacks SET claim = NULL
+            WHERE key = ANY($2::bytea[]) AND claim = ANY($4::bigint[]))
+        UPDATE postback_verify.owners SET lease_until = \(now) + $5 WHERE id = $3
         """
 
-    /// Withdraws this owner's (`$2`) claims on `$1` (keys): their records were not delivered.
+    /// Withdraws the claims of calls `$2` (tokens) on keys `$1`: their records were not delivered; and forgets
+    /// the calls `$3` (tokens) of owner `$4` with nothing left to confirm.
     static let release = """
-        WITH mine AS (
-            SELECT key FROM postback_verify.postbacks WHERE key = ANY($1::bytea[]) AND owner = $2
-            ORDER BY key FOR UPDATE)
-        DELETE FROM postback_verify.postbacks AS p USING mine WHERE p.key = mine.key
+        WITH released AS (
+            DELETE FROM postback_verify.postbacks WHERE key = ANY($1::bytea[]) AND claim = ANY($2::bigint[]))
+        DELETE FROM postback_verify.claims WHERE token = ANY($3::bigint[]) AND owner = $4
         """
 
-    /// At closing: every claim of owner `$1` withdrawn, and the owner forgotten.
+    /// At closing: owner `$1` forgotten, with its calls (their postbacks were released first).
     static let close = """
-        WITH released AS (DELETE FROM postback_verify.postbacks WHERE owner = $1)
+        WITH calls AS (DELETE FROM postback_verify.claims WHERE owner = $1)
         DELETE FROM postback_verify.owners WHERE id = $1
         """
 
@@ -180,10 +199,15 @@ enum PostgresSchema {
             ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED)
         """
 
-    /// Owners whose lease ended more than `$1` ms ago and that hold no claim.
-    static let pruneOwners = """
-        DELETE FROM postback_verify.owners AS o WHERE o.lease_until < \(now) - $1
-            AND NOT EXISTS (SELECT 1 FROM postback_verify.postbacks p WHERE p.owner = o.id)
+    /// Calls never confirmed whose owner died, made before `$1` (ms, server clock; their postbacks are past any
+    /// retention by then), and owners whose lease ended more than `$2` ms ago with no call left.
+    static let pruneClaims = """
+        WITH calls AS (
+            DELETE FROM postback_verify.claims c WHERE c.claimed_at < $1
+                AND NOT EXISTS (SELECT 1 FROM postback_verify.owners o
+                                WHERE o.id = c.owner AND o.lease_until >= \(now)))
+        DELETE FROM postback_verify.owners o WHERE o.lease_until < \(now) - $2
+            AND NOT EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.owner = o.id)
         """
 
     static let count = "SELECT count(*) FROM postback_verify.postbacks"

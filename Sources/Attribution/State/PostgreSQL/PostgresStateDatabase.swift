@@ -33,6 +33,12 @@ package final class PostgresStateDatabase {
     private let owner: Int64
     private var leaseRenewed: Int64 = 0
     private var closed = false
+    /// This owner's calls not yet wholly confirmed or released: each call's token and the keys it claimed that
+    /// are still pending (bounded by what the caller has claimed and not settled).
+    private var outstanding: [Int64: Set<DeduplicationKey>] = [:]
+    /// The call that claimed each pending key.
+    private var claimedBy: [DeduplicationKey: Int64] = [:]
+
     /// Batches skip pruning while their cutoff is at most this (see ``StateDatabase``).
     private var prunedThrough: Int64 = .min
 
@@ -85,7 +91,7 @@ package final class PostgresStateDatabase {
             distinct.append(index)
         }
         distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
-        let rows = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: (Bool, DuplicateReference)] in
+        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
             let result = try connection.execute(PostgresSchema.claim, [
                 .bytesArray(distinct.map { sightings[$0].key.utf8 }),
@@ -94,51 +100,90 @@ package final class PostgresStateDatabase {
                 .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
                 .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
                 .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
-            ])
-            var rows: [DeduplicationKey: (Bool, DuplicateReference)] = [:]
+            ], prepare: true)
+            var duplicates: [DeduplicationKey: DuplicateReference] = [:]
             for row in 0..<result.rowCount {
-                let reference = DuplicateReference(
-                    source: result.text(row, 3), line: Int(result.int64(row, 4)),
-                    firstSeen: Date(milliseconds: result.int64(row, 2)),
-                    firstContent: result.isNull(row, 5) ? nil : ContentFingerprint(bytes: result.bytes(row, 5)),
-                    isPending: result.bool(row, 6))
-                rows[DeduplicationKey(utf8: result.bytes(row, 0))] = (result.bool(row, 1), reference)
+                let key = DeduplicationKey(utf8: result.bytes(row, 0))
+                guard first[key] != nil else {
+                    throw PostgresFailure(message: "the claim answered for a key it was not given")
+                }
+                duplicates[key] = DuplicateReference(
+                    source: result.text(row, 2), line: Int(result.int64(row, 3)),
+                    firstSeen: Date(milliseconds: result.int64(row, 1)),
+                    firstContent: result.isNull(row, 4) ? nil : ContentFingerprint(bytes: result.bytes(row, 4)),
+                    isPending: result.bool(row, 5))
             }
-            guard rows.count == distinct.count else {
-                throw PostgresFailure(message: "the claim answered \(rows.count) of \(distinct.count) keys")
-            }
-            return rows
+            return duplicates
         }
         leaseRenewed = Date().millisecondsSince1970
-        return sightings.enumerated().map { index, sighting in
-            guard let (ours, reference) = rows[sighting.key] else { return .firstSeen }  // unreachable
+        var claimed: Set<DeduplicationKey> = []
+        let answers = sightings.enumerated().map { index, sighting -> DeduplicationAnswer in
+            if let reference = duplicates[sighting.key] { return .duplicate(of: reference) }
             if first[sighting.key] == index {
-                return ours ? .firstSeen : .duplicate(of: reference)
+                claimed.insert(sighting.key)
+                return .firstSeen
             }
-            // A repeat within this call: a duplicate of its first occurrence here, pending when that is ours.
-            return .duplicate(of: ours ? DuplicateReference(
-                source: reference.source, line: reference.line, firstSeen: reference.firstSeen,
-                firstContent: reference.firstContent, isPending: true) : reference)
+            // A repeat within this call of a key it claimed: a duplicate of that first occurrence, pending.
+            let original = sightings[first[sighting.key]!]
+            return .duplicate(of: DuplicateReference(source: original.source, line: original.line, firstSeen: time,
+                                                     firstContent: original.content, isPending: true))
         }
+        if !claimed.isEmpty {
+            outstanding[token] = claimed
+            for key in claimed { claimedBy[key] = token }
+        }
+        return answers
     }
 
-    /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip); keys it does
-    /// not hold (duplicates, claims taken over) are left alone.
+    /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip, one row per
+    /// call whose keys are all confirmed); keys it does not hold (duplicates, claims taken over) are left alone.
     package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
-        guard !keys.isEmpty else { return }
+        let (whole, partKeys, partCalls) = settle(keys)
+        guard !whole.isEmpty || !partKeys.isEmpty else { return }
         try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
-            try connection.execute(PostgresSchema.confirm,
-                                   [.bytesArray(keys.map(\.utf8)), .int64(owner), .int64(leaseMilliseconds)])
+            try connection.execute(PostgresSchema.confirm, [
+                .int64Array(whole), .bytesArray(partKeys.map(\.utf8)), .int64(owner), .int64Array(partCalls),
+                .int64(leaseMilliseconds),
+            ], prepare: true)
         }
         leaseRenewed = Date().millisecondsSince1970
     }
 
     /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
     package func release(_ keys: [DeduplicationKey]) throws(StateError) {
-        guard !keys.isEmpty else { return }
+        let pending = keys.compactMap { key in claimedBy[key].map { (key, $0) } }
+        let (whole, _, _) = settle(keys)
+        guard !pending.isEmpty || !whole.isEmpty else { return }
         try run("cannot release claims in") { () throws(PostgresFailure) in
-            try connection.execute(PostgresSchema.release, [.bytesArray(keys.map(\.utf8)), .int64(owner)])
+            try connection.execute(PostgresSchema.release, [
+                .bytesArray(pending.map(\.0.utf8)), .int64Array(Array(Set(pending.map(\.1)))), .int64Array(whole),
+                .int64(owner),
+            ])
         }
+    }
+
+    /// Takes `keys` out of the pending claims: the calls left with nothing pending, and, for calls settled only in
+    /// part, those keys and their calls.
+    private func settle(_ keys: [DeduplicationKey]) -> (whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) {
+        var touched: [Int64: [DeduplicationKey]] = [:]
+        for key in keys {
+            guard let call = claimedBy.removeValue(forKey: key) else { continue }
+            touched[call, default: []].append(key)
+            outstanding[call]?.remove(key)
+        }
+        var whole: [Int64] = []
+        var partKeys: [DeduplicationKey] = []
+        var partCalls: [Int64] = []
+        for (call, keys) in touched {
+            if outstanding[call]?.isEmpty ?? true {
+                outstanding.removeValue(forKey: call)
+                whole.append(call)
+            } else {
+                partKeys += keys
+                partCalls.append(call)
+            }
+        }
+        return (whole, partKeys, partCalls)
     }
 
     /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
@@ -155,6 +200,8 @@ package final class PostgresStateDatabase {
         guard !closed else { return }
         closed = true
         if connection.isConnected {
+            let pending = Array(claimedBy.keys)
+            if !pending.isEmpty { try? release(pending) }
             _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
         }
     }
@@ -172,7 +219,7 @@ package final class PostgresStateDatabase {
         let pruned = try connection.execute(PostgresSchema.prune, [.int64(cutoff), .int64(Self.pruneLimit)])
         if pruned.changedRows < Self.pruneLimit {
             prunedThrough = cutoff + 60_000
-            try connection.execute(PostgresSchema.pruneOwners, [.int64(2 * leaseMilliseconds)])
+            try connection.execute(PostgresSchema.pruneClaims, [.int64(cutoff), .int64(2 * leaseMilliseconds)])
         }
     }
 
@@ -236,6 +283,8 @@ package final class PostgresStateDatabase {
         try connection.execute("BEGIN")
         do throws(PostgresFailure) {
             try connection.execute("SELECT pg_catalog.pg_advisory_xact_lock(\(Self.creationLock))")
+            // Unlike a claim, the schema must survive a crash of the server the moment after.
+            try connection.execute("SET LOCAL synchronous_commit TO on")
             if try !hasTables() {
                 for statement in PostgresSchema.create { try connection.execute(statement) }
             }
