@@ -36,6 +36,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     }
 
     private let process: @Sendable ([Input]) async throws -> [Output]
+    private let onEnd: @Sendable () async -> Void
     private let maximumGroupSize: Int
     private let concurrency: Int
     private let state = Mutex(State())
@@ -43,9 +44,11 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     /// `process` gets each group in submission order and returns one output per input, in the same order; if it
     /// throws, every caller of the group gets the error. Up to `concurrency` groups are processed at once (while
     /// one group waits for its `fsync`, the next is already claiming; or one group per core verifying).
-    public init(maximumGroupSize: Int, concurrency: Int = 1,
+    /// `onEnd` runs once the last group is processed, at graceful shutdown.
+    public init(maximumGroupSize: Int, concurrency: Int = 1, onEnd: @escaping @Sendable () async -> Void = {},
                 process: @escaping @Sendable ([Input]) async throws -> [Output]) {
         self.process = process
+        self.onEnd = onEnd
         self.maximumGroupSize = max(1, maximumGroupSize)
         self.concurrency = max(1, concurrency)
     }
@@ -78,6 +81,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
                     }
                 }
             }
+            await onEnd()
         } onGracefulShutdown: {
             let waiters = self.state.withLock { state in
                 state.isStopping = true

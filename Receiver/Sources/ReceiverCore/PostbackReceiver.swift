@@ -17,7 +17,8 @@ public enum PostbackReceiver {
         let sink = try await makeSink(configuration, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
-                maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits
+                maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits,
+                onEnd: { await sink.finish() }
             ) { group in
                 let outcomes = try await sink.store(group)
                 metrics.committed()

@@ -286,6 +286,16 @@ def graceful_stop(args, repo: Path, work: Path) -> None:
     check(status == 0, f"exit status {status} after SIGTERM, not 0")
     check(all(body in stored for body in ok), "a request answered 200 has no row after SIGTERM")
     check(all(a in ("200", "000") for a in answers), f"answers during shutdown: {sorted(set(answers))}")
+    # Every valid postback it stored is remembered in the state after the stop (its claim confirmed, not released
+    # when the store closed): a later retry or CLI run sees it as a duplicate.
+    state = sqlite3.connect(f"file:{receiver.state}?mode=ro", uri=True)
+    remembered = {row[0] for row in state.execute("SELECT key FROM postbacks")}
+    unconfirmed = state.execute("SELECT count(*) FROM claims").fetchone()[0]
+    state.close()
+    valid_keys = {r["key"].decode() for r in rows(receiver.archive) if r["verdict"] == "valid"}
+    check(valid_keys and valid_keys <= remembered and unconfirmed == 0,
+          f"after SIGTERM {len(valid_keys - remembered)} stored valid postbacks are not remembered in the state, "
+          f"{unconfirmed} claims unconfirmed")
     print(f"ok: SIGTERM with {len(bodies)} requests in flight: {len(ok)} answered 200, all stored; exit 0", flush=True)
 
 

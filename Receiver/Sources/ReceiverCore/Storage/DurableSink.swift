@@ -6,20 +6,45 @@ import Foundation
 ///
 /// Per group, in this order: claim the valid postbacks' keys (a key already seen, or claimed by a live request,
 /// answers duplicate: the postback is marked a duplicate of its first sighting); store every row in one
-/// transaction (`fsync`); confirm the claims. Only then are the requests answered 200. If storing fails, the claims
-/// are released and every request of the group gets 500: Apple's retry is then a first sighting again, never a
-/// duplicate of a row nobody stored. A crash between the rows and the confirmation can at worst count a retry
-/// valid once more (its claim expires), never lose a postback.
+/// transaction (`fsync`); answer 200; confirm the claims, in the same transaction as the next group's claim
+/// (``DeduplicationStore/claim(_:at:confirming:)``), or on their own a moment later when no group follows, and
+/// before the receiver exits. A claim not yet confirmed is this live receiver's: a retry arriving meanwhile is a
+/// duplicate of the stored row. If storing fails, the group's claims are released and every request of the group
+/// gets 500: Apple's retry is then a first sighting again, never a duplicate of a row nobody stored. A crash
+/// between the rows and the confirmation can at worst count a retry valid once more (the dead receiver's claims
+/// are taken over), never lose a postback.
 struct DurableSink: PostbackSink {
     let deduplication: any DeduplicationStore
     let archive: SQLiteReceivedArchive
     let quota: InvalidQuota
     let metrics: ReceiverMetrics?
+    let backlog = ConfirmBacklog()
+
+    /// Keys of stored groups not confirmed yet. Touched only on the archive's thread.
+    final class ConfirmBacklog: @unchecked Sendable {
+        var keys: [DeduplicationKey] = []
+    }
 
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
-        // The three steps run back to back on the archive's thread: one hand-off per group, not one per step (each
+        // The steps run back to back on the archive's thread: one hand-off per group, not one per step (each
         // hand-off between threads costs a wake-up, which on a busy machine costs more than the steps).
-        try await archive.onArchiveThread { try self.storeNow(group) }
+        let outcomes = try await archive.onArchiveThread { try self.storeNow(group) }
+        // If no group follows within 2 ms to carry the confirmation, it goes on its own.
+        archive.onArchiveThread(after: .milliseconds(2)) { self.confirmBacklog() }
+        return outcomes
+    }
+
+    /// Confirms what stored groups claimed; on failure they stay for the next claim (a live owner's claims).
+    private func confirmBacklog() {
+        guard !backlog.keys.isEmpty else { return }
+        if (try? deduplication.confirm(backlog.keys)) != nil {
+            backlog.keys = []
+        }
+    }
+
+    /// Confirms what is left, before the receiver exits (the store releases unconfirmed claims when closed).
+    func finish() async {
+        _ = try? await archive.onArchiveThread { self.confirmBacklog() }
     }
 
     private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
@@ -32,9 +57,17 @@ struct DurableSink: PostbackSink {
                 sightingIndices.append(index)
             }
         }
-        // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group.
-        let answers = sightings.isEmpty ? [] : try deduplication.claim(
-            sightings, at: Date(milliseconds: postbacks[sightingIndices[0]].receivedMilliseconds))
+        // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group. The
+        // same transaction confirms what earlier groups claimed (if it fails, neither happened).
+        let answers: [DeduplicationAnswer]
+        if sightings.isEmpty {
+            answers = []
+        } else {
+            answers = try deduplication.claim(
+                sightings, at: Date(milliseconds: postbacks[sightingIndices[0]].receivedMilliseconds),
+                confirming: backlog.keys)
+            backlog.keys = []
+        }
         for (answer, index) in zip(answers, sightingIndices) {
             if let first = answer.duplicateOf {
                 postbacks[index].result.markDuplicate(of: first)
@@ -67,9 +100,7 @@ struct DurableSink: PostbackSink {
             if !claimed.isEmpty { try? deduplication.release(claimed) }
             throw error
         }
-        if !claimed.isEmpty {
-            try deduplication.confirm(claimed)
-        }
+        backlog.keys += claimed
         for outcome in outcomes {
             switch outcome {
             case .stored(let postback): metrics?.stored(postback.result.verdict)

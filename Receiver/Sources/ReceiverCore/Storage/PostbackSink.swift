@@ -4,6 +4,13 @@ public protocol PostbackSink: Sendable {
     /// result (a retry of a postback stored earlier marked duplicate), or `.notStored` when the invalid quota
     /// left it out. Throws when the group could not be stored: then none of it counts as stored or seen.
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome]
+
+    /// Finishes what `store` left for later (confirmations), once no more groups come: before the receiver exits.
+    func finish() async
+}
+
+extension PostbackSink {
+    public func finish() async {}
 }
 
 /// What became of one postback given to a ``PostbackSink``.

@@ -86,6 +86,11 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         }
     }
 
+    /// Runs `work` on the archive's thread after `delay`, without waiting for it.
+    func onArchiveThread(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) {
+        queue.asyncAfter(deadline: .now() + delay, execute: work)
+    }
+
     /// One row of `received_postbacks`.
     struct Row: Sendable {
         var received: Int64
