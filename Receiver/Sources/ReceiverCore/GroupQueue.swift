@@ -6,10 +6,10 @@ import Synchronization
 /// processed as the next group, in one call of `process`. Under light load a group is one caller and adds no delay;
 /// under heavy load groups grow (up to the maximum) and the cost per caller falls. The receiver has two:
 ///
-/// - **group commit**: one deduplication claim, one archive transaction (one `fsync`) and one confirmation per
-///   group, so durability costs a transaction per group, not per request;
+/// - **group commit**: one deduplication claim (which also confirms the previous group's) and one archive
+///   transaction (one `fsync`) per group, not per request (``DurableSink``);
 /// - **batch verification**: the group's ES256 signatures checked together (``ItemVerifier/verify(batch:)``: one
-///   modular inversion for all, and the key's table of multiples), about half the cost of one check at a time.
+///   modular inversion for all, and the key's table of multiples): CPU per request fell from 136 to 74 µs.
 ///
 /// A `Service`: it runs until graceful shutdown, and then still processes what was submitted before it stops. The
 /// HTTP server stops first (an application's services stop in reverse order, the server's last-added), so every
