@@ -54,7 +54,7 @@ public struct ContentFingerprint: Sendable, Hashable {
 
         package init(signedDigest: SHA256Digest) {
             out = [ContentFingerprint.format]
-            out.reserveCapacity(128)
+            out.reserveCapacity(48)  // an Apple body's fingerprint, about 32 bytes, without growing: kept per key
             signedDigest.withUnsafeBytes { out.append(contentsOf: $0.prefix(ContentFingerprint.signedDigestSize)) }
             out.append(0)
         }
@@ -76,7 +76,9 @@ public struct ContentFingerprint: Sendable, Hashable {
                 return
             }
             count += 1
-            if let known = ContentFingerprint.knownNames.firstIndex(where: { $0.elementsEqual(name) }) {
+            if let known = ContentFingerprint.knownNames.firstIndex(where: {
+                $0.count == name.count && $0.elementsEqual(name)
+            }) {
                 out.append(ContentFingerprint.knownNameCode + UInt8(known))
             } else {
                 out.append(UInt8(name.count))
