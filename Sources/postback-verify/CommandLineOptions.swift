@@ -102,7 +102,7 @@ struct CommandLineOptions {
                 options.isQuiet = true
             case "--max-impression-age":
                 let text = try value()
-                guard let milliseconds = Self.duration(text) else {
+                guard let milliseconds = VerificationPolicy.milliseconds(inDuration: text) else {
                     throw UsageError("--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(text)")
                 }
                 options.maximumImpressionAge = milliseconds
@@ -149,21 +149,6 @@ struct CommandLineOptions {
             throw UsageError("--state and --no-dedupe cannot be used together")
         }
         return options
-    }
-
-    /// A duration such as `30d`, `12h`, `90m`, `3600s` or `3600` (seconds), in milliseconds.
-    static func duration(_ text: String) -> UInt64? {
-        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        var digits = Substring(text)
-        var unit: UInt64 = 1
-        if let last = text.last, let scale = units[last] {
-            unit = scale
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = UInt64(digits) else { return nil }
-        let (seconds, overflow1) = count.multipliedReportingOverflow(by: unit)
-        let (milliseconds, overflow2) = seconds.multipliedReportingOverflow(by: 1000)
-        return overflow1 || overflow2 ? nil : milliseconds
     }
 }
 

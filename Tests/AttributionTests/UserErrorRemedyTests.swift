@@ -1,3 +1,4 @@
+import Attribution
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -142,10 +143,18 @@ struct UserErrorRemedyTests {
         #expect(help.contains("d (days)") && help.contains("a bare number is\n"))
         // Unwrapped first: comparing an Optional<UInt64> inside #expect trips AddressSanitizer (a 9-byte read of
         // the 8-byte payload in the runtime's AnyHashable conversion), not our code.
-        let bare = try #require(CommandLineOptions.duration("30"))
-        let days = try #require(CommandLineOptions.duration("30d"))
+        let bare = try #require(VerificationPolicy.milliseconds(inDuration: "30"))
+        let days = try #require(VerificationPolicy.milliseconds(inDuration: "30d"))
         #expect(bare == 30_000)
         #expect(days == 30 * 86_400_000)
+    }
+
+    @Test("--max-impression-age refuses what is not a duration", arguments: [
+        "", "d", "30x", "+30", "-30", "3 0", "30dd", "\u{0661}\u{0662}", "１２", "99999999999999999999",
+        "213503982336d", "18446744073709552s",
+    ])
+    func impressionAgeRefused(text: String) {
+        #expect(VerificationPolicy.milliseconds(inDuration: text) == nil)
     }
 }
 

@@ -107,7 +107,7 @@ struct ReceiverCommand: AsyncParsableCommand {
                                       + "the deduplication tables)")
             }
         }
-        if let maxImpressionAge, Self.milliseconds(maxImpressionAge) == nil {
+        if let maxImpressionAge, VerificationPolicy.milliseconds(inDuration: maxImpressionAge) == nil {
             throw ValidationError(
                 "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(maxImpressionAge)")
         }
@@ -119,7 +119,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         var configuration = ReceiverConfiguration(verifier: ItemVerifier(
             keyRing: try keyRing(),
             policy: VerificationPolicy(isStrict: strict,
-                                       maximumImpressionAge: maxImpressionAge.flatMap(Self.milliseconds))))
+                                       maximumImpressionAge: maxImpressionAge.flatMap(VerificationPolicy.milliseconds(inDuration:)))))
         configuration.host = host
         configuration.port = port
         let stateLocation = ReceiverConfiguration.State(state)
@@ -172,23 +172,5 @@ struct ReceiverCommand: AsyncParsableCommand {
             }
         }
         return ring
-    }
-
-    /// A duration such as `30d`, `12h`, `90m`, `3600s` or `3600` (seconds), in milliseconds.
-    static func milliseconds(_ text: String) -> UInt64? {
-        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        var digits = Substring(text)
-        var unit: UInt64 = 1
-        if let last = digits.last, let scale = units[last] {
-            unit = scale
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = UInt64(digits) else {
-            return nil
-        }
-        let (seconds, overflow) = value.multipliedReportingOverflow(by: unit)
-        guard !overflow else { return nil }
-        let (milliseconds, overflow2) = seconds.multipliedReportingOverflow(by: 1000)
-        return overflow2 ? nil : milliseconds
     }
 }
