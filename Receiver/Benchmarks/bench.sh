@@ -6,6 +6,8 @@
 #
 #   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--million]
 #
+# RECEIVER_BENCH_POSTGRES=CONNINFO: also run the durable receiver with its state in that PostgreSQL database (e.g.
+# the POSTBACK_VERIFY_TEST_POSTGRES that `.ci/postgres start` prints); its postback_verify schema is dropped first.
 # --million: also run the durable receiver until it has answered 1,000,000 requests and print its peak and
 # current resident memory (takes minutes). Needs wrk (apt-get install wrk), python3 with `cryptography`.
 set -euo pipefail
@@ -112,6 +114,16 @@ for round in $(seq "$rounds"); do
         --sync normal
     report "receiver SQLite --sync normal" "$(load "$duration")"
     stop_receiver
+    if [ -n "${RECEIVER_BENCH_POSTGRES:-}" ]; then
+        # The same durable run with the deduplication state in PostgreSQL (the archive stays a local SQLite file,
+        # synced per group): its schema dropped first, so each round starts from an empty state as SQLite does.
+        psql -q "$RECEIVER_BENCH_POSTGRES" -c 'DROP SCHEMA IF EXISTS postback_verify CASCADE' > /dev/null 2>&1
+        rm -f "$work"/archive*
+        start_receiver --state "$RECEIVER_BENCH_POSTGRES" --archive "$work/archive.sqlite" \
+            --invalid-quota 100000000
+        report "receiver durable PostgreSQL state" "$(load "$duration")"
+        stop_receiver
+    fi
 done
 
 if [ "$million" = 1 ]; then
