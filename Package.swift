@@ -11,16 +11,22 @@ let package = Package(
         .systemLibrary(
             name: "CAttributionOpenSSL",
             pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .systemLibrary(
             name: "CAttributionSQLite",
             pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // libpq, for a deduplication state on a PostgreSQL server (`--state postgresql://...`, docs/state.md).
+        .systemLibrary(
+            name: "CAttributionPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
         .target(
             name: "Attribution",
-            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite"]
+            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite", "CAttributionPostgres"]
         ),
         .executableTarget(
             name: "postback-verify",

@@ -31,7 +31,29 @@ int EC_POINT_get_Jprojective_coordinates_GFp(const EC_GROUP *group, const EC_POI
 // table's first point against the generator; the generic code's wNAF precomputation does the same).
 int EC_GROUP_precompute_mult(EC_GROUP *group, BN_CTX *ctx);
 int EC_GROUP_have_precompute_mult(const EC_GROUP *group);
+// Converts many points to affine coordinates (Z = 1) with one field inversion: the P-192 key's table of
+// multiples is built with it, so that each addition from the table is a cheaper mixed addition.
+int EC_POINTs_make_affine(const EC_GROUP *group, size_t num, EC_POINT *points[], BN_CTX *ctx);
 #endif
+
+/// Makes `points` affine (Z = 1): in one batch where libcrypto offers it, else point by point through the affine
+/// coordinates (EC_POINT_set_affine_coordinates sets Z = 1). Returns 1 on success.
+static inline int attribution_points_make_affine(const EC_GROUP *group, size_t count, EC_POINT *points[],
+                                                 BN_CTX *context) {
+#if OPENSSL_VERSION_MAJOR == 3
+    return EC_POINTs_make_affine(group, count, points, context);
+#else
+    BIGNUM *x = BN_new(), *y = BN_new();
+    int ok = x != NULL && y != NULL;
+    for (size_t i = 0; ok && i < count; i++) {
+        ok = EC_POINT_get_affine_coordinates(group, points[i], x, y, context)
+            && EC_POINT_set_affine_coordinates(group, points[i], x, y, context);
+    }
+    BN_free(x);
+    BN_free(y);
+    return ok;
+#endif
+}
 
 /// Coordinates X and Z of `point`, not at infinity, with affine x = X / Z^2 (mod p): Jacobian coordinates where
 /// libcrypto offers them, else the affine x and Z = 1. Returns 1 on success.

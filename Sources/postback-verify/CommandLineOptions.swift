@@ -25,7 +25,8 @@ struct CommandLineOptions {
     var skAdNetworkP256KeyPath: String?
     /// `--skadnetwork-key-p192 PATH`: replaces Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).
     var skAdNetworkP192KeyPath: String?
-    /// `--state PATH`: remember valid postbacks across runs in this SQLite file (contract 1.1).
+    /// `--state PATH|URL`: remember valid postbacks across runs in this SQLite file, or in the PostgreSQL database
+    /// a `postgresql://` URL or libpq keyword string names (contract 1.1; `docs/state.md`).
     var statePath: String?
     /// `--retention DAYS`: with `--state`, forget postbacks first seen more than this many days ago.
     var retentionDays: Int?
@@ -54,12 +55,15 @@ struct CommandLineOptions {
                 guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
                 return next
             }
+            guard name == "--" || Self.isKnown(name) else {
+                throw UsageError(Self.unknownOption(argument, name: name))
+            }
             switch name {
             case "--":
                 onlyPaths = true
             case "-h", "--help":
                 options.showsHelp = true
-            case "--version":
+            case "-V", "--version":
                 options.showsVersion = true
             case "--format":
                 let text = try value()
@@ -98,7 +102,7 @@ struct CommandLineOptions {
                 options.isQuiet = true
             case "--max-impression-age":
                 let text = try value()
-                guard let milliseconds = Self.duration(text) else {
+                guard let milliseconds = VerificationPolicy.milliseconds(inDuration: text) else {
                     throw UsageError("--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(text)")
                 }
                 options.maximumImpressionAge = milliseconds
@@ -120,7 +124,9 @@ struct CommandLineOptions {
             case "--state":
                 guard options.statePath == nil else { throw UsageError("\(name) given twice") }
                 let path = try value()
-                guard !path.isEmpty else { throw UsageError("--state needs a file path") }
+                guard !path.isEmpty else {
+                    throw UsageError("--state needs a file path or a PostgreSQL connection string")
+                }
                 guard path != "-" else {
                     throw UsageError("--state needs a file path, not - (write ./- for a file named -)")
                 }
@@ -132,7 +138,8 @@ struct CommandLineOptions {
                 }
                 options.retentionDays = days
             default:
-                throw UsageError("unknown option \(argument)")
+                // Every name in `names` has a case above (DocumentationConsistencyTests parses each one).
+                throw UsageError(Self.unknownOption(argument, name: name))
             }
         }
         if options.retentionDays != nil && options.statePath == nil {
@@ -142,21 +149,6 @@ struct CommandLineOptions {
             throw UsageError("--state and --no-dedupe cannot be used together")
         }
         return options
-    }
-
-    /// A duration such as `30d`, `12h`, `90m`, `3600s` or `3600` (seconds), in milliseconds.
-    static func duration(_ text: String) -> UInt64? {
-        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        var digits = Substring(text)
-        var unit: UInt64 = 1
-        if let last = text.last, let scale = units[last] {
-            unit = scale
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = UInt64(digits) else { return nil }
-        let (seconds, overflow1) = count.multipliedReportingOverflow(by: unit)
-        let (milliseconds, overflow2) = seconds.multipliedReportingOverflow(by: 1000)
-        return overflow1 || overflow2 ? nil : milliseconds
     }
 }
 

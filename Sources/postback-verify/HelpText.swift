@@ -1,6 +1,6 @@
 /// What `--help` and `--version` print.
 enum HelpText {
-    static let version = "postback-verify 1.0.0 (CLI contract version 1)"
+    static let version = "postback-verify 1.0.0 (CLI contract version 1.2, docs/cli.md)"
 
     static let usage = """
         OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) and SKAdNetwork postbacks
@@ -13,7 +13,9 @@ enum HelpText {
                                   *.json files hold one item; other files one item per line; directories are
                                   searched for *.json, *.jsonl, *.jws and *.txt in byte order of path.
                                   Blank lines and lines starting with # are skipped. On standard input a
-                          document printed over several lines (a lone { ... }) is one item.
+                                  document printed over several lines (a lone { ... }) is one item.
+                                  Compressed or binary data, JSON Lines in a *.json file, or a printed
+                                  document in another file is one invalid item that says what to do.
 
         OPTIONS:
           --format text|jsonl     Output form (default: text). jsonl writes one JSON record per line.
@@ -23,15 +25,19 @@ enum HelpText {
                                   Any device in developer mode can mint such postbacks: never in production.
           --strict                Warnings become rejections (code rule-warning).
           --no-dedupe             Do not mark repeated postbacks as duplicates.
-          --state PATH            Remember valid postbacks across runs in the SQLite file at PATH (created when
-                                  missing): a postback already there is a duplicate of that first record. Runs at
-                                  once may share the file. See docs/state.md for its schema.
+          --state PATH|URL        Remember valid postbacks across runs: in the SQLite file at PATH (created when
+                                  missing), or in a PostgreSQL database given as a postgresql:// URL or a libpq
+                                  string ('host=db dbname=postbacks'; password from PGPASSWORD or ~/.pgpass). A
+                                  postback already there is a duplicate of that first record. Runs at once, on one
+                                  machine or many, may share it. See docs/state.md.
           --retention DAYS        With --state: forget postbacks first seen more than DAYS days ago (default 10).
           --expect valid|invalid  Exit 0 only if every item had this verdict (for CI over fixtures).
-          --jobs N                Signature worker threads (default: all cores). With cores to spare, the reader
+          -j, --jobs N            Signature worker threads (default: all cores). With cores to spare, the reader
                                   thread parses (and, for the usual postback, also applies the rules and writes
                                   the record) and the writer thread finishes the other items.
-          --max-impression-age D  Warn (I3) on impressions older than D (e.g. 30d, 12h, 90m, 3600s).
+          --max-impression-age D  Warn (I3) on impressions older than D: a whole number with a unit, d (days),
+                                  h (hours), m (minutes) or s (seconds), e.g. 30d or 12h; a bare number is
+                                  seconds. Default: no limit.
           --explain               Also show the exact string each SKAdNetwork signature was checked over:
                                   jsonl adds "signed-string" (U+2063 separators written \\u2063); text appends
                                   signed="..." with each U+2063 shown as | (text only; a | in a value looks alike).
@@ -45,11 +51,11 @@ enum HelpText {
                                   valid postback body of the usual shape is checked and written without a JSON
                                   tree; the records are the same byte for byte.
           --color auto|always|never
-                                  Colour in text output (default: auto, only on a terminal, and not when NO_COLOR
-                          is set to a non-empty value or TERM is dumb).
+                                  Colour in text output (default: auto: only on a terminal, and not when NO_COLOR
+                                  is set to a non-empty value or TERM is dumb). Also spelt --colour.
           -q, --quiet             No summary on standard error.
           -h, --help              Show this help.
-          --version               Show the version.
+          -V, --version           Show the version.
 
         EXIT STATUS:
           0  every item valid (or, with --expect, every item had the expected verdict); without --expect, also
@@ -57,10 +63,13 @@ enum HelpText {
           1  at least one item was not, or --expect was given and no items were read
           2  usage error, unreadable path, unusable key file or state file (named on standard error)
           130, 143  interrupted by SIGINT or SIGTERM: every record written is whole, the summary says so
+          141  (as a shell reports it) the output was closed, e.g. by | head: SIGPIPE ends the run quietly
 
         EXAMPLES:
           postback-verify postbacks.jsonl
           postback-verify --format jsonl --key my.adnetwork=keys/impressions.pem impressions.txt
           cat bodies.jsonl | postback-verify --format jsonl --quiet > records.jsonl
+
+        The full contract (inputs, records, codes, statuses) is docs/cli.md; the rules are docs/spec.md.
         """
 }

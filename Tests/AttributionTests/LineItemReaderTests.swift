@@ -93,6 +93,8 @@ struct ExpectedInputItem: Equatable, Sendable, CustomStringConvertible {
             "\(line): \(bytes.count) bytes"
         case .oversized(let byteCount):
             "\(line): oversized(\(byteCount))"
+        case .refused(let reason):
+            "\(line): refused(\(reason))"
         }
     }
 }
@@ -143,8 +145,9 @@ struct LineSplitCase: Sendable, CustomTestStringConvertible {
             name: "surrounding blanks kept in content", input: Array("  a \t\n".utf8), expected: [.init(1, "  a \t")]
         ),
         LineSplitCase(
-            name: "NUL bytes kept", input: [0x61, 0x00, 0x62, 0x0A, 0x00],
-            expected: [.init(1, bytes: [0x61, 0x00, 0x62]), .init(2, bytes: [0x00])]
+            // A line starts like an item (`{`), so the file is text with damaged lines, not binary (InputShape).
+            name: "NUL bytes kept", input: [0x7B, 0x00, 0x62, 0x0A, 0x00],
+            expected: [.init(1, bytes: [0x7B, 0x00, 0x62]), .init(2, bytes: [0x00])]
         ),
         LineSplitCase(
             name: "invalid UTF-8 kept", input: [0xFF, 0xFE, 0xC3, 0x0A, 0xED, 0xA0, 0x80],

@@ -9,7 +9,7 @@ import Testing
 @testable import Attribution
 @testable import postback_verify
 
-/// Standard input joins a JSON document printed over several lines into one item (CLI contract 1.1), by the rule
+/// Standard input joins a JSON document printed over several lines into one item (docs/cli.md section 2), by the rule
 /// ``PrintedDocument`` states, and never joins a line that is an item of its own.
 @Suite("Printed JSON documents on standard input")
 struct PrintedDocumentTests {
@@ -57,13 +57,15 @@ struct PrintedDocumentTests {
         #expect(items.map(ExpectedInputItem.init) == testCase.expected)
     }
 
-    @Test("A line-per-item file does not join: each of Apple's printed lines is an item")
-    func filesDoNotJoin() throws {
+    @Test("A line-per-item file does not verify a printed document: it is one refused item that names the remedy")
+    func filesRefuseNotJoin() throws {
         let directory = try InputTestDirectory()
         defer { directory.remove() }
         let path = try directory.write(Array(Self.apple.utf8), to: "printed.txt")
         let items = try LineItemReaderTests.readAll(try LineItemReader(path: path))
-        #expect(items.count == Self.lines.filter { !$0.isEmpty }.count)
-        #expect(items.count > 1)
+        let lastLine = Self.lines.lastIndex { !$0.isEmpty }.map { $0 + 1 } ?? 0
+        #expect(lastLine > 2)
+        #expect(items.map(ExpectedInputItem.init) == [ExpectedInputItem(line: 1, content: .refused(
+            reason: InputShape.printedDocumentRefusal(firstLine: 1, lastLine: lastLine)))])
     }
 }

@@ -3,20 +3,20 @@ import Testing
 
 @testable import Attribution
 
-/// A fresh P-256 key pair made and used by libcrypto's EVP layer, to sign digests for tests that compare the
+/// A fresh P-256 (or P-192) key pair made and used by libcrypto's EVP layer, to sign digests for tests that compare the
 /// verifier with `EVP_PKEY_verify` on many signatures (the library itself never holds a private key).
 final class ReferenceSigner {
     private let key: OpaquePointer
     /// The public half, as the verifier loads keys.
     let publicKey: ECPublicKey
 
-    init() throws {
-        key = try #require(EVP_PKEY_Q_keygen_ec_p256())
+    init(curve: ECPublicKey.Curve = .p256) throws {
+        key = try #require(EVP_PKEY_Q_keygen_ec(curve.rawValue))
         var der: UnsafeMutablePointer<UInt8>?
         let count = i2d_PUBKEY(key, &der)
         defer { CRYPTO_free(der, #fileID, #line) }
         let bytes = try #require(der.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) })
-        publicKey = try ECPublicKey(derRepresentation: bytes)
+        publicKey = try ECPublicKey(derRepresentation: bytes, curve: curve)
     }
 
     deinit {
@@ -53,13 +53,13 @@ final class ReferenceSigner {
     }
 }
 
-/// `EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256")` without the C variadic call Swift cannot make.
-private func EVP_PKEY_Q_keygen_ec_p256() -> OpaquePointer? {
+/// `EVP_PKEY_Q_keygen(NULL, NULL, "EC", curve)` without the C variadic call Swift cannot make.
+private func EVP_PKEY_Q_keygen_ec(_ curve: String) -> OpaquePointer? {
     let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil)
     defer { EVP_PKEY_CTX_free(context) }
     var key: OpaquePointer?
     guard EVP_PKEY_keygen_init(context) == 1,
-          EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+          EVP_PKEY_CTX_set_group_name(context, curve) == 1,
           EVP_PKEY_generate(context, &key) == 1 else { return nil }
     return key
 }

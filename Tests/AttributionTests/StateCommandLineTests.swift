@@ -5,7 +5,7 @@ import Foundation
 import Testing
 @testable import Attribution
 
-/// `--state` (contract 1.1, "Memory across runs") through the built binary: deduplication that reaches across
+/// `--state` (docs/cli.md section 6) through the built binary: deduplication that reaches across
 /// runs and processes, and the state file's refusals. Postbacks are signed here with the test-only fixture key.
 @Suite("postback-verify --state", .serialized)
 struct StateCommandLineTests {

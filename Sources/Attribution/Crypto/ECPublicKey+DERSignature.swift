@@ -8,7 +8,8 @@ extension ECPublicKey {
     ///
     /// A P-256 key that has verified many signatures checks them with its table of multiples, shared with every
     /// other value of the same key (Apple's SKAdNetwork P-256 key is Apple's AdAttributionKit key): the same
-    /// answer as `EVP_PKEY_verify`, which checks everything else.
+    /// answer as `EVP_PKEY_verify`, which checks everything else. A P-192 key that has verified more than a few
+    /// dozen signatures checks them with its tables of multiples (``P192KeyTable``), the same answer again.
     package func isValidDERSignature(
         _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>
     ) -> Bool {
@@ -19,8 +20,21 @@ extension ECPublicKey {
                     return verifier.verify([ES256SignatureCheck(key: self, signature: raw,
                                                                 digest: SHA256Digest(of: message))]) == [true]
                 }
+                if curve == .p192, let table = P192KeyTables.shared.table(forPoint: uncompressedPoint) {
+                    guard let raw = P1363Signature.raw(fromStrictDER: der, half: Int32(P192KeyTable.scalarBytes))
+                    else { return evpKey.isValidSHA256Signature(der: der, over: message) }
+                    let half = P192KeyTable.scalarBytes
+                    return table.isValidSignature(r: raw[..<half], s: raw[half...], digest: SHA256Digest(of: message))
+                }
                 return evpKey.isValidSHA256Signature(der: der, over: message)
             }
         }
+    }
+}
+
+extension ECPublicKey {
+    /// The public point `04 || x || y`: the end of the DER SubjectPublicKeyInfo.
+    var uncompressedPoint: [UInt8] {
+        Array(derRepresentation.suffix(1 + 2 * curve.coordinateByteCount))
     }
 }

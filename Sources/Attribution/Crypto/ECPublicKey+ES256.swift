@@ -43,4 +43,24 @@ extension ECPublicKey {
         }
         return verifier?.verify(checks) ?? [Bool](repeating: false, count: checks.count)
     }
+
+    /// As ``areValidES256Signatures(_:)``, and for each check that fails and has an alternative digest
+    /// (`alternatives[i]`), whether its signature verifies over that digest instead: an SKAdNetwork 2.2 postback's
+    /// 2.0/2.1 order (rule S6), which the batch verifier checks for a fraction of a second verification
+    /// (``P256BatchVerifier/verify(_:orElse:)``). `alternative` is nil where none was given, and not meaningful
+    /// where `first` holds.
+    package static func areValidES256Signatures(
+        _ checks: [ES256SignatureCheck], orElse alternatives: [SHA256Digest?]
+    ) -> [(first: Bool, alternative: Bool?)] {
+        let verifier = ThreadVerificationContexts.current?.batchVerifier
+        if let verifier, checks.count >= 2 || (checks.first.map { verifier.hasTable(for: $0.key) } ?? false) {
+            return verifier.verify(checks, orElse: alternatives)
+        }
+        return checks.indices.map { index in
+            let check = checks[index]
+            let first = check.key.isValidES256Signature(check.signature, digest: check.digest)
+            let alternative = index < alternatives.count ? alternatives[index] : nil
+            return (first, alternative.map { !first && check.key.isValidES256Signature(check.signature, digest: $0) })
+        }
+    }
 }

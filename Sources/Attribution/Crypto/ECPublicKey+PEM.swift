@@ -8,7 +8,9 @@ extension ECPublicKey {
         guard block.label.utf8.elementsEqual("PUBLIC KEY".utf8) else {
             let reason = block.label.hasSuffix("PRIVATE KEY")
                 ? "a private key (\(block.label)); give the public key (`openssl pkey -pubout`)"
-                : "a PEM \(block.label) block, expected PUBLIC KEY"
+                : block.label.utf8.elementsEqual("CERTIFICATE".utf8)
+                    ? "a certificate; give its public key (`openssl x509 -pubkey -noout -in FILE`)"
+                    : "a PEM \(block.label) block, not PUBLIC KEY"
             throw AttributionError(.invalidKey, rule: .j3, reason)
         }
         try self.init(derRepresentation: block.der, curve: curve)

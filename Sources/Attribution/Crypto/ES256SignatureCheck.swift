@@ -11,3 +11,10 @@ package struct ES256SignatureCheck: Sendable {
         self.digest = digest
     }
 }
+
+extension ES256SignatureCheck {
+    /// True when `other` checks the same signature bytes over the same digest with the same key (its DER form).
+    package func isSameCheck(as other: ES256SignatureCheck) -> Bool {
+        digest == other.digest && signature == other.signature && key == other.key
+    }
+}

@@ -24,10 +24,12 @@ final class EVPPublicKey: @unchecked Sendable {
             return (key, cursor.map { start.distance(to: $0) } ?? 0)
         }
         guard let key = decoded else {
+            // libcrypto's queue names its decoder's internals (`asn1 encoding routines: too long`), which tell a
+            // user nothing about the file: clear it and say what the bytes are not.
+            OpenSSLErrorQueue.clear()
             throw AttributionError(
                 .invalidKey, rule: .j3,
-                "not a DER SubjectPublicKeyInfo, or its point is not on its curve "
-                    + "(\(OpenSSLErrorQueue.drainedReason()))"
+                "not a DER SubjectPublicKeyInfo (a public key), or its point is not on its curve"
             )
         }
         guard consumed == der.count else {

@@ -58,9 +58,11 @@ enum P1363Signature {
 extension P1363Signature {
     /// r‖s (two 32-byte halves) of a DER `ECDSA-Sig-Value`, for exactly the encodings libcrypto's ECDSA verify
     /// reads (it decodes, re-encodes and refuses a signature whose bytes differ, or that has bytes left over);
-    /// nil for any other, and for a negative r or s or one of more than 32 bytes: the caller then leaves the
+    /// nil for any other, and for a negative r or s or one of more than `half` bytes: the caller then leaves the
     /// signature to `EVP_PKEY_verify`, which refuses it.
-    static func raw(fromStrictDER der: UnsafeRawBufferPointer) -> [UInt8]? {
+    ///
+    /// `half` is the size of r and of s in the result: 32 for P-256 (ES256), 24 for P-192.
+    static func raw(fromStrictDER der: UnsafeRawBufferPointer, half: Int32 = 32) -> [UInt8]? {
         guard let start = der.baseAddress?.assumingMemoryBound(to: UInt8.self), !der.isEmpty else { return nil }
         var cursor: UnsafePointer<UInt8>? = start
         guard let signature = d2i_ECDSA_SIG(nil, &cursor, der.count) else {
@@ -79,9 +81,10 @@ extension P1363Signature {
             OpenSSLErrorQueue.clear()
             return nil
         }
-        var raw = [UInt8](repeating: 0, count: 64)
+        var raw = [UInt8](repeating: 0, count: 2 * Int(half))
         let written = raw.withUnsafeMutableBufferPointer { buffer in
-            BN_bn2binpad(r, buffer.baseAddress, 32) == 32 && BN_bn2binpad(s, buffer.baseAddress! + 32, 32) == 32
+            BN_bn2binpad(r, buffer.baseAddress, half) == half
+                && BN_bn2binpad(s, buffer.baseAddress! + Int(half), half) == half
         }
         return written ? raw : nil
     }

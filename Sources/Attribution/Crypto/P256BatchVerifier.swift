@@ -51,6 +51,8 @@ final class P256BatchVerifier {
     private let tables: P256KeyTables
     /// Signatures checked with tables on this thread (tests check that the table path ran).
     private(set) var tableChecks = 0
+    /// Whether the last ``isValid(_:_:_:)`` got as far as R (in `result`).
+    private var multiplied = false
 
     private struct KnownKey {
         let owner: EVPPublicKey
@@ -105,11 +107,24 @@ final class P256BatchVerifier {
     /// Whether each signature (64 bytes r‖s) is a valid ECDSA P-256 signature of its SHA-256 digest under its
     /// key (an uncompressed SEC 1 point, 65 bytes): one answer per check, in order.
     func verify(_ checks: [ES256SignatureCheck]) -> [Bool] {
-        var answers = [Bool](repeating: false, count: checks.count)
+        verify(checks, orElse: []).map(\.first)
+    }
+
+    /// As ``verify(_:)``, and for each check whose signature fails and that has an alternative digest
+    /// (`alternatives[i]`, nil or absent: none), whether the same signature verifies over that digest instead (an
+    /// SKAdNetwork 2.2 postback over its 2.0/2.1 order). The alternative costs a fraction of a verification: with
+    /// the same r, s and key only u1 changes, so R' = u1'·G + u2·Q = R + (u1' − u1)·G, one multiple of G (from
+    /// libcrypto's built-in table) and one addition.
+    func verify(_ checks: [ES256SignatureCheck], orElse alternatives: [SHA256Digest?])
+        -> [(first: Bool, alternative: Bool?)] {
+        var answers = [(first: Bool, alternative: Bool?)](repeating: (false, nil), count: checks.count)
+        for index in alternatives.indices where index < checks.count && alternatives[index] != nil {
+            answers[index].alternative = false
+        }
         var start = 0
         while start < checks.count {
             let end = min(start + Self.chunkSize, checks.count)
-            verifyChunk(checks, start..<end, into: &answers)
+            verifyChunk(checks, start..<end, alternatives: alternatives, into: &answers)
             start = end
         }
         OpenSSLErrorQueue.clear()
@@ -117,7 +132,8 @@ final class P256BatchVerifier {
     }
 
     private func verifyChunk(
-        _ checks: [ES256SignatureCheck], _ range: Range<Int>, into answers: inout [Bool]
+        _ checks: [ES256SignatureCheck], _ range: Range<Int>, alternatives: [SHA256Digest?],
+        into answers: inout [(first: Bool, alternative: Bool?)]
     ) {
         while sValues.count < range.count {
             guard let value = BN_new(), let prefix = BN_new() else { return }
@@ -159,12 +175,20 @@ final class P256BatchVerifier {
                 return
             }
             let check = checks[candidates[slot]]
-            answers[candidates[slot]] = isValid(check.signature, check.digest, known(check.key))
+            let index = candidates[slot]
+            let key = known(check.key)
+            answers[index].first = isValid(check.signature, check.digest, key)
+            if !answers[index].first, index < alternatives.count, let alternative = alternatives[index] {
+                answers[index].alternative = multiplied
+                    ? isValidAlternative(alternative) : isValid(check.signature, alternative, key)
+            }
         }
     }
 
-    /// The last steps for one signature, with s⁻¹ (in Montgomery form) in `sInverse`.
+    /// The last steps for one signature, with s⁻¹ (in Montgomery form) in `sInverse`. Sets ``multiplied`` once R
+    /// is in `result` (and u1 in `u1`, r in `r`), for ``isValidAlternative(_:)``.
     private func isValid(_ signature: [UInt8], _ digest: SHA256Digest, _ key: KnownKey?) -> Bool {
+        multiplied = false
         guard let key,
               signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil,
               digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil,
@@ -173,9 +197,28 @@ final class P256BatchVerifier {
               // A Montgomery product of a plain number and one in Montgomery form is the plain product mod n.
               BN_mod_mul_montgomery(u1, e, sInverse, orderMontgomery, context) == 1,
               BN_mod_mul_montgomery(u2, r, sInverse, orderMontgomery, context) == 1,
-              multiply(key),
-              EC_POINT_is_at_infinity(group, result) == 0,
-              attribution_point_x_and_z(group, result, x, z, context) == 1,
+              multiply(key) else { return false }
+        multiplied = true
+        return xMatches(result)
+    }
+
+    /// The same signature over another digest, right after ``isValid(_:_:_:)`` computed R for the first (with r in
+    /// `r`, u1 in `u1`, s⁻¹ in `sInverse`): R' = R + (u1' − u1)·G.
+    private func isValidAlternative(_ digest: SHA256Digest) -> Bool {
+        guard digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil,
+              BN_ucmp(e, order) < 0 || BN_sub(e, e, order) == 1,
+              BN_mod_mul_montgomery(u2, e, sInverse, orderMontgomery, context) == 1,
+              // u2 ← u1' − u1 (mod n); R' into keyMultiple.
+              BN_mod_sub(u2, u2, u1, order, context) == 1,
+              EC_POINT_mul(group, generatorMultiple, u2, nil, nil, context) == 1,
+              EC_POINT_add(group, keyMultiple, result, generatorMultiple, context) == 1 else { return false }
+        return xMatches(keyMultiple)
+    }
+
+    /// x(R) ≡ r (mod n) for R = `point`, not the point at infinity, with r in `r`.
+    private func xMatches(_ point: OpaquePointer) -> Bool {
+        guard EC_POINT_is_at_infinity(group, point) == 0,
+              attribution_point_x_and_z(group, point, x, z, context) == 1,
               isReduced(x), isReduced(z),
               // With R the Montgomery radix mod p: z ← Z²·R⁻¹ and x ← X·R⁻², so that a Montgomery product
               // candidate·z = candidate·Z²·R⁻² equals x exactly when X ≡ candidate·Z² (mod p).

@@ -28,7 +28,8 @@ struct PEMBlock {
         }
         let block = text.withUTF8 { utf8 -> Result<PEMBlock, AttributionError> in
             guard let bio = BIO_new_mem_buf(utf8.baseAddress, Int32(utf8.count)) else {
-                return .failure(AttributionError(.invalidKey, rule: .j3, OpenSSLErrorQueue.drainedReason()))
+                OpenSSLErrorQueue.clear()
+                return .failure(AttributionError(.invalidKey, rule: .j3, "out of memory reading the PEM text"))
             }
             defer { BIO_free(bio) }
             var name: UnsafeMutablePointer<CChar>?
@@ -42,8 +43,11 @@ struct PEMBlock {
                 CRYPTO_free(data, #fileID, #line)
             }
             guard status == 1, let name, let header, let data else {
+                // libcrypto's reasons (`bad end line`, `bad base64 decode`) name its parser, not the file.
+                OpenSSLErrorQueue.clear()
                 return .failure(AttributionError(
-                    .invalidKey, rule: .j3, "not a readable PEM block (\(OpenSSLErrorQueue.drainedReason()))"
+                    .invalidKey, rule: .j3,
+                    "a damaged PEM block (its BEGIN and END lines must match and hold base64 between them)"
                 ))
             }
             // Proc-Type/DEK-Info headers mean an encrypted legacy key, never a public key.

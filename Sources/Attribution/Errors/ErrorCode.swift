@@ -1,4 +1,4 @@
-/// A stable, machine-readable reason code, as listed in the CLI contract (`errors[].code`).
+/// A stable, machine-readable reason code, as listed in docs/cli.md section 3 (`errors[].code`).
 ///
 /// Codes never change once published: scripts match on them.
 public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

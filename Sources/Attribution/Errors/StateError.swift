@@ -21,6 +21,8 @@ public struct StateError: Error, Sendable, CustomStringConvertible {
         public static let cannotOpen = Code(rawValue: "cannot-open")
         /// Another process held the database longer than the busy timeout.
         public static let busy = Code(rawValue: "busy")
+        /// The database server went away while in use (stopped, restarted, unreachable); a later call may succeed.
+        public static let unavailable = Code(rawValue: "unavailable")
         /// Reading or writing the database failed while in use.
         public static let failed = Code(rawValue: "failed")
     }

@@ -35,8 +35,9 @@ public struct JSONObject: Sendable, Hashable {
         members.indices.contains { members[$0].name.isExactlyEqual(to: name) }
     }
 
-    /// A copy without the named members (e.g. a postback body without `jws-string`).
-    package func removing(_ names: Set<String>) -> JSONObject {
+    /// A copy without the named members (e.g. an SKAdNetwork body without its signed members), compared by exact
+    /// UTF-8 bytes; a list, searched linearly: the names are a dozen, and hashing them cost more than the search.
+    package func removing(_ names: [String]) -> JSONObject {
         JSONObject(members: members.filter { member in !names.contains { $0.isExactlyEqual(to: member.name) } })
     }
 

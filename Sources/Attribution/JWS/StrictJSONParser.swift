@@ -3,17 +3,22 @@
 /// Beyond the grammar it refuses what lets two parsers read one text differently: a byte order mark, invalid
 /// UTF-8, unpaired surrogate escapes, duplicate member names (by default) and nesting deeper than a limit
 /// (spec section 2, rule J1). Numbers are kept as their literal text (``JSONNumber``) and objects keep their
-/// members in received order. It never recurses, so no input can exhaust the stack while parsing.
+/// members in received order. It never recurses, so no input can exhaust the stack while parsing, and it builds
+/// at most ``Options/valueBudget`` values (by default 64 plus one per 16 bytes of the text), so no shape of input
+/// can make a tree much larger than the text itself.
 package struct StrictJSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let options: Options
     private var index = 0
+    /// Values the text may still hold (``Options/valueBudget``).
+    private var valuesLeft: Int
     /// Reused to unescape strings that contain backslashes.
     private var unescaped: [UInt8] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
         self.bytes = bytes
         self.options = options
+        valuesLeft = options.valueBudget?.limit(forTextBytes: bytes.count) ?? .max
     }
 
     /// Parses one JSON text (any value at the top level), throwing `malformed-input` (J1) for anything not
@@ -52,15 +57,15 @@ extension StrictJSONParser {
         /// Names seen so far, once the object is too large for a linear duplicate search.
         var nameIndex: Set<String>?
 
-        /// An open object or array with room for a typical container's contents (a postback payload has about a
-        /// dozen members), so filling it takes one allocation instead of one per doubling.
-        init(isObject: Bool, pendingName: String = "") {
+        /// An open object or array. A top-level object (a postback body, payload or header: about a dozen members)
+        /// gets room for a typical object's members, so filling it takes one allocation instead of one per
+        /// doubling; nested containers grow as they fill, so that `[[0],[0],...]` costs a small allocation per
+        /// `[0]`, not room for sixteen values each.
+        init(isObject: Bool, pendingName: String = "", isTopLevel: Bool) {
             self.isObject = isObject
             self.pendingName = pendingName
-            if isObject {
+            if isObject && isTopLevel {
                 members.reserveCapacity(Self.initialCapacity)
-            } else {
-                elements.reserveCapacity(Self.initialCapacity)
             }
         }
 
@@ -89,6 +94,10 @@ extension StrictJSONParser {
             guard index < bytes.count else {
                 throw .malformed("JSON text ends where a value was expected at byte \(index)")
             }
+            valuesLeft -= 1
+            guard valuesLeft >= 0 else {
+                throw overBudget()
+            }
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 try checkDepth(stack.count + 1)
@@ -99,7 +108,7 @@ extension StrictJSONParser {
                     value = .object(JSONObject(members: []))
                 } else {
                     let name = try parseMemberName()
-                    stack.append(Frame(isObject: true, pendingName: name))
+                    stack.append(Frame(isObject: true, pendingName: name, isTopLevel: stack.isEmpty))
                     continue parsing
                 }
             case UInt8(ascii: "["):
@@ -110,7 +119,7 @@ extension StrictJSONParser {
                     index += 1
                     value = .array([])
                 } else {
-                    stack.append(Frame(isObject: false))
+                    stack.append(Frame(isObject: false, isTopLevel: stack.isEmpty))
                     continue parsing
                 }
             case Self.quote:
@@ -480,6 +489,14 @@ extension StrictJSONParser {
         index = start + continuationCount + 1
     }
 
+    /// The error for a text holding more values than its budget allows: one clear finding, never a truncated tree.
+    private func overBudget() -> AttributionError {
+        let budget = options.valueBudget ?? .verifier
+        return .malformed("more than \(budget.limit(forTextBytes: bytes.count)) JSON values in a text of "
+            + "\(bytes.count) bytes, at byte \(index) (the parse budget that bounds an item's memory: at most "
+            + "\(budget.base) values plus one per \(budget.bytesPerValue) bytes of text)")
+    }
+
     private func unexpectedByte(expecting expected: String) -> AttributionError {
         guard index < bytes.count else {
             return .malformed("JSON text ends at byte \(index) where \(expected) was expected")
@@ -504,10 +521,45 @@ extension StrictJSONParser {
         /// (Foundation's `JSONDecoder` keeps the first, `JSONSerialization` the last), so a verifier refuses them.
         package var rejectsDuplicateMembers: Bool = true
 
-        /// Creates options; the defaults are the verifier's policy (depth 16, duplicates refused).
-        package init(maximumDepth: Int = 16, rejectsDuplicateMembers: Bool = true) {
+        /// How many values (scalars, arrays and objects, each counting one) a text may hold; nil: no limit.
+        package var valueBudget: ValueBudget? = .verifier
+
+        /// Creates options; the defaults are the verifier's policy (depth 16, duplicates refused, the value budget).
+        package init(
+            maximumDepth: Int = 16, rejectsDuplicateMembers: Bool = true, valueBudget: ValueBudget? = .verifier
+        ) {
             self.maximumDepth = maximumDepth
             self.rejectsDuplicateMembers = rejectsDuplicateMembers
+            self.valueBudget = valueBudget
+        }
+    }
+
+    /// The most values a JSON text may hold: a fixed allowance plus one value per so many bytes of the text.
+    ///
+    /// This bounds an item's memory by its bytes whatever its JSON shape: each value costs the tree a few dozen
+    /// bytes of heap (its slot in the parent, an array's or object's storage), so `[[0],[0],...]` or
+    /// `[{"a":0},...]` would otherwise build a tree tens of times larger than the text. The verifier's budget,
+    /// ``verifier``, is 64 values plus one per 16 bytes: an honest postback body, payload or header holds about a
+    /// dozen and uses a small part of it; 16 KiB of anything holds at most 1,088 values. A text over its budget is
+    /// refused whole, as malformed input (J1), before any more of it is built.
+    package struct ValueBudget: Sendable, Equatable {
+        /// Values every text may hold, however short.
+        package var base: Int
+        /// One more value allowed per this many bytes of text.
+        package var bytesPerValue: Int
+
+        package init(base: Int, bytesPerValue: Int) {
+            precondition(base >= 0 && bytesPerValue > 0, "a value budget needs base >= 0 and bytesPerValue > 0")
+            self.base = base
+            self.bytesPerValue = bytesPerValue
+        }
+
+        /// The verifier's budget: 64 values, plus one per 16 bytes of the text.
+        package static let verifier = ValueBudget(base: 64, bytesPerValue: 16)
+
+        /// The number of values a text of `count` bytes may hold.
+        package func limit(forTextBytes count: Int) -> Int {
+            base + count / bytesPerValue
         }
     }
 }

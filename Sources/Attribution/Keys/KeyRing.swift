@@ -49,10 +49,12 @@ public struct KeyRing: Sendable {
     /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
     package func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
         guard let trusted = keys[ExactString(keyID)] else {
-            return .failure(Finding(.j3, "no trusted key has kid \(JSONValue.quoted(keyID))"))
+            return .failure(Finding(.j3, "no trusted key has kid \(JSONValue.quoted(keyID)); if Apple published this "
+                + "kid, or it is your own impression key, load its public key with --key KID=PATH"))
         }
         if trusted.environment == .development && !allowsDevelopmentKeys {
-            return .failure(Finding(.j4, "\(keyID) is an Apple development key; pass --allow-development to trust it"))
+            return .failure(Finding(.j4, "\(keyID) is Apple's development key, which any device in developer mode "
+                + "signs with: production traffic must not trust it"))
         }
         return .success(trusted)
     }
@@ -62,7 +64,7 @@ extension KeyRing {
     /// Replaces the SKAdNetwork key on `key`'s curve (P-256 for 2.1 and later, P-192 for 1.0 and 2.0) with
     /// `key`; results it verifies report environment `custom`. For testing your own signing only: genuine
     /// SKAdNetwork postbacks verify only with Apple's keys.
-    package mutating func replaceSKAdNetworkKey(with key: ECPublicKey) {
+    public mutating func replaceSKAdNetworkKey(with key: ECPublicKey) {
         skAdNetworkKeys = skAdNetworkKeys.replacing(with: key)
     }
 }

@@ -1,4 +1,4 @@
-/// One result as the CLI contract's JSON Lines record (`cli-contract.md`): one JSON object on one line.
+/// One result as the command's JSON Lines record (docs/cli.md section 3): one JSON object on one line.
 ///
 /// In the library so a server can log exactly the CLI's records, and so ``FastPostbackPath`` writes its records
 /// with the same code. Written straight into a byte buffer (no intermediate strings): rendering runs once per item

@@ -1,5 +1,5 @@
 /// How text that came from the input is shown where a person reads it (text records, messages on standard error):
-/// nothing in it may reach a terminal raw, so no input can forge a line, a colour or a mark (CLI contract 1.1).
+/// nothing in it may reach a terminal raw, so no input can forge a line, a colour or a mark (docs/cli.md section 3).
 ///
 /// JSON Lines output escapes the same scalars as `\uXXXX` (``JSONValue``), so a record printed to a terminal is
 /// safe too and still decodes to the same string.

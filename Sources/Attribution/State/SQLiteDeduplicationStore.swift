@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A ``DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
 /// one machine that opens the same file.
@@ -12,7 +11,7 @@ import Synchronization
 /// lease while it holds claims. Closing (the last reference going) releases any claim still held.
 /// `docs/state.md` documents the schema.
 public final class SQLiteDeduplicationStore: DeduplicationStore {
-    private let database: Mutex<StateDatabase>
+    private let database: Locked<StateDatabase>
     private let heartbeat: LeaseHeartbeat
     /// The file's path, as given.
     public let path: String
@@ -24,7 +23,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     ///     stopped renewing them; on this machine a dead process's claims are taken over at once.
     public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(StateError) {
         self.path = path
-        let database = Mutex(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
+        let database = Locked(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
         self.database = database
         let beat = Heartbeat()
         heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.run() }

@@ -1,6 +1,6 @@
 /// One item of input: a line of a line-oriented source, or a whole `.json` file, with where it came from.
 ///
-/// Records are keyed by `source` and `line` (CLI contract, "Output"), so both travel with the bytes.
+/// Records are keyed by `source` and `line` (docs/cli.md section 3), so both travel with the bytes.
 package struct InputItem: Sendable {
     /// The path as given on the command line or derived from a directory, or `-` for standard input.
     package let source: String
@@ -24,11 +24,23 @@ extension InputItem {
     ///
     /// Bytes stay bytes: NUL and invalid UTF-8 reach the decoders untouched, which reject them with a reason.
     package enum Content: Sendable, Hashable {
+        /// An input, or part of one, that the reader recognised as not what the command reads (a compressed or
+        /// binary file, JSON Lines in a `*.json` file, a printed document in a file read line by line): one
+        /// item, rejected (J1) with `reason`, which says what it looks like and what to do.
+        case refused(reason: String)
         /// The item's bytes with the line terminator (`\n` or `\r\n`) removed.
         ///
         /// The items of a batch slice one shared array, so indices start at `startIndex`, not at 0.
         case bytes(ArraySlice<UInt8>)
         /// An item over the cap, read past without being held in memory (CLI contract, "Guarantees").
         case oversized(byteCount: Int)
+
+        /// The bytes held in memory: the item's, or none for an oversized or refused item.
+        package var storedByteCount: Int {
+            switch self {
+            case .bytes(let bytes): bytes.count
+            case .oversized, .refused: 0
+            }
+        }
     }
 }

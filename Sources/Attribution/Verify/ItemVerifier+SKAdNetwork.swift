@@ -1,23 +1,72 @@
+/// An SKAdNetwork body read up to its signature: what the signature step checks and the completion step reports.
+///
+/// Split so that a pipeline's signature step does nothing but ECDSA: versions from 2.1 on (P-256) join the batch
+/// of ES256 checks (one inversion for the batch, the key's table of multiples), 1.0 and 2.0 are checked with the
+/// P-192 key's table (``P192KeyTable``); the decoding before and the rules after run in the other steps.
+struct SKAdNetworkCheck: Sendable {
+    let version: SKAdNetworkVersion
+    let trusted: TrustedKey
+    /// The postback decoded in the version's signing order.
+    let postback: SKAdNetworkPostback
+    /// `attribution-signature`, DER.
+    let signature: [UInt8]
+    /// For 2.2, the postback decoded in the 2.0/2.1 order (rule S6); nil when the version has no fallback or the
+    /// body does not decode in it.
+    let fallback: SKAdNetworkPostback?
+    /// Whether the signature verified over the signing order, then over the fallback order; nil until checked.
+    var primaryValid: Bool?
+    var fallbackValid: Bool?
+
+    /// True once the signature step has answered everything the completion needs.
+    var isChecked: Bool {
+        guard let primaryValid else { return false }
+        return primaryValid || fallback == nil || fallbackValid != nil
+    }
+
+    /// The ES256 check (r‖s, SHA-256 of the signed string) of `postback`, when the key is on P-256 and the signature
+    /// strict DER; nil otherwise (the single check then decides, with `EVP_PKEY_verify`).
+    func es256Check(of postback: SKAdNetworkPostback) -> ES256SignatureCheck? {
+        guard trusted.key.curve == .p256,
+              let raw = signature.withUnsafeBytes({ P1363Signature.raw(fromStrictDER: $0) }) else { return nil }
+        return ES256SignatureCheck(key: trusted.key, signature: raw,
+                                   digest: SHA256Digest(of: postback.signedString.utf8))
+    }
+
+    /// The checks still to run: the signing order first, then (only once it failed) the fallback.
+    mutating func checkAlone() {
+        if primaryValid == nil {
+            primaryValid = trusted.key.isValidDERSignature(signature, sha256Over: postback.signedString.utf8)
+        }
+        if primaryValid == false, let fallback, fallbackValid == nil {
+            fallbackValid = trusted.key.isValidDERSignature(signature, sha256Over: fallback.signedString.utf8)
+        }
+    }
+}
+
 extension ItemVerifier {
-    /// Verifies an SKAdNetwork postback body (spec §9) in the order of its checks: the version (S1), the version's
-    /// signed members and their JSON types (S2), the signature over their U+2063-joined values (S3, and for 2.2
-    /// the 2.0/2.1 order as a fallback, S6), then the signed values (S4) and the unsigned members (S5).
+    /// Reads an SKAdNetwork postback body (spec §9) up to its signature, in the order of its checks: the version
+    /// (S1), the version's signed members and their JSON types (S2), and the signature's encoding (S3). Nil, with
+    /// the findings, when one fails.
     ///
     /// The key is chosen by the version, never by the body: P-192 for 1.0 and 2.0, P-256 from 2.1 on.
-    func verifySKAdNetwork(_ body: JSONObject, into result: inout VerificationResult, findings: inout [Finding]) {
+    func prepareSKAdNetwork(_ body: JSONObject, into result: inout VerificationResult, findings: inout [Finding])
+        -> SKAdNetworkCheck? {
         let version: SKAdNetworkVersion
         switch SKAdNetworkVersion.read(body) {
         case .success(let read): version = read
         case .failure(let finding):
             findings.append(finding)
-            return
+            return nil
         }
         let trusted = keyRing.skAdNetworkKeys.key(for: version)
         result.keyID = trusted.keyID
         result.environment = trusted.environment
-        result.unsigned = SKAdNetworkPostback.unsignedMembers(of: body, signedFields: version.signedFields)
         guard let postback = SKAdNetworkPostback.decode(
-            body, version: version, signedFields: version.signedFields, findings: &findings) else { return }
+            body, version: version, signedFields: version.signedFields, findings: &findings) else {
+            result.unsigned = SKAdNetworkPostback.unsignedMembers(of: body, signedFields: version.signedFields)
+            return nil
+        }
+        result.unsigned = postback.unsignedMembers
         result.signedString = postback.signedString
 
         let signature: [UInt8]
@@ -26,21 +75,30 @@ extension ItemVerifier {
         case .failure(let finding):
             result.signature = .failed
             findings.append(finding)
-            return
+            return nil
         }
-        var verified = postback
-        if !trusted.key.isValidDERSignature(signature, sha256Over: Array(postback.signedString.utf8)) {
-            var ignored: [Finding] = []
-            guard let fallbackFields = version.fallbackSignedFields,
-                  let fallback = SKAdNetworkPostback.decode(
-                    body, version: version, signedFields: fallbackFields, findings: &ignored),
-                  trusted.key.isValidDERSignature(signature, sha256Over: Array(fallback.signedString.utf8))
-            else {
+        var ignored: [Finding] = []
+        let fallback = version.fallbackSignedFields.flatMap { fields in
+            SKAdNetworkPostback.decode(body, version: version, signedFields: fields, findings: &ignored)
+        }
+        return SKAdNetworkCheck(version: version, trusted: trusted, postback: postback, signature: signature,
+                                fallback: fallback)
+    }
+
+    /// The findings and fields once the signature step answered: S3 when neither order verified, S6 when only the
+    /// 2.2 fallback did, then the signed values (S4) and the unsigned members (S5).
+    func completeSKAdNetwork(_ check: SKAdNetworkCheck, into result: inout VerificationResult,
+                             findings: inout [Finding]) {
+        var check = check
+        if !check.isChecked { check.checkAlone() }
+        var verified = check.postback
+        if check.primaryValid != true {
+            guard let fallback = check.fallback, check.fallbackValid == true else {
                 result.signature = .failed
-                let alsoTried = version.fallbackSignedFields == nil ? "" : " (nor over the 2.0/2.1 order)"
+                let alsoTried = check.version.fallbackSignedFields == nil ? "" : " (nor over the 2.0/2.1 order)"
                 findings.append(Finding(.s3,
-                    "attribution-signature does not verify with the \(trusted.key.curve) key \(trusted.keyID) over "
-                        + "the \(version.rawValue) signed string\(alsoTried)"))
+                    "attribution-signature does not verify with the \(check.trusted.key.curve) key "
+                        + "\(check.trusted.keyID) over the \(check.version.rawValue) signed string\(alsoTried)"))
                 return
             }
             verified = fallback

@@ -75,9 +75,8 @@ public struct ItemVerifier: Sendable {
     /// Step 2: the signature (the ECDSA, or a whole SKAdNetwork verification); nothing else.
     package func checkSignature(_ prepared: inout PreparedItem) {
         switch prepared.form {
-        case .skAdNetwork(let body, checked: false):
-            verifySKAdNetwork(body, into: &prepared.result, findings: &prepared.findings)
-            prepared.form = .skAdNetwork(body, checked: true)
+        case .skAdNetwork where !(prepared.skAdNetworkCheck?.isChecked ?? true):
+            prepared.skAdNetworkCheck?.checkAlone()
         case .body, .bareJWS:
             prepared.jws?.checkSignature()
         case .skAdNetwork, .finished:
@@ -90,16 +89,32 @@ public struct ItemVerifier: Sendable {
     /// answers.
     package func checkSignatures(_ items: inout [PreparedItem]) {
         var pending: [(index: Int, check: ES256SignatureCheck)] = []
+        // SKAdNetwork 2.1 and later: their ES256 checks join the batch, a 2.2 postback's 2.0/2.1 order as the
+        // alternative digest of its check (tried only when the signing order fails, for a fraction of a check).
+        var skAdNetwork: [(index: Int, check: ES256SignatureCheck, fallback: SHA256Digest?)] = []
         for index in items.indices {
             if let check = items[index].pendingES256Check {
                 pending.append((index, check))
+            } else if case .skAdNetwork = items[index].form, let check = items[index].skAdNetworkCheck,
+                      !check.isChecked, let es256 = check.es256Check(of: check.postback) {
+                skAdNetwork.append((index, es256, check.fallback.map { SHA256Digest(of: $0.signedString.utf8) }))
             } else {
                 checkSignature(&items[index])
             }
         }
-        let answers = ECPublicKey.areValidES256Signatures(pending.map(\.check))
-        for ((index, _), valid) in zip(pending, answers) {
-            items[index].jws?.settleSignatureCheck(valid: valid)
+        let answers = ECPublicKey.areValidES256Signatures(
+            pending.map(\.check) + skAdNetwork.map(\.check),
+            orElse: [SHA256Digest?](repeating: nil, count: pending.count) + skAdNetwork.map(\.fallback))
+        for ((index, _), answer) in zip(pending, answers) {
+            items[index].jws?.settleSignatureCheck(valid: answer.first)
+        }
+        for ((index, _, _), answer) in zip(skAdNetwork, answers[pending.count...]) {
+            guard var check = items[index].skAdNetworkCheck else { continue }
+            check.primaryValid = answer.first
+            if !answer.first, check.fallback != nil {
+                check.fallbackValid = answer.alternative ?? false
+            }
+            items[index].skAdNetworkCheck = check
         }
     }
 
@@ -127,7 +142,11 @@ public struct ItemVerifier: Sendable {
                     checkPostback(payload, body: nil, into: &result, findings: &findings)
                 }
             }
-        case .skAdNetwork, .finished:
+        case .skAdNetwork:
+            if let check = prepared.skAdNetworkCheck {
+                completeSKAdNetwork(check, into: &result, findings: &findings)
+            }
+        case .finished:
             break
         }
         finish(&result, findings: findings)
@@ -160,7 +179,10 @@ public struct ItemVerifier: Sendable {
                                                    cache: cache)
         } else if body.contains("attribution-signature") {
             prepared.result.kind = .skadnetwork
-            prepared.form = .skAdNetwork(body, checked: false)
+            if let check = prepareSKAdNetwork(body, into: &prepared.result, findings: &prepared.findings) {
+                prepared.form = .skAdNetwork
+                prepared.skAdNetworkCheck = check
+            }
         } else {
             prepared.findings.append(Finding(.j1,
                 "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))

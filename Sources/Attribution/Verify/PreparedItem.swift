@@ -11,14 +11,18 @@ package struct PreparedItem: Sendable {
         case body(JSONObject)
         /// A bare compact JWS in ``jws``.
         case bareJWS
-        /// An SKAdNetwork body, verified whole in the signature step (`checked` once done).
-        case skAdNetwork(JSONObject, checked: Bool)
+        /// An SKAdNetwork body read up to its signature (S1, S2 and the signature's encoding passed): its check
+        /// is in ``skAdNetworkCheck``.
+        case skAdNetwork
     }
 
     var result = VerificationResult()
     var findings: [Finding] = []
     var form = Form.finished
     var jws: JWSVerification?
+    /// An SKAdNetwork body's check. Kept out of ``Form``: a payload there would make it a multi-payload enum, whose
+    /// case tag Swift may keep in a pointer's spare bits, which LeakSanitizer then cannot follow.
+    var skAdNetworkCheck: SKAdNetworkCheck?
 
     /// The ES256 check the signature step would run for this item, if that is all it has to do.
     var pendingES256Check: ES256SignatureCheck? {
@@ -31,7 +35,7 @@ package struct PreparedItem: Sendable {
     /// True when the signature step has work to do: an ECDSA, or a whole SKAdNetwork verification.
     package var needsSignatureCheck: Bool {
         switch form {
-        case .skAdNetwork(_, let checked): !checked
+        case .skAdNetwork: !(skAdNetworkCheck?.isChecked ?? true)
         case .body, .bareJWS: jws?.needsSignatureCheck ?? false
         case .finished: false
         }

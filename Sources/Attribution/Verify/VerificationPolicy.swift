@@ -30,3 +30,25 @@ public struct VerificationPolicy: Sendable {
         return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
     }
 }
+
+extension VerificationPolicy {
+    /// A ``maximumImpressionAge`` written as a duration: `30d`, `12h`, `90m`, `3600s`, or a bare number of seconds
+    /// (`3600`); ASCII digits only. Nil for anything else, or a duration that overflows milliseconds. The command
+    /// line's and the receiver's `--max-impression-age`.
+    public static func milliseconds(inDuration text: String) -> UInt64? {
+        let units: [UInt8: UInt64] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600,
+                                      UInt8(ascii: "d"): 86400]
+        var digits = Array(text.utf8)
+        var unit: UInt64 = 1
+        if let last = digits.last, let scale = units[last] {
+            unit = scale
+            digits.removeLast()
+        }
+        guard !digits.isEmpty, digits.count <= 19,
+              digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        let count = digits.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - UInt8(ascii: "0")) }
+        let (seconds, overflow1) = count.multipliedReportingOverflow(by: unit)
+        let (milliseconds, overflow2) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow1 || overflow2 ? nil : milliseconds
+    }
+}

@@ -95,7 +95,7 @@ public enum Verdict: String, Sendable, Hashable {
     case invalid
 }
 
-/// How far signature checking got, as the contract's `signature` member reports it.
+/// How far signature checking got, as the record's `signature` member reports it (docs/cli.md section 3).
 public enum SignatureStatus: String, Sendable, Hashable {
     /// The signature verified against a trusted key.
     case verified
@@ -105,7 +105,7 @@ public enum SignatureStatus: String, Sendable, Hashable {
     case notChecked = "not-checked"
 }
 
-/// What an input item turned out to be, as the contract's `kind` member names it.
+/// What an input item turned out to be, as the record's `kind` member names it (docs/cli.md section 3).
 public enum ItemKind: String, Sendable, Hashable {
     /// An AdAttributionKit postback: a body with `jws-string`, or a bare postback JWS.
     case postback

@@ -6,7 +6,7 @@ import Darwin
 import Attribution
 
 /// The input files below a directory: every `*.json`, `*.jsonl`, `*.jws` and `*.txt`, recursively, sorted in byte
-/// order of the full path (CLI contract, "Invocation").
+/// order of the full path (docs/cli.md section 2).
 ///
 /// Symbolic links to files are listed; symbolic links to directories are not followed, and a directory reached
 /// twice (a bind mount loop) is listed once, so a cycle cannot hang the walk. Paths are bytes because names on

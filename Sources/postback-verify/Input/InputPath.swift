@@ -11,7 +11,7 @@ enum InputPath: Sendable, Hashable {
         self = argument == "-" ? .standardInput : .path(argument)
     }
 
-    /// The inputs named by the PATH arguments, in order; no argument means standard input (CLI contract).
+    /// The inputs named by the PATH arguments, in order; no argument means standard input (docs/cli.md section 2).
     static func parse(arguments: [String]) -> [InputPath] {
         arguments.isEmpty ? [.standardInput] : arguments.map(InputPath.init(argument:))
     }

@@ -9,8 +9,8 @@ import Attribution
 ///
 /// Files are opened one at a time, only when the previous one is exhausted, and a directory is listed when it is
 /// reached, so memory and descriptors stay bounded for directories of many files. An input that cannot be opened,
-/// listed or read is recorded in `failures` and skipped; the others are still read, in order (CLI contract: the
-/// run ends with status 2, but every readable item gets its record).
+/// listed or read is recorded in `failures` and skipped; the others are still read, in order
+/// (docs/cli.md section 4: the run ends with status 2, but every readable item gets its record).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 final class InputReader {
@@ -40,17 +40,29 @@ final class InputReader {
         self.init(inputs: InputPath.parse(arguments: paths), maximumItemBytes: maximumItemBytes)
     }
 
-    /// The next items, at most `maximumCount`, in input order, or `nil` when every input is exhausted.
+    /// Bytes of items a batch stops at (it may pass this by less than one read buffer and one item): items of the
+    /// 16 KiB cap make batches of about 16, short postbacks (~700 bytes) still fill 256, so the bytes in flight,
+    /// and the memory they cost, stay bounded by bytes whatever the items' size.
+    static let maximumBatchBytes = 256 * 1024
+
+    /// The next items, at most `maximumCount` and about `maximumBytes` of them, in input order, or `nil` when
+    /// every input is exhausted.
     ///
     /// Waits for input only while it has no item: with items in hand it returns rather than wait on a pipe, a
     /// terminal or a FIFO, so live streams are answered line by line. Regular files fill the batch.
-    func nextBatch(maximumCount: Int) -> [InputItem]? {
+    func nextBatch(maximumCount: Int, maximumBytes: Int = InputReader.maximumBatchBytes) -> [InputItem]? {
         precondition(maximumCount > 0, "maximumCount must be positive")
         var items: [InputItem] = []
+        var itemBytes = 0
+        var counted = 0
         while items.count < maximumCount {
+            itemBytes += items[counted...].reduce(0) { $0 + $1.content.storedByteCount }
+            counted = items.count
+            guard itemBytes < maximumBytes else { break }
             if let reader = current {
                 do {
-                    guard try reader.readItems(into: &items, upTo: maximumCount) else {
+                    guard try reader.readItems(
+                        into: &items, upTo: maximumCount, maximumBytes: maximumBytes - itemBytes) else {
                         // The batch is full, or more would mean waiting while items are in hand.
                         break
                     }
@@ -89,7 +101,8 @@ final class InputReader {
             do {
                 let descriptor = try FileDescriptor(opening: path, path: name)
                 if source.isWholeFile {
-                    items.append(try WholeFileReader.item(from: descriptor, maximumItemBytes: maximumItemBytes))
+                    let item = try WholeFileReader.item(from: descriptor, maximumItemBytes: maximumItemBytes)
+                    items.append(item)
                 } else {
                     current = LineItemReader(descriptor: descriptor, maximumItemBytes: maximumItemBytes)
                 }

@@ -4,7 +4,7 @@ import Attribution
 /// One allocation per batch instead of one per item: a million short lines cost a few thousand allocations.
 struct ItemBatch {
     private var storage: [UInt8] = []
-    private var entries: [(line: Int, bytes: Range<Int>?, byteCount: Int)] = []
+    private var entries: [(line: Int, bytes: Range<Int>?, byteCount: Int, refusal: String?)] = []
 
     /// An empty batch with room for `byteCount` bytes of items (the previous batch's size is a good guess: one
     /// allocation instead of a doubling series, and no copying on the way).
@@ -22,12 +22,17 @@ struct ItemBatch {
     mutating func append(line: Int, bytes: UnsafeBufferPointer<UInt8>) {
         let lowerBound = storage.count
         storage.append(contentsOf: bytes)
-        entries.append((line, lowerBound..<storage.count, bytes.count))
+        entries.append((line, lowerBound..<storage.count, bytes.count, nil))
     }
 
     /// Adds an item over the cap, known only by its size.
     mutating func appendOversized(line: Int, byteCount: Int) {
-        entries.append((line, nil, byteCount))
+        entries.append((line, nil, byteCount, nil))
+    }
+
+    /// Adds an item the reader refused as a whole, with the message that says why (``InputShape``).
+    mutating func appendRefused(line: Int, reason: String) {
+        entries.append((line, nil, 0, reason))
     }
 
     /// Appends the gathered items, in order, to `items`.
@@ -35,7 +40,9 @@ struct ItemBatch {
         let shared = storage
         items.reserveCapacity(items.count + entries.count)
         for entry in entries {
-            let content: InputItem.Content = if let range = entry.bytes {
+            let content: InputItem.Content = if let reason = entry.refusal {
+                .refused(reason: reason)
+            } else if let range = entry.bytes {
                 .bytes(shared[range])
             } else {
                 .oversized(byteCount: entry.byteCount)

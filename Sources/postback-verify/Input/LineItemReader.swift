@@ -11,11 +11,12 @@ import Attribution
 /// the end of input, is content). Blank lines and `#` comments yield no item but still count for line numbers.
 /// A line over `maximumItemBytes` is read past in chunks and yields `.oversized(byteCount:)`. With
 /// `joiningPrintedDocuments` (standard input), a JSON document printed over several lines is one item
-/// (``PrintedDocument`` gives the rule).
+/// (``PrintedDocument`` gives the rule); without it (files), it is one refused item that says to name the file
+/// `*.json` or pipe it. A compressed or binary input is one refused item (``InputShape``).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 final class LineItemReader {
-    /// The item cap of the CLI contract ("Guarantees"): 16 KiB.
+    /// The item cap of docs/cli.md section 2: 16 KiB.
     static let defaultMaximumItemBytes = 16 * 1024
     /// The size of each `read(2)`: 64 KiB, or more when the cap needs it.
     static let readBufferBytes = 64 * 1024
@@ -39,7 +40,14 @@ final class LineItemReader {
     private var deferredError: InputFailure?
     private var isFinished = false
     private let joinsPrintedDocuments: Bool
+    /// A file read line by line: a printed document in it is one refused item, naming the remedy (InputShape).
+    private let refusesPrintedDocuments: Bool
     private var document: PrintedDocument?
+    private var documentLastLine = 0
+    /// Whether the first read's bytes were checked for a compressed or binary input.
+    private var hasCheckedShape = false
+    /// Set when the input is compressed or binary: it is read past, never held, and is one refused item.
+    private var refusal: String?
     /// The bytes of the last batch read, to size the next one's storage.
     private var lastBatchByteCount = 0
 
@@ -64,9 +72,12 @@ final class LineItemReader {
         )
     }
 
+    /// With `joiningPrintedDocuments` (standard input) a printed document is one item; without (files), it is
+    /// one refused item naming the remedy.
     init(descriptor: FileDescriptor, maximumItemBytes: Int, joiningPrintedDocuments: Bool = false) {
         precondition(maximumItemBytes >= 0, "maximumItemBytes must not be negative")
-        self.joinsPrintedDocuments = joiningPrintedDocuments
+        self.joinsPrintedDocuments = true
+        self.refusesPrintedDocuments = !joiningPrintedDocuments
         self.descriptor = descriptor
         self.source = descriptor.path
         self.maximumItemBytes = maximumItemBytes
@@ -96,16 +107,19 @@ final class LineItemReader {
         try nextBatch(maximumCount: 1)?.first
     }
 
-    /// Appends items to `items` until it holds `maximumCount`, the input ends, or, with items in hand, reading
-    /// would wait. Returns whether the input is exhausted.
+    /// Appends items to `items` until it holds `maximumCount`, the items appended reach `maximumBytes` (passing
+    /// it by at most what one read buffer holds), the input ends, or, with items in hand, reading would wait.
+    /// Returns whether the input is exhausted.
     ///
     /// Waits only when `items` is empty, so a caller gathering from several inputs keeps the live-stream promise.
-    func readItems(into items: inout [InputItem], upTo maximumCount: Int) throws(InputFailure) -> Bool {
+    func readItems(
+        into items: inout [InputItem], upTo maximumCount: Int, maximumBytes: Int = .max
+    ) throws(InputFailure) -> Bool {
         var batch = ItemBatch(reservingCapacity: min(lastBatchByteCount, 1 << 20))
         defer { lastBatchByteCount = batch.byteCount }
         while !isFinished {
             scanBuffer(into: &batch, limit: maximumCount - items.count)
-            if items.count + batch.count >= maximumCount {
+            if items.count + batch.count >= maximumCount || batch.byteCount >= maximumBytes {
                 break
             }
             let holdsItems = !items.isEmpty || batch.count > 0
@@ -133,14 +147,33 @@ final class LineItemReader {
                 throw error
             }
             if count == 0 {
-                finishAtEndOfInput(into: &batch)
+                if let refusal {
+                    batch.appendRefused(line: 1, reason: refusal)
+                } else {
+                    finishAtEndOfInput(into: &batch)
+                }
                 isFinished = true
             } else {
                 end += count
+                checkShape()
             }
         }
         batch.emit(into: &items, source: source)
         return isFinished
+    }
+
+    /// After the first read: a compressed or binary input is one refused item, read past without being held.
+    private func checkShape() {
+        if !hasCheckedShape {
+            hasCheckedShape = true
+            refusal = InputShape.refusal(
+                first: UnsafeBufferPointer(start: buffer + start, count: end - start),
+                isStandardInput: source == "-", isRegularFile: descriptor.isRegularFile)
+        }
+        if refusal != nil {
+            start = 0
+            end = 0
+        }
     }
 
     /// Takes every complete line out of the buffer, up to `limit` items; a partial line stays.
@@ -205,6 +238,7 @@ final class LineItemReader {
                 if PrintedDocument.continues(first: line.first) || PrintedDocument.closes(first: line.first) {
                     open.append(line)
                     document = open
+                    documentLastLine = lineNumber
                     if PrintedDocument.closes(first: line.first) { endDocument(into: &batch) }
                     return
                 }
@@ -212,6 +246,7 @@ final class LineItemReader {
             }
             if PrintedDocument.opens(line) {
                 document = PrintedDocument(line: lineNumber, opening: line, maximumItemBytes: maximumItemBytes)
+                documentLastLine = lineNumber
                 return
             }
         }
@@ -231,6 +266,7 @@ final class LineItemReader {
            PrintedDocument.continues(first: line.firstByte) || PrintedDocument.closes(first: line.firstByte) {
             open.appendOversized(byteCount: byteCount)
             document = open
+            documentLastLine = lineNumber
             if PrintedDocument.closes(first: line.firstByte) { endDocument(into: &batch) }
             return
         }
@@ -242,7 +278,12 @@ final class LineItemReader {
 
     /// Emits the open printed document, if any, as one item.
     private func endDocument(into batch: inout ItemBatch) {
-        document?.emit(into: &batch)
+        if let document, refusesPrintedDocuments, documentLastLine > document.line {
+            batch.appendRefused(line: document.line, reason: InputShape.printedDocumentRefusal(
+                firstLine: document.line, lastLine: documentLastLine))
+        } else {
+            document?.emit(into: &batch)
+        }
         document = nil
     }
 

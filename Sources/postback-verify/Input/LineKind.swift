@@ -1,7 +1,7 @@
 import Attribution
 /// How a line counts once its terminator is removed: skipped (blank or comment) or an item.
 ///
-/// CLI contract, "Invocation": blank means empty or only spaces and tabs; a comment's first non-blank byte is `#`.
+/// docs/cli.md section 2: blank means empty or only spaces and tabs; a comment's first non-blank byte is `#`.
 enum LineKind: Sendable, Equatable {
     case blank
     case comment

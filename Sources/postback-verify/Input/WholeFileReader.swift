@@ -2,6 +2,8 @@ import Attribution
 /// Reads a `.json` file as one item at line 1: the whole file is one JSON document, pretty-printed or not.
 ///
 /// Reads at most one byte past the cap; a larger regular file is sized with `fstat` and never read further.
+/// A compressed or binary file, or JSON Lines (several documents, one per line), is refused as one item naming
+/// the remedy (``InputShape``).
 /// Nothing is skipped or trimmed: an empty file is an item too, which the decoders then reject.
 enum WholeFileReader {
     /// The file's single item.
@@ -18,7 +20,11 @@ enum WholeFileReader {
             filled += count
         }
         let content: InputItem.Content
-        if filled <= maximumItemBytes {
+        let first = UnsafeBufferPointer(start: buffer, count: filled)
+        if let refusal = InputShape.refusal(first: first, isStandardInput: false, isRegularFile: true)
+            ?? InputShape.jsonLinesRefusal(first, isWhole: filled <= maximumItemBytes) {
+            content = .refused(reason: refusal)
+        } else if filled <= maximumItemBytes {
             content = .bytes(ArraySlice(UnsafeBufferPointer(start: buffer, count: filled)))
         } else if let size = descriptor.regularFileSize() {
             content = .oversized(byteCount: max(size, filled))

@@ -7,7 +7,8 @@ import Attribution
 import Foundation
 
 /// Rule D1 for one run, batch by batch, through the one ``DeduplicationStore`` protocol: a
-/// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` other runs share.
+/// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` or
+/// ``PostgreSQLDeduplicationStore`` other runs share.
 ///
 /// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
 /// they were written and flushed, ``confirmRead(_:now:)`` confirms the claims whose records the reader has taken
@@ -43,13 +44,17 @@ final class DeduplicationStep {
         store = options.deduplicates && statePath == nil ? MemoryDeduplicationStore() : nil
     }
 
-    /// Opens the state file (`--state`): checks it, or creates it, and refuses it untouched when it is not a
-    /// state file of ours (``StateError``). The command calls it on the writer's thread once the reader and the
-    /// workers have started, so that its syncs and checks overlap the first batches' verification; no record is
-    /// written before it returns.
+    /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a
+    /// state file of ours (``StateError``); or connects to a PostgreSQL server. The command calls it on the
+    /// writer's thread once the reader and the workers have started, so that its syncs and checks overlap the
+    /// first batches' verification; no record is written before it returns.
     func open() throws(StateError) {
-        guard let statePath, store == nil else { return }
-        store = try SQLiteDeduplicationStore(path: statePath, retentionDays: retentionDays)
+        guard let state = statePath, store == nil else { return }
+        // A postgresql:// URL or a libpq keyword string (host=..., dbname=...) names a server; anything else
+        // is a SQLite file's path (docs/state.md).
+        store = PostgreSQLDeduplicationStore.recognizes(state)
+            ? try PostgreSQLDeduplicationStore(connectionString: state, retentionDays: retentionDays)
+            : try SQLiteDeduplicationStore(path: state, retentionDays: retentionDays)
     }
 
     /// What D1 found for one item of a batch.

@@ -6,7 +6,7 @@ import Darwin
 import Foundation
 
 /// SIGINT and SIGTERM delivered as a call on an ordinary thread, where the run can take its output lock and end at
-/// a record boundary (CLI contract 1.1, "clean ends").
+/// a record boundary (docs/cli.md section 4).
 ///
 /// The signal handler only writes the signal's number into a pipe (the self-pipe pattern: `write` is
 /// async-signal-safe; locks and Swift allocation are not); a watcher thread reads it and calls the handler. Signals

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// The writer thread holds the lock for one batch at a time, and its buffer only ever holds whole records. An
 /// interruption takes the lock between two batches, flushes the whole records already rendered, clears the
-/// progress line, writes the summary and exits: so every record written is whole and counted (CLI contract 1.1).
+/// progress line, writes the summary and exits: so every record written is whole and counted (docs/cli.md section 4).
 final class RunOutput: @unchecked Sendable {
     // @unchecked: every stored property is used only while `lock` is held, but `signalNumberReceived`.
     private let lock = NSLock()

@@ -59,8 +59,11 @@ package struct BatchWorker: Sendable {
             case .fast(let index):
                 if let (identifier, record, content) = fastPath?.record(of: batch.fastPrepared[index]) {
                     batch.append(.fast(postbackIdentifier: identifier, content: content), record: record)
+                } else if let rejected = fastPath?.rejectedCheck(of: batch.fastPrepared[index]) {
+                    // The signature failed the fast path's check: the general path words it, with that answer (no
+                    // second ECDSA: a forgery costs one signature check).
+                    append(verifier.verify(item, rejected: rejected), of: item, to: batch)
                 } else {
-                    // The signature failed the fast path's check: the general path decides and words it.
                     append(verifier.verify(item), of: item, to: batch)
                 }
             case .general(let index):

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A ``DeduplicationStore`` in this process's memory: the CLI without `--state`, one server process, or tests.
 ///
@@ -17,7 +16,7 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
         var isPending: Bool
     }
 
-    private let entries = Mutex<[DeduplicationKey: Entry]>([:])
+    private let entries = Locked<[DeduplicationKey: Entry]>([:])
 
     public init() {}
 

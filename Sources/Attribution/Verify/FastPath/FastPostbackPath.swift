@@ -13,10 +13,10 @@
 /// It works in three steps: ``prepare(_:source:line:)`` does everything but the ECDSA in one pass over the bytes
 /// (so an item a rule sends to the general path costs no ECDSA here), ``checkSignatures(_:)`` checks a batch's
 /// signatures together (or ``checkSignature(_:)`` one), and ``record(of:)`` hands over the record.
-/// ``appendRecord(for:source:line:to:)`` runs the three in one call. A signature that fails is checked again by
-/// the general path (the one case that costs a second ECDSA; forged items are rare, and an attacker gains at most
-/// that factor of two; on whichever thread the caller runs the general path: with the CLI's split steps, the
-/// writer). Deduplication (D1) is the caller's, with the returned identifier.
+/// ``appendRecord(for:source:line:to:)`` runs the three in one call. An item whose signature fails goes to the
+/// general path with the failed check (``rejectedCheck(of:)``), which words the record without a second ECDSA:
+/// a forged postback in the usual shape costs one signature check, as a genuine one does. Deduplication (D1) is
+/// the caller's, with the returned identifier.
 package struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
@@ -120,6 +120,15 @@ package struct FastPostbackPath: Sendable {
             cache?.insert(signingInput: prepared.digest, signature: prepared.signature,
                           verifiedBy: keys[prepared.key].trusted.key)
         }
+    }
+
+    /// The ECDSA check that failed, once ``checkSignature(_:)`` found the signature invalid: the general path,
+    /// which then words the item's record, settles its own identical check with this answer instead of running
+    /// the ECDSA again (``ItemVerifier/verify(_:rejected:)``). Nil unless the signature was checked and failed.
+    package func rejectedCheck(of prepared: Prepared) -> ES256SignatureCheck? {
+        guard prepared.signatureVerified == false else { return nil }
+        return ES256SignatureCheck(key: keys[prepared.key].trusted.key, signature: prepared.signature,
+                                   digest: prepared.digest)
     }
 
     /// Step 3: the item's `postback-identifier`, JSON Lines record (no line terminator) and content fingerprint

@@ -1,0 +1,55 @@
+// The check of README.md's Swift examples (`answerPostback`, `describe`, the production-only `verifier`), run by
+// Examples/run.sh from a package that sees only the public API. Expected values come from the inputs themselves
+// (Apple's documented example, the fixture files read with Foundation), never from this library's output.
+import Attribution
+import Foundation
+
+func check_README_md(root: String) throws {
+    func bytes(_ path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/\(path)")))
+    }
+    let apple = try bytes("Fixtures/valid/apple/postback-development-valid.json")
+    let forged = try bytes("Fixtures/invalid/apple/postback-production-bad-signature.json")
+    let development = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
+
+    // answerPostback: 200 once stored, whatever the verdict; 500 only when storing failed.
+    struct Unavailable: Error {}
+    var stored: [Verdict] = []
+    try expect(answerPostback(apple, verifier: development) { stored.append($1.verdict) } == 200, "valid: 200")
+    try expect(answerPostback(forged, verifier: development) { stored.append($1.verdict) } == 200, "forged: 200")
+    try expect(stored == [.valid, .invalid], "both stored with their verdicts: \(stored)")
+    try expect(answerPostback(apple, verifier: development) { _, _ in throw Unavailable() } == 500, "not stored: 500")
+
+    // `verifier` (Apple's production key only) refuses Apple's development example.
+    try expect(verifier.verify(apple).firstError?.code == .untrustedKey, "production only: untrusted-key")
+
+    // describe, for each kind. Apple's example's facts are those of Apple's page ("Identifying the parameters").
+    try expect(describe(development.verify(apple))
+        == "postback 85546EB7-FD39-44BC-8990-C98A4AC36A49 re-engagement source 1234 conversion-value 24 (unsigned)",
+        "describe(Apple's postback): \(describe(development.verify(apple)))")
+    try expect(describe(development.verify(forged)) == "invalid: bad-signature", "describe(forged)")
+
+    // Apple's SKAdNetwork 2.1 example: the expected text from the body's own members.
+    let skAdNetworkPath = "Fixtures/valid/skadnetwork-apple/2.1-valid.json"
+    let skAdNetwork = try JSONSerialization.jsonObject(with: Data(bytes(skAdNetworkPath))) as! [String: Any]
+    let expectedSKAdNetwork = "skadnetwork \(skAdNetwork["transaction-id"]!) version \(skAdNetwork["version"]!) "
+        + "app \(skAdNetwork["app-id"]!) conversion-value \(skAdNetwork["conversion-value"]!) (unsigned)"
+    let skAdNetworkText = describe(development.verify(try bytes(skAdNetworkPath)))
+    try expect(skAdNetworkText == expectedSKAdNetwork, "describe(SKAdNetwork 2.1): \(skAdNetworkText)")
+
+    // An impression signed with the fixture ad network key: the expected text from its payload, decoded here.
+    var ring = KeyRing()
+    try ring.add(ECPublicKey(keyFile: "\(root)/Fixtures/keys/fixture.adattributionkit.pem"),
+                 keyID: "fixture.adattributionkit")
+    let impressionPath = "Fixtures/valid/impression/publisher-item-max.jws"
+    let token = String(decoding: try bytes(impressionPath), as: UTF8.self)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    var payloadText = String(token.split(separator: ".")[1])
+        .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    payloadText += String(repeating: "=", count: (4 - payloadText.count % 4) % 4)
+    let payload = try JSONSerialization.jsonObject(with: Data(base64Encoded: payloadText)!) as! [String: Any]
+    let expectedImpression = "impression \(payload["impression-identifier"]!) network "
+        + "\(payload["ad-network-identifier"]!) source \(payload["source-identifier"]!)"
+    let impressionText = describe(ItemVerifier(keyRing: ring).verify(Array(token.utf8)))
+    try expect(impressionText == expectedImpression, "describe(impression): \(impressionText)")
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Load benchmark of postback-receiver with wrk on loopback (bounded duration), beside the command line's items/s on
+# the same corpus in the same run. Release builds. Prints requests/s and p50/p99 for: verification without storage
+# (--no-storage), the durable SQLite state + archive (fsync per group commit), and the same with --sync normal (no
+# fsync: what the receiver costs when the disk does not bound it); then its memory after a long durable run.
+#
+#   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--million]
+#
+# RECEIVER_BENCH_POSTGRES=CONNINFO: also run the durable receiver with its state in that PostgreSQL database (e.g.
+# the POSTBACK_VERIFY_TEST_POSTGRES that `.ci/postgres start` prints); its postback_verify schema is dropped first.
+# --million: also run the durable receiver until it has answered 1,000,000 requests and print its peak and
+# current resident memory (takes minutes). Needs wrk (apt-get install wrk), python3 with `cryptography`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+distinct=20000
+duration=15
+connections=32
+million=0
+rounds=3
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --distinct) distinct="$2"; shift 2 ;;
+        --duration) duration="$2"; shift 2 ;;
+        --connections) connections="$2"; shift 2 ;;
+        --rounds) rounds="$2"; shift 2 ;;
+        --million) million=1; shift ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+command -v wrk > /dev/null || { echo "bench.sh: needs wrk (apt-get install wrk)" >&2; exit 2; }
+swift build -c release --package-path Receiver --product postback-receiver > /dev/null
+swift build -c release --package-path Receiver --product postback-verify > /dev/null
+bin="$(swift build -c release --package-path Receiver --show-bin-path)"
+work="$(mktemp -d /var/tmp/receiver-bench.XXXXXX)"
+trap 'kill $(jobs -p) 2> /dev/null || true; rm -rf "$work"' EXIT
+python3 Benchmarks/make-corpus.py --out "$work/corpus" -n "$distinct" > /dev/null
+corpus="$work/corpus/corpus.jsonl"
+kid="$(cat "$work/corpus/kid")"
+keys=(--key "$kid=$work/corpus/key.pem")
+echo "corpus: $distinct distinct Apple-shaped signed postback bodies ($(wc -c < "$corpus") bytes); $(nproc) cores;" \
+     "load: $(cut -d' ' -f1-3 /proc/loadavg) before the run"
+
+cli_rate() {
+    local start end
+    start=$(date +%s.%N)
+    "$bin/postback-verify" --quiet --format jsonl "${keys[@]}" "$corpus" > /dev/null || true
+    end=$(date +%s.%N)
+    python3 -c "print(f'{$distinct / ($end - $start):.0f}')"
+}
+
+# Starts the receiver with the given options; sets $receiver_pid and $port.
+start_receiver() {
+    "$bin/postback-receiver" --host 127.0.0.1 --port 0 "${keys[@]}" "$@" > "$work/listening" 2> "$work/receiver.log" &
+    receiver_pid=$!
+    for _ in $(seq 100); do
+        port="$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/listening")"
+        [ -n "$port" ] && return 0
+        sleep 0.1
+    done
+    echo "receiver did not start"; cat "$work/receiver.log"; exit 1
+}
+
+stop_receiver() {
+    kill -TERM "$receiver_pid"
+    wait "$receiver_pid" || { echo "receiver exited with $?"; exit 1; }
+}
+
+# One wrk run: prints "requests/s p50 p99 non-2xx".
+load() {
+    wrk -t1 -c"$connections" -d"${1}s" --latency -s Receiver/Benchmarks/post.lua \
+        "http://127.0.0.1:$port/.well-known/appattribution/report-attribution/" -- "$corpus" > "$work/wrk.txt"
+    python3 - "$work/wrk.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+def ms(value):
+    match = re.match(r"([\d.]+)(us|ms|s|m)$", value)
+    if not match:
+        sys.exit(f"cannot read wrk's latency {value!r}:\n{text}")
+    number, unit = match.groups()
+    return float(number) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+p50 = ms(re.search(r"^\s+50%\s+(\S+)", text, re.M).group(1))
+p99 = ms(re.search(r"^\s+99%\s+(\S+)", text, re.M).group(1))
+bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+errors = re.search(r"Socket errors: (.*)", text)
+print(f"{rate:.0f} {p50:.2f} {p99:.2f} {bad.group(1) if bad else 0}{' socket errors: ' + errors.group(1) if errors else ''}")
+PY
+}
+
+report() { # label, wrk line
+    read -r rate p50 p99 bad rest <<< "$2"
+    printf '  %-34s %7s req/s  p50 %6s ms  p99 %6s ms  non-200: %s %s\n' "$1" "$rate" "$p50" "$p99" "$bad" "$rest"
+}
+
+echo "== paired rounds (each: CLI over the corpus, receiver --no-storage, CLI, receiver durable SQLite, the same" \
+     "with --sync normal);" \
+     "wrk -t1 -c$connections -d${duration}s"
+for round in $(seq "$rounds"); do
+    echo "round $round"
+    printf '  %-34s %7s items/s\n' "postback-verify (CLI, --jobs all)" "$(cli_rate)"
+    start_receiver --no-storage
+    load 2 > /dev/null   # warm-up
+    report "receiver --no-storage" "$(load "$duration")"
+    stop_receiver
+    printf '  %-34s %7s items/s\n' "postback-verify (CLI, --jobs all)" "$(cli_rate)"
+    rm -f "$work"/state* "$work"/archive*
+    start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000
+    report "receiver durable SQLite (fsync)" "$(load "$duration")"
+    rows="$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from received_postbacks').fetchone()[0])" "$work/archive.sqlite")"
+    stop_receiver
+    echo "  (durable run: $rows rows stored; every request answered 200 has its row)"
+    rm -f "$work"/state* "$work"/archive*
+    start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000 \
+        --sync normal
+    report "receiver SQLite --sync normal" "$(load "$duration")"
+    stop_receiver
+    if [ -n "${RECEIVER_BENCH_POSTGRES:-}" ]; then
+        # The same durable run with the deduplication state in PostgreSQL (the archive stays a local SQLite file,
+        # synced per group): its schema dropped first, so each round starts from an empty state as SQLite does.
+        psql -q "$RECEIVER_BENCH_POSTGRES" -c 'DROP SCHEMA IF EXISTS postback_verify CASCADE' > /dev/null 2>&1
+        rm -f "$work"/archive*
+        start_receiver --state "$RECEIVER_BENCH_POSTGRES" --archive "$work/archive.sqlite" \
+            --invalid-quota 100000000
+        report "receiver durable PostgreSQL state" "$(load "$duration")"
+        stop_receiver
+    fi
+done
+
+if [ "$million" = 1 ]; then
+    echo "== memory: durable SQLite receiver until 1,000,000 requests answered"
+    rm -f "$work"/state* "$work"/archive*
+    start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000
+    answered=0
+    while [ "$answered" -lt 1000000 ]; do
+        load 20 > /dev/null
+        answered="$(curl -s "http://127.0.0.1:$port/metrics" | python3 -c "import sys,re; print(int(sum(float(v) for v in re.findall(r'postback_receiver_requests_total\{route=\"appattribution\",status=\"2xx\"\} (\S+)', sys.stdin.read()))))")"
+        echo "  $answered answered; RSS $(awk '/VmRSS/ {print $2/1024 " MiB"}' /proc/$receiver_pid/status)"
+    done
+    awk '/VmHWM|VmRSS/ {printf "  %s %.1f MiB\n", $1, $2/1024}' /proc/$receiver_pid/status
+    stop_receiver
+fi
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) after the run (the machine is shared: other builds run beside it)"

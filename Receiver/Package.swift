@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The receiver: an HTTP server that takes Apple's postbacks where Apple sends them, verifies them with the root
+// package's `Attribution` library, stores each one durably and only then answers 200. It lives in its own package so
+// that the root package (the library and the CLI) keeps no package dependencies.
+let package = Package(
+    name: "postback-receiver",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "postback-receiver", targets: ["postback-receiver"]),
+    ],
+    dependencies: [
+        .package(name: "postback-verify", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CReceiverSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "ReceiverCore",
+            dependencies: [
+                "CReceiverSQLite",
+                .product(name: "Attribution", package: "postback-verify"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "postback-receiver",
+            dependencies: [
+                "ReceiverCore",
+                .product(name: "Attribution", package: "postback-verify"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "ReceiverTests",
+            dependencies: [
+                "ReceiverCore",
+                "CReceiverSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Attribution", package: "postback-verify"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)

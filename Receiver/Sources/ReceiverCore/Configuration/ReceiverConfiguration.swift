@@ -1,0 +1,77 @@
+import Attribution
+
+/// Everything the receiver is started with, checked before it listens: the command line's flags as values.
+public struct ReceiverConfiguration: Sendable {
+    /// Where the received bodies, verdicts, records and deduplication keys are kept.
+    public enum Storage: Sendable, Equatable {
+        /// Deduplication in `state`, received postbacks in the SQLite file at `archive`.
+        case durable(state: State, archive: String)
+        /// Nothing is stored (benchmarks only): every verdict is answered 200 and forgotten. Never in production:
+        /// a 200 tells Apple not to send the postback again.
+        case none
+    }
+
+    /// Where deduplication is kept: the command line's `--state`.
+    public enum State: Sendable, Equatable {
+        /// A SQLite file, shared with `postback-verify --state` on the same machine.
+        case sqlite(path: String)
+        /// A PostgreSQL database (a libpq connection string or `postgresql://` URL), shared by every receiver
+        /// and run on every machine.
+        case postgreSQL(connection: String)
+
+        /// `--state`'s value: a PostgreSQL URL or libpq keyword string names a server, anything else a file.
+        public init(_ argument: String) {
+            self = PostgreSQLDeduplicationStore.recognizes(argument) ? .postgreSQL(connection: argument)
+                : .sqlite(path: argument)
+        }
+    }
+
+    /// When an archive commit counts as stored (`--sync`).
+    public enum Synchronous: String, Sendable, Equatable, CaseIterable {
+        /// Every commit reaches the disk (`fsync`) before the answer: a 200 survives a power loss (the default).
+        case full
+        /// Every commit reaches the operating system before the answer: a 200 survives the receiver's crash
+        /// (kill -9), not the machine's (power loss, kernel panic), whose last commits may be lost.
+        case normal
+    }
+
+    public var synchronous: Synchronous = .full
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var storage: Storage = .durable(state: .sqlite(path: "postback-receiver.sqlite"),
+                                           archive: "postback-receiver-received.sqlite")
+    /// The verifier: the same key ring and policy the command line builds from the same flags.
+    public var verifier: ItemVerifier
+    /// Days a postback is remembered for deduplication (`--retention`).
+    public var retentionDays = 10
+    /// Invalid bodies stored per clock hour (`--invalid-quota`); beyond it they are only counted in metrics.
+    public var invalidQuotaPerHour = 10_000
+    /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.
+    public var maximumBodyBytes = ItemVerifier.maximumItemBytes
+    /// Seconds a connection may stay without a byte read or written before it is closed (`--idle-timeout`).
+    public var idleTimeoutSeconds = 30
+    /// Most submissions one group commit takes (`--group-size`).
+    public var maximumGroupSize = 512
+    /// Groups committed at once (each on the archive's one thread, so more only queue there).
+    public var concurrentCommits = 1
+    /// Most bodies whose signatures are checked together.
+    public var maximumVerificationBatch = 64
+
+    public init(verifier: ItemVerifier) {
+        self.verifier = verifier
+    }
+}
+
+extension ReceiverConfiguration {
+    /// The archive's default path: beside a state file (`state.sqlite` -> `state-received.sqlite`), or
+    /// `postback-receiver-received.sqlite` in the working directory with a PostgreSQL state.
+    public static func defaultArchivePath(for state: State) -> String {
+        switch state {
+        case .sqlite(let path):
+            return path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
+                : path + "-received.sqlite"
+        case .postgreSQL:
+            return "postback-receiver-received.sqlite"
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/// Where verified postbacks go before they are answered: a group at a time (group commit).
+public protocol PostbackSink: Sendable {
+    /// Deduplicates and durably stores `group`, in order, and returns each one's fate: `.stored` with its final
+    /// result (a retry of a postback stored earlier marked duplicate), or `.notStored` when the invalid quota
+    /// left it out. Throws when the group could not be stored: then none of it counts as stored or seen.
+    func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome]
+
+    /// Finishes what `store` left for later (confirmations), once no more groups come: before the receiver exits.
+    func finish() async
+}
+
+extension PostbackSink {
+    public func finish() async {}
+}
+
+/// What became of one postback given to a ``PostbackSink``.
+public enum SinkOutcome: Sendable {
+    /// Stored (durably, for a durable sink) with this final verdict.
+    case stored(ReceivedPostback)
+    /// Not stored: an invalid body over the hourly quota (counted in metrics only).
+    case overQuota(ReceivedPostback)
+
+    public var postback: ReceivedPostback {
+        switch self {
+        case .stored(let postback), .overQuota(let postback): postback
+        }
+    }
+}
+
+/// Stores nothing (`--no-storage`, for benchmarks): every postback is answered as the verifier judged it, without
+/// deduplication or a row. Never in production: a 200 tells Apple not to send the postback again.
+public struct DiscardingSink: PostbackSink {
+    public init() {}
+
+    public func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
+        group.map { .stored($0) }
+    }
+}

@@ -1,0 +1,204 @@
+import CReceiverSQLite
+import Foundation
+
+/// The receiver's archive: every stored request's bytes, verdict and record, in a SQLite file of its own.
+///
+/// Not in the state file: the state file (shared with `postback-verify --state`) refuses any table that is not its
+/// own, and every command-line run checks the whole state file at start-up (`PRAGMA quick_check`), so bodies
+/// (about 1 KiB each, kept until you delete them) would slow every run; the state stays about 130 bytes per
+/// postback. The archive refuses a file that has other tables (a state file given by mistake) and leaves it as it
+/// is. All calls run on one dedicated thread, one group per transaction, with `synchronous=FULL`: a commit reaches
+/// the disk (WAL `fsync`) before it returns, so a 200 survives a power loss.
+final class SQLiteReceivedArchive: @unchecked Sendable {
+    static let schemaVersion: Int64 = 1
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS received_postbacks_schema (version INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS received_postbacks (
+            id INTEGER PRIMARY KEY,
+            received INTEGER NOT NULL,
+            request TEXT NOT NULL,
+            route TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            code TEXT,
+            key BLOB,
+            body BLOB NOT NULL,
+            record TEXT NOT NULL
+        );
+        """
+
+    private let path: String
+    private var database: OpaquePointer?
+    private var insert: OpaquePointer?
+    private let queue = DispatchQueue(label: "postback-receiver.sqlite-archive")
+
+    /// Opens (creating when missing) the table in the SQLite file at `path`; the deduplication store must have
+    /// opened the file first (it refuses a file that is not a state file, and creates its tables in an empty one).
+    init(path: String, synchronous: ReceiverConfiguration.Synchronous = .full) throws(StorageFailure) {
+        self.path = path
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw StorageFailure("state-open", "cannot open \(path): \(message)")
+        }
+        database = handle
+        sqlite3_busy_timeout(handle, 60_000)
+        do throws(StorageFailure) {
+            try refuseForeignTables()
+            try execute("PRAGMA journal_mode=WAL")
+            try execute("PRAGMA synchronous=\(synchronous == .full ? "FULL" : "NORMAL")")
+            // The log is folded into the file every 1000 pages (SQLite's default), by the commit that fills it, and
+            // kept at most 16 MiB long on disk between checkpoints. (A background checkpointer was measured slower
+            // here: the disk's fsync bandwidth, not CPU, bounds a durable receiver, and it then competes for it.)
+            try execute("PRAGMA journal_size_limit=16777216")
+            try execute("BEGIN IMMEDIATE")
+            do throws(StorageFailure) {
+                try execute(Self.schema)
+                try checkVersion()
+                try execute("COMMIT")
+            } catch {
+                try? execute("ROLLBACK")
+                throw error
+            }
+            insert = try prepare("""
+                INSERT INTO received_postbacks (received, request, route, verdict, code, key, body, record)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        } catch {
+            sqlite3_finalize(insert)
+            sqlite3_close_v2(database)
+            throw error
+        }
+    }
+
+    deinit {
+        sqlite3_finalize(insert)
+        sqlite3_close_v2(database)
+    }
+
+    /// Runs `work` on the archive's own thread (a serial queue), and returns what it returned.
+    func onArchiveThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            queue.async {
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+
+    /// Runs `work` on the archive's thread after `delay`, without waiting for it.
+    func onArchiveThread(after delay: DispatchTimeInterval, _ work: @escaping @Sendable () -> Void) {
+        queue.asyncAfter(deadline: .now() + delay, execute: work)
+    }
+
+    /// One row of `received_postbacks`.
+    struct Row: Sendable {
+        var received: Int64
+        var request: String
+        var route: String
+        var verdict: String
+        var code: String?
+        var key: [UInt8]?
+        var body: [UInt8]
+        var record: [UInt8]
+    }
+
+    /// Inserts every row of `rows` in one transaction; throws (and stores none) when SQLite fails (disk full,
+    /// read-only, I/O error). Only on the archive's thread (``onArchiveThread(_:)``).
+    func appendNow(_ rows: [Row]) throws(StorageFailure) {
+        try execute("BEGIN IMMEDIATE")
+        do throws(StorageFailure) {
+            for row in rows {
+                try insertRow(row)
+            }
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func insertRow(_ row: Row) throws(StorageFailure) {
+        guard let statement = insert else { throw StorageFailure("state-write", "the archive is closed") }
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        sqlite3_bind_int64(statement, 1, row.received)
+        bindText(statement, 2, Array(row.request.utf8))
+        bindText(statement, 3, Array(row.route.utf8))
+        bindText(statement, 4, Array(row.verdict.utf8))
+        if let code = row.code { bindText(statement, 5, Array(code.utf8)) } else { sqlite3_bind_null(statement, 5) }
+        if let key = row.key { bindBlob(statement, 6, key) } else { sqlite3_bind_null(statement, 6) }
+        bindBlob(statement, 7, row.body)
+        bindText(statement, 8, row.record)
+        let status = sqlite3_step(statement)
+        guard status == SQLITE_DONE else { throw failure(status, doing: "insert a received postback") }
+    }
+
+    private func bindText(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            _ = buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) {
+                sqlite3_bind_text(statement, index, $0, Int32(buffer.count), receiver_sqlite_transient())
+            }
+        }
+    }
+
+    private func bindBlob(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            _ = sqlite3_bind_blob(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                  Int32(buffer.count), receiver_sqlite_transient())
+        }
+    }
+
+    /// A file with tables but no `received_postbacks_schema` is someone else's: refused, untouched.
+    private func refuseForeignTables() throws(StorageFailure) {
+        let select = try prepare(
+            "SELECT count(*), sum(name = 'received_postbacks_schema') FROM sqlite_schema WHERE type = 'table'")
+        defer { sqlite3_finalize(select) }
+        guard sqlite3_step(select) == SQLITE_ROW else { throw failure(SQLITE_ERROR, doing: "read the schema") }
+        if sqlite3_column_int64(select, 0) > 0 && sqlite3_column_int64(select, 1) != 1 {
+            throw StorageFailure("not-ours", "\(path) is a SQLite database without postback-receiver's "
+                                 + "received_postbacks_schema table: not an archive, left as it is")
+        }
+    }
+
+    private func checkVersion() throws(StorageFailure) {
+        let select = try prepare("SELECT version FROM received_postbacks_schema")
+        defer { sqlite3_finalize(select) }
+        let status = sqlite3_step(select)
+        if status == SQLITE_ROW {
+            let version = sqlite3_column_int64(select, 0)
+            guard version == Self.schemaVersion else {
+                throw StorageFailure("newer-schema", "\(path) has received_postbacks version \(version); this "
+                                     + "receiver knows \(Self.schemaVersion): use a later release")
+            }
+        } else if status == SQLITE_DONE {
+            try execute("INSERT INTO received_postbacks_schema (version) VALUES (\(Self.schemaVersion))")
+        } else {
+            throw failure(status, doing: "read the received_postbacks schema version")
+        }
+    }
+
+    private func prepare(_ sql: String) throws(StorageFailure) -> OpaquePointer {
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v2(database, sql, -1, &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            throw failure(status, doing: "prepare a statement")
+        }
+        return statement
+    }
+
+    private func execute(_ sql: String) throws(StorageFailure) {
+        let status = sqlite3_exec(database, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw failure(status, doing: "run \(sql.prefix(40))") }
+    }
+
+    private func failure(_ status: Int32, doing what: String) -> StorageFailure {
+        let message = database.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
+        let code = status & 0xff == SQLITE_FULL ? "state-full" : status & 0xff == SQLITE_READONLY ? "state-read-only"
+            : "state-write"
+        return StorageFailure(code, "cannot \(what) in \(path): \(message)")
+    }
+}

@@ -1,0 +1,176 @@
+import ArgumentParser
+import Hummingbird
+import Attribution
+import Foundation
+import Logging
+import ReceiverCore
+
+/// `postback-receiver`: receives Apple's postbacks over HTTP, verifies them with the command line's rules and keys,
+/// stores each one before answering 200. See Receiver/README.md.
+@main
+struct ReceiverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "postback-receiver",
+        abstract: "Receive, verify and durably store Apple's AdAttributionKit and SKAdNetwork postbacks.",
+        discussion: """
+            Serves POST /.well-known/appattribution/report-attribution/ and \
+            POST /.well-known/skadnetwork/report-attribution/, GET /healthz and GET /metrics. Every postback is \
+            stored (bytes, verdict, JSON Lines record) before it is answered 200, whatever its verdict; 500 only \
+            when storing failed. Plain HTTP: put a TLS terminator in front (see Receiver/README.md).
+            """)
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port, printed at start-up).")
+    var port = 8080
+
+    @Option(help: ArgumentHelp(
+        "Deduplication state: a SQLite file shared with postback-verify --state (created when missing), or a "
+            + "PostgreSQL database (postgresql://... or host=... dbname=...) shared by every receiver and run.",
+        valueName: "path-or-url"))
+    var state = "postback-receiver.sqlite"
+
+    @Option(help: ArgumentHelp(
+        "The received postbacks (bytes, verdict, record): a SQLite file (default: beside a state file, "
+            + "STATE-received.sqlite; postback-receiver-received.sqlite with PostgreSQL).", valueName: "path"))
+    var archive: String?
+
+    @Flag(help: "Store nothing and deduplicate nothing (benchmarks only: a 200 tells Apple never to resend).")
+    var noStorage = false
+
+    @Option(help: ArgumentHelp("Forget postbacks first seen more than DAYS days ago (0-36500).", valueName: "days"))
+    var retention = 10
+
+    @Option(help: ArgumentHelp("Invalid bodies stored per clock hour; beyond it they are only counted in metrics.",
+                               valueName: "n"))
+    var invalidQuota = 10_000
+
+    @Option(help: ArgumentHelp(
+        "Trust the PEM (or DER) P-256 public key at PATH for that kid; repeatable.", valueName: "kid=path"))
+    var key: [String] = []
+
+    @Flag(help: "Also trust Apple's development kids (never on production traffic).")
+    var allowDevelopment = false
+
+    @Flag(help: "Warnings become rejections (code rule-warning).")
+    var strict = false
+
+    @Option(help: ArgumentHelp("I3 warns on impressions older than this (30d, 12h, 90m, 3600s).",
+                               valueName: "duration"))
+    var maxImpressionAge: String?
+
+    @Option(name: .customLong("skadnetwork-key-p256"),
+            help: ArgumentHelp("Replace Apple's SKAdNetwork 2.1+ key (testing your own signing).", valueName: "path"))
+    var skAdNetworkKeyP256: String?
+
+    @Option(name: .customLong("skadnetwork-key-p192"),
+            help: ArgumentHelp("Replace Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).",
+                               valueName: "path"))
+    var skAdNetworkKeyP192: String?
+
+    @Option(help: ArgumentHelp(
+        "full: each archive commit reaches the disk (fsync) before the 200, surviving a power loss; normal: it "
+            + "reaches the operating system, surviving the receiver's crash but not the machine's.",
+        valueName: "full|normal"))
+    var sync = "full"
+
+    @Option(help: ArgumentHelp("Close a connection after this many seconds without a byte read or written (1-3600).",
+                               valueName: "seconds"))
+    var idleTimeout = 30
+
+    @Option(help: ArgumentHelp("Most postbacks stored in one group commit (1-65536).", valueName: "n"))
+    var groupSize = 512
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
+        guard (0...36500).contains(retention) else {
+            throw ValidationError("--retention takes a whole number of days from 0 to 36500, not \(retention)")
+        }
+        guard invalidQuota >= 0 else { throw ValidationError("--invalid-quota must be 0 or more") }
+        guard (1...65536).contains(groupSize) else { throw ValidationError("--group-size must be from 1 to 65536") }
+        guard ReceiverConfiguration.Synchronous(rawValue: sync) != nil else {
+            throw ValidationError("--sync must be full or normal, not \(sync)")
+        }
+        guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
+        }
+        guard !state.isEmpty, state != "-" else { throw ValidationError("--state needs a file path") }
+        if let archive {
+            guard !archive.isEmpty, archive != "-" else { throw ValidationError("--archive needs a file path") }
+            guard archive != state else {
+                throw ValidationError("--archive must be another file than --state (the state file holds only "
+                                      + "the deduplication tables)")
+            }
+        }
+        if let maxImpressionAge, VerificationPolicy.milliseconds(inDuration: maxImpressionAge) == nil {
+            throw ValidationError(
+                "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(maxImpressionAge)")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "postback-receiver")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var configuration = ReceiverConfiguration(verifier: ItemVerifier(
+            keyRing: try keyRing(),
+            policy: VerificationPolicy(isStrict: strict,
+                                       maximumImpressionAge: maxImpressionAge.flatMap(VerificationPolicy.milliseconds(inDuration:)))))
+        configuration.host = host
+        configuration.port = port
+        let stateLocation = ReceiverConfiguration.State(state)
+        configuration.storage = noStorage ? .none : .durable(
+            state: stateLocation, archive: archive ?? ReceiverConfiguration.defaultArchivePath(for: stateLocation))
+        configuration.retentionDays = retention
+        configuration.invalidQuotaPerHour = invalidQuota
+        configuration.maximumGroupSize = groupSize
+        configuration.idleTimeoutSeconds = idleTimeout
+        configuration.synchronous = ReceiverConfiguration.Synchronous(rawValue: sync) ?? .full
+        if noStorage {
+            logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
+        }
+        let app: Application<ReceiverResponder>
+        do {
+            app = try await PostbackReceiver.application(configuration, logger: logger) { channel in
+                let address = channel.localAddress.map { "\($0.ipAddress ?? host):\($0.port ?? port)" } ?? "?"
+                // One line on standard output that scripts wait for (the port, when --port 0).
+                FileHandle.standardOutput.write(Data("postback-receiver: listening on \(address)\n".utf8))
+            }
+        } catch let failure as StorageFailure {
+            throw ValidationError("cannot use the state: \(failure.message)")
+        }
+        try await app.runService()
+    }
+
+    /// Apple's keys plus every `--key`, and the SKAdNetwork replacement keys: as the command line builds them.
+    private func keyRing() throws -> KeyRing {
+        var ring = KeyRing(allowingDevelopmentKeys: allowDevelopment)
+        for entry in key {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex,
+                  entry.index(after: equals) != entry.endIndex else {
+                throw ValidationError("--key takes KID=PATH, got \(entry)")
+            }
+            let keyID = String(entry[..<equals])
+            let path = String(entry[entry.index(after: equals)...])
+            do {
+                try ring.add(ECPublicKey(keyFile: path), keyID: keyID)
+            } catch {
+                throw ValidationError("key file \(path) (for kid \(keyID)) cannot be used: \(error.reason)")
+            }
+        }
+        for (option, curve, path) in [("--skadnetwork-key-p256", ECPublicKey.Curve.p256, skAdNetworkKeyP256),
+                                      ("--skadnetwork-key-p192", .p192, skAdNetworkKeyP192)] {
+            guard let path else { continue }
+            do {
+                ring.replaceSKAdNetworkKey(with: try ECPublicKey(keyFile: path, curve: curve))
+            } catch {
+                throw ValidationError("key file \(path) (for \(option)) cannot be used: \(error.reason)")
+            }
+        }
+        return ring
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Hummingbird
+import ReceiverCore
+import Testing
+
+/// Start-up refusals: a state or archive file that is not ours is refused before anything listens, and left
+/// byte for byte as it was.
+@Suite struct ReceiverStorageTests {
+    @Test("a state file that is not ours is refused, untouched")
+    func foreignState() async throws {
+        var receiver = try TestReceiver()
+        let text = Data("not a database\n".utf8)
+        try text.write(to: URL(fileURLWithPath: receiver.statePath))
+        receiver.configuration.storage = .durable(state: .sqlite(path: receiver.statePath),
+                                                  archive: receiver.archivePath)
+        await #expect(throws: StorageFailure.self) { _ = try await receiver.application() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: receiver.statePath)) == text)
+    }
+
+    @Test("the state file given as the archive is refused, untouched")
+    func stateAsArchive() async throws {
+        let receiver = try TestReceiver()
+        _ = try await receiver.application()  // creates the state file
+        let state = try Data(contentsOf: URL(fileURLWithPath: receiver.statePath))
+        var second = receiver
+        second.configuration.storage = .durable(
+            state: .sqlite(path: receiver.directory.appendingPathComponent("other-state.sqlite").path),
+            archive: receiver.statePath)
+        await #expect(throws: StorageFailure.self) { _ = try await second.application() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: receiver.statePath)) == state)
+    }
+
+    @Test func defaultArchivePath() {
+        #expect(ReceiverConfiguration.defaultArchivePath(for: .sqlite(path: "/var/lib/pb/state.sqlite"))
+                == "/var/lib/pb/state-received.sqlite")
+        #expect(ReceiverConfiguration.defaultArchivePath(for: .sqlite(path: "state.db")) == "state.db-received.sqlite")
+    }
+}

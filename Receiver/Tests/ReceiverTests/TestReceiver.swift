@@ -1,0 +1,103 @@
+import Attribution
+import CReceiverSQLite
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import ReceiverCore
+
+/// A receiver built as `postback-receiver` builds it, on files in a fresh temporary directory, with the fixture
+/// keys; and a read-only look at its archive.
+struct TestReceiver {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let appAttributionPath = "/.well-known/appattribution/report-attribution/"
+    static let skAdNetworkPath = "/.well-known/skadnetwork/report-attribution/"
+
+    let directory: URL
+    let statePath: String
+    let archivePath: String
+    let metrics = ReceiverMetrics()
+    var configuration: ReceiverConfiguration
+
+    init(invalidQuota: Int = 10_000) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiver-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        statePath = directory.appendingPathComponent("state.sqlite").path
+        archivePath = directory.appendingPathComponent("received.sqlite").path
+        var ring = KeyRing(allowingDevelopmentKeys: true)
+        try ring.add(ECPublicKey(keyFile: Self.fixture("keys/fixture-apple-identifier-0.pem").path),
+                     keyID: "fixture-apple-identifier/0")
+        configuration = ReceiverConfiguration(verifier: ItemVerifier(keyRing: ring))
+        configuration.storage = .durable(state: .sqlite(path: statePath), archive: archivePath)
+        configuration.invalidQuotaPerHour = invalidQuota
+    }
+
+    static func fixture(_ path: String) -> URL {
+        repository.appendingPathComponent("Fixtures").appendingPathComponent(path)
+    }
+
+    static func body(_ path: String) throws -> ByteBuffer {
+        ByteBuffer(bytes: try Data(contentsOf: fixture(path)))
+    }
+
+    func application() async throws -> Application<ReceiverResponder> {
+        var logger = Logger(label: "receiver-tests")
+        logger.logLevel = .critical
+        return try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger)
+    }
+
+    /// One stored row: what the archive says of a request.
+    struct Row: Equatable {
+        var verdict: String
+        var code: String?
+        var body: [UInt8]
+        var record: String
+    }
+
+    /// Every row of the archive, in insertion order.
+    func rows() -> [Row] {
+        var database: OpaquePointer?
+        guard sqlite3_open_v2(archivePath, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+            sqlite3_close(database)
+            return []
+        }
+        defer { sqlite3_close(database) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(database, "SELECT verdict, code, body, record FROM received_postbacks ORDER BY id",
+                                 -1, &statement, nil) == SQLITE_OK else { return [] }
+        defer { sqlite3_finalize(statement) }
+        var rows: [Row] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            func text(_ column: Int32) -> String? {
+                sqlite3_column_text(statement, column).map { String(cString: $0) }
+            }
+            let count = Int(sqlite3_column_bytes(statement, 2))
+            let bytes = sqlite3_column_blob(statement, 2).map {
+                Array(UnsafeRawBufferPointer(start: $0, count: count))
+            } ?? []
+            rows.append(Row(verdict: text(0) ?? "", code: text(1), body: bytes, record: text(3) ?? ""))
+        }
+        return rows
+    }
+
+    /// The value of one series of the metrics, 0 when absent.
+    func metric(_ name: String, _ labels: [String: String] = [:]) -> Double {
+        let text = String(decoding: metrics.render(), as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix(name) && !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            guard let series = parts.first, let value = parts.last.flatMap({ Double($0) }) else { continue }
+            let seriesName = series.split(separator: "{").first.map(String.init) ?? ""
+            guard seriesName == name else { continue }
+            var found: [String: String] = [:]
+            if let open = series.firstIndex(of: "{") {
+                for pair in series[series.index(after: open)...].dropLast().split(separator: ",") {
+                    let halves = pair.split(separator: "=", maxSplits: 1)
+                    found[String(halves[0])] = String(halves[1].dropFirst().dropLast())
+                }
+            }
+            if found == labels { return value }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A ``DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one state that
+/// every run and every receiver on every machine can share.
+///
+/// `connectionString` is a libpq connection string (`host=db.internal dbname=postbacks user=verifier`) or URL
+/// (`postgresql://verifier@db.internal/postbacks`); the password comes from it, from `PGPASSWORD`, or from the
+/// password file (`~/.pgpass`, or `PGPASSFILE`), as for `psql`, and no message ever quotes it. The database's
+/// `postback_verify` schema is created on first use, and refused, untouched, unless it is exactly ours
+/// (``StateError``). Each call is one statement, one round trip to the server, serialised with the instance's
+/// other calls; a thread of the store's own renews its lease. The instance is one owner: if its process dies,
+/// on any machine, its claims are taken over by the next sighting at once (its connection's advisory lock goes
+/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``StateError``
+/// (code `unavailable`), and the next call reconnects. Closing (the last reference going) releases any claim
+/// still held. `docs/state.md` documents the schema and how to run several machines on one database.
+public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked Sendable {
+    // @unchecked: `database` (not thread-safe) is only used with `lock` held. NSLock rather than Mutex: its
+    // pthread mutex is one ThreadSanitizer sees (Mutex's contended path on Linux is not), so CI checks this too.
+    private let lock = NSLock()
+    private let database: PostgresStateDatabase
+    private let heartbeat: LeaseHeartbeat
+    /// The server and database, for messages: host, port, database and user, never the password.
+    public let target: String
+
+    /// Connects to the database, creating the schema when it has none.
+    /// - Parameters:
+    ///   - connectionString: a libpq connection string or `postgresql://` URL.
+    ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
+    ///   - leaseSeconds: how long this store's claims outlive a process that stopped renewing them while its
+    ///     connection stayed open (a process that exits or dies loses them at once).
+    public init(connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(StateError) {
+        let opened = try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
+                                               leaseSeconds: leaseSeconds)
+        target = opened.target
+        database = opened
+        let beat = PostgresHeartbeat()
+        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.run() }
+        beat.store = self
+    }
+
+    deinit {
+        heartbeat.stop()
+        lock.withLock { database.close() }
+    }
+
+    /// True when `--state` names a PostgreSQL server rather than a SQLite file: a `postgresql://` or `postgres://`
+    /// URL, or a string that starts with a libpq keyword and `=` (`host=...`, `dbname=...`, `service=...`).
+    public static func recognizes(_ state: String) -> Bool {
+        PostgresConnectionString.recognizes(state)
+    }
+
+    public func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+        try locked { () throws(StateError) in
+            try database.claim(sightings, at: time)
+        }
+    }
+
+    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+        throws(StateError) -> [DeduplicationAnswer] {
+        try locked { () throws(StateError) in
+            try database.claim(sightings, at: time, confirming: confirming)
+        }
+    }
+
+    public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+        try locked { () throws(StateError) in
+            try database.confirm(keys)
+        }
+    }
+
+    public func release(_ keys: [DeduplicationKey]) throws(StateError) {
+        try locked { () throws(StateError) in
+            try database.release(keys)
+        }
+    }
+
+    /// How many postbacks the database remembers, claimed or confirmed (expired ones not yet pruned included).
+    package func count() throws(StateError) -> Int {
+        try locked { () throws(StateError) -> Int in
+            try database.count()
+        }
+    }
+
+    /// Runs `body` with the lock held.
+    private func locked<Value>(_ body: () throws(StateError) -> Value) throws(StateError) -> Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Renews the lease (the heartbeat thread calls this).
+    fileprivate func renewLease() {
+        lock.withLock { try? database.heartbeat() }
+    }
+}
+
+/// The heartbeat's weak link to its store, so the thread never keeps a store open.
+private final class PostgresHeartbeat: @unchecked Sendable {
+    // @unchecked: `_store` is only read and written under `lock`.
+    private let lock = NSLock()
+    private weak var _store: PostgreSQLDeduplicationStore?
+
+    var store: PostgreSQLDeduplicationStore? {
+        get { lock.withLock { _store } }
+        set { lock.withLock { _store = newValue } }
+    }
+
+    func run() {
+        store?.renewLease()
+    }
+}

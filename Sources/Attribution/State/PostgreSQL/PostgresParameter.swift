@@ -1,0 +1,93 @@
+/// A query parameter, sent in PostgreSQL's binary format: bytes travel as they are, so a key with any byte in it
+/// (NUL included) reaches the server intact, and nothing is quoted or escaped.
+enum PostgresParameter {
+    case int64(Int64)
+    case bytes([UInt8])
+    case text(String)
+    case bytesArray([[UInt8]])
+    /// A `bytea[]` whose nil elements are NULL.
+    case optionalBytesArray([[UInt8]?])
+    case textArray([String])
+    case int64Array([Int64])
+
+    // Type OIDs from PostgreSQL's pg_type.dat: stable across releases.
+    static let int8OID: UInt32 = 20
+    static let byteaOID: UInt32 = 17
+    static let textOID: UInt32 = 25
+    static let int8ArrayOID: UInt32 = 1016
+    static let byteaArrayOID: UInt32 = 1001
+    static let textArrayOID: UInt32 = 1009
+
+    var typeOID: UInt32 {
+        switch self {
+        case .int64: Self.int8OID
+        case .bytes: Self.byteaOID
+        case .text: Self.textOID
+        case .bytesArray, .optionalBytesArray: Self.byteaArrayOID
+        case .textArray: Self.textArrayOID
+        case .int64Array: Self.int8ArrayOID
+        }
+    }
+
+    /// The value in binary format (network byte order; arrays as `array_send` writes them).
+    var encoded: [UInt8] {
+        switch self {
+        case .int64(let value):
+            return Self.bigEndian(value)
+        case .bytes(let bytes):
+            return bytes
+        case .text(let text):
+            return Self.textBytes(text)
+        case .bytesArray(let elements):
+            return Self.array(of: Self.byteaOID, elements)
+        case .optionalBytesArray(let elements):
+            return Self.array(of: Self.byteaOID, elements)
+        case .textArray(let elements):
+            return Self.array(of: Self.textOID, elements.map(Self.textBytes))
+        case .int64Array(let elements):
+            return Self.array(of: Self.int8OID, elements.map { Self.bigEndian($0) })
+        }
+    }
+
+    /// UTF-8, with U+0000 (which a PostgreSQL `text` cannot hold) written as U+FFFD.
+    static func textBytes(_ text: String) -> [UInt8] {
+        var bytes = Array(text.utf8)
+        if bytes.contains(0) {
+            bytes = Array(String(decoding: bytes, as: UTF8.self).replacingNUL().utf8)
+        }
+        return bytes
+    }
+
+    /// A one-dimensional array: dimensions, whether it holds a NULL, element type, length and lower bound (1),
+    /// then each element's length (-1 for NULL) and bytes.
+    private static func array(of elementOID: UInt32, _ elements: [[UInt8]?]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
+        out += bigEndian(Int32(elements.isEmpty ? 0 : 1))
+        out += bigEndian(Int32(elements.contains { $0 == nil } ? 1 : 0))
+        out += bigEndian(Int32(bitPattern: elementOID))
+        if !elements.isEmpty {
+            out += bigEndian(Int32(elements.count))
+            out += bigEndian(Int32(1))
+        }
+        for element in elements {
+            guard let element else {
+                out += bigEndian(Int32(-1))
+                continue
+            }
+            out += bigEndian(Int32(element.count))
+            out += element
+        }
+        return out
+    }
+
+    private static func bigEndian<Integer: FixedWidthInteger>(_ value: Integer) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+}
+
+private extension String {
+    func replacingNUL() -> String {
+        String(String.UnicodeScalarView(unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 }))
+    }
+}

@@ -1,0 +1,216 @@
+/// The PostgreSQL schema of the deduplication state, version 1; `docs/state.md` documents it for people.
+///
+/// Everything lives in one schema, `postback_verify`, which the store creates on first use and otherwise only
+/// reads, inserts into, updates and deletes from: nothing else in the database is touched. `schema_version` holds
+/// one row, the version: a later release reads it to migrate, and this one refuses a schema whose version it does
+/// not know. `postbacks` holds one row per distinct valid postback: `key` is the deduplication key's UTF-8 bytes as
+/// `bytea` (compared byte for byte, never by Unicode equivalence), `first_seen` the start of the run (or the
+/// request) that first saw it, in milliseconds since 1970 UTC, `source` and `line` where its first valid record
+/// was, `content` its ``ContentFingerprint`` (to name what a later sighting changed), `claim` the token of the
+/// call that claimed it. `claims` has a row per claiming call not yet confirmed (its `token`, its `owner`, and
+/// when, by the server's clock): a postback whose `claim` is there is pending; once the call's records were
+/// written, confirming deletes that one row, however many postbacks it claimed, so a postback's row is written
+/// once. `owners` has one row per store instance: where it runs (`host`, `pid`, for people) and until when its
+/// lease runs (`lease_until`, milliseconds since 1970 by the server's clock). An owner is alive while its lease
+/// runs **and** its connection holds the session advisory lock numbered by its id: a process that dies, on any
+/// machine, loses its claims at once.
+enum PostgresSchema {
+    static let version: Int64 = 1
+    static let name = "postback_verify"
+
+    static let create = [
+        "CREATE SCHEMA IF NOT EXISTS postback_verify",
+        "CREATE TABLE postback_verify.schema_version (version integer NOT NULL)",
+        "INSERT INTO postback_verify.schema_version (version) VALUES (1)",
+        """
+        CREATE TABLE postback_verify.postbacks (
+            key bytea NOT NULL,
+            first_seen bigint NOT NULL,
+            source text NOT NULL,
+            line bigint NOT NULL,
+            content bytea,
+            claim bigint,
+            CONSTRAINT postbacks_pkey PRIMARY KEY (key)
+        )
+        """,
+        "CREATE INDEX postbacks_first_seen ON postback_verify.postbacks (first_seen)",
+        """
+        CREATE TABLE postback_verify.claims (
+            token bigint NOT NULL,
+            owner bigint NOT NULL,
+            claimed_at bigint NOT NULL,
+            CONSTRAINT claims_pkey PRIMARY KEY (token)
+        )
+        """,
+        """
+        CREATE TABLE postback_verify.owners (
+            id bigint NOT NULL,
+            host text NOT NULL,
+            pid bigint NOT NULL,
+            lease_until bigint NOT NULL,
+            CONSTRAINT owners_pkey PRIMARY KEY (id)
+        )
+        """,
+    ]
+
+    static let describe = """
+        WITH n AS (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'postback_verify')
+        SELECT line FROM (
+            SELECT 'relation ' || c.relname || ' ' || c.relkind::text AS line
+            FROM pg_catalog.pg_class c, n
+            WHERE c.relnamespace = n.oid AND c.relkind NOT IN ('v', 'm')
+            UNION ALL
+            SELECT 'column ' || c.relname || '.' || a.attname || ' '
+                || pg_catalog.format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+            FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid, n
+            WHERE c.relnamespace = n.oid AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+            UNION ALL
+            SELECT 'constraint ' || c.relname || '.' || k.conname || ' ' || pg_catalog.pg_get_constraintdef(k.oid)
+            FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_class c ON c.oid = k.conrelid, n
+            WHERE c.relnamespace = n.oid AND k.contype <> 'n'
+            UNION ALL
+            SELECT 'index ' || pg_catalog.pg_get_indexdef(i.indexrelid)
+            FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indrelid, n
+            WHERE c.relnamespace = n.oid
+            UNION ALL
+            SELECT 'trigger ' || c.relname || '.' || t.tgname
+            FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid, n
+            WHERE c.relnamespace = n.oid AND NOT t.tgisinternal
+        ) AS schema
+        ORDER BY line COLLATE "C"
+        """
+
+    /// ``describe`` of a schema ``create`` made (with `search_path` set to `pg_catalog`, so names are qualified).
+    static let expected = [
+        "column claims.claimed_at bigint not null",
+        "column claims.owner bigint not null",
+        "column claims.token bigint not null",
+        "column owners.host text not null",
+        "column owners.id bigint not null",
+        "column owners.lease_until bigint not null",
+        "column owners.pid bigint not null",
+        "column postbacks.claim bigint",
+        "column postbacks.content bytea",
+        "column postbacks.first_seen bigint not null",
+        "column postbacks.key bytea not null",
+        "column postbacks.line bigint not null",
+        "column postbacks.source text not null",
+        "column schema_version.version integer not null",
+        "constraint claims.claims_pkey PRIMARY KEY (token)",
+        "constraint owners.owners_pkey PRIMARY KEY (id)",
+        "constraint postbacks.postbacks_pkey PRIMARY KEY (key)",
+        "index CREATE INDEX postbacks_first_seen ON postback_verify.postbacks USING btree (first_seen)",
+        "index CREATE UNIQUE INDEX claims_pkey ON postback_verify.claims USING btree (token)",
+        "index CREATE UNIQUE INDEX owners_pkey ON postback_verify.owners USING btree (id)",
+        "index CREATE UNIQUE INDEX postbacks_pkey ON postback_verify.postbacks USING btree (key)",
+        "relation claims r",
+        "relation claims_pkey i",
+        "relation owners r",
+        "relation owners_pkey i",
+        "relation postbacks r",
+        "relation postbacks_first_seen i",
+        "relation postbacks_pkey i",
+        "relation schema_version r",
+    ]
+
+    static let schemaExists = "SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = 'postback_verify'"
+    static let versions = "SELECT version FROM postback_verify.schema_version"
+
+    /// The server's clock in milliseconds since 1970: leases are counted by one clock for every machine.
+    static let now = "(extract(epoch FROM pg_catalog.statement_timestamp()) * 1000)::bigint"
+
+    /// Claims a batch in one statement. `$1` keys (distinct, in byte order, so that concurrent calls lock rows
+    /// in one order and never deadlock), `$2` sources, `$3` lines, `$4` contents (NULL: none), `$5` first seen
+    /// (ms), `$6` the retention cutoff (ms), `$7` this store's owner id, `$8` this call's token, `$9` the lease
+    /// (ms), `$10` this host, `$11` this process id, `$12` this owner's earlier calls to confirm whole first.
+    ///
+    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row written (its lease renewed),
+    /// and the call's `claims` row inserted when it claimed a key. A key not there is
+    /// inserted as this call's. A key there is taken over (its row becomes this call's) when it is past the
+    /// retention, or is pending (its `claim` in `claims`) for another owner that is dead: its lease ran out, or no
+    /// connection holds its advisory lock (`pg_try_advisory_xact_lock_shared` gets it; shared, so that two
+    /// checkers never take each other for the owner). Any other row stays as it is: `ON CONFLICT DO UPDATE` locks
+    /// it and reads its latest committed version (which a plain SELECT in the same statement could not see), so a
+    /// key committed by a concurrent call is never missed. Only the rows that are not this call's come back (the
+    /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed.
+    static let claim = """
+        WITH confirmed AS (
+            DELETE FROM postback_verify.claims WHERE token = ANY($12::bigint[]) AND owner = $7),
+        owner AS (
+            INSERT INTO postback_verify.owners AS o (id, host, pid, lease_until) VALUES ($7, $10, $11, \(now) + $9)
+            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until),
+        claimed AS (
+            INSERT INTO postback_verify.postbacks AS p (key, first_seen, source, line, content, claim)
+            SELECT i.key, $5, i.source, i.line, i.content, $8
+            FROM unnest($1::bytea[], $2::text[], $3::bigint[], $4::bytea[])
+                WITH ORDINALITY AS i(key, source, line, content, n)
+            ORDER BY i.n
+            ON CONFLICT (key) DO UPDATE SET (first_seen, source, line, content, claim) = (
+                SELECT CASE WHEN t.free THEN excluded.first_seen ELSE p.first_seen END,
+                       CASE WHEN t.free THEN excluded.source ELSE p.source END,
+                       CASE WHEN t.free THEN excluded.line ELSE p.line END,
+                       CASE WHEN t.free THEN excluded.content ELSE p.content END,
+                       CASE WHEN t.free THEN excluded.claim ELSE p.claim END
+                FROM (SELECT p.first_seen < $6 OR EXISTS (
+                          SELECT 1 FROM postback_verify.claims c
+                          WHERE c.token = p.claim AND c.owner <> $7
+                              AND (NOT EXISTS (SELECT 1 FROM postback_verify.owners o
+                                               WHERE o.id = c.owner AND o.lease_until >= \(now))
+                                   OR pg_catalog.pg_try_advisory_xact_lock_shared(c.owner))) AS free) AS t)
+            RETURNING p.key, p.first_seen, p.source, p.line, p.content, p.claim),
+        call AS (
+            INSERT INTO postback_verify.claims (token, owner, claimed_at)
+            SELECT $8, $7, \(now) WHERE EXISTS (SELECT 1 FROM claimed WHERE claim = $8))
+        SELECT d.key, d.first_seen, d.source, d.line, d.content,
+               EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.token = d.claim) AS pending
+        FROM claimed d WHERE d.claim IS DISTINCT FROM $8
+        """
+
+    /// Confirms owner `$3`'s calls `$1` (tokens) whole: their `claims` rows deleted, one per call; and, of calls
+    /// confirmed only in part, the postbacks `$2` (keys) of calls `$4` (tokens) one by one. Renews the lease
+    /// (`$5` ms). Rows another owner took over meanwhile have its token, and are left as they are.
+    static let confirm = """
+        WITH whole AS (
+            DELETE FROM postback_verify.claims WHERE token = ANY($1::bigint[]) AND owner = $3),
+        part AS (
+            UPDATE postback_verify.postbacks SET claim = NULL
+            WHERE key = ANY($2::bytea[]) AND claim = ANY($4::bigint[]))
+        UPDATE postback_verify.owners SET lease_until = \(now) + $5 WHERE id = $3
+        """
+
+    /// Withdraws the claims of calls `$2` (tokens) on keys `$1`: their records were not delivered; and forgets
+    /// the calls `$3` (tokens) of owner `$4` with nothing left to confirm.
+    static let release = """
+        WITH released AS (
+            DELETE FROM postback_verify.postbacks WHERE key = ANY($1::bytea[]) AND claim = ANY($2::bigint[]))
+        DELETE FROM postback_verify.claims WHERE token = ANY($3::bigint[]) AND owner = $4
+        """
+
+    /// At closing (its pending postbacks released first): owner `$1` forgotten. A call of its still in `claims`
+    /// (a release that failed) is then a dead owner's: its postbacks are taken over by their next sighting, and
+    /// the call pruned with the retention.
+    static let close = "DELETE FROM postback_verify.owners WHERE id = $1"
+
+    /// The heartbeat: owner `$1`'s lease renewed by `$2` ms.
+    static let renew = "UPDATE postback_verify.owners SET lease_until = \(now) + $2 WHERE id = $1"
+
+    /// Pruning: at most `$2` rows first seen before `$1`, the oldest first, skipping rows a call holds.
+    static let prune = """
+        DELETE FROM postback_verify.postbacks WHERE key IN (
+            SELECT key FROM postback_verify.postbacks WHERE first_seen < $1
+            ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED)
+        """
+
+    /// Calls never confirmed whose owner died, made before `$1` (ms, server clock; their postbacks are past any
+    /// retention by then), and owners whose lease ended more than `$2` ms ago with no call left.
+    static let pruneClaims = """
+        WITH calls AS (
+            DELETE FROM postback_verify.claims c WHERE c.claimed_at < $1
+                AND NOT EXISTS (SELECT 1 FROM postback_verify.owners o
+                                WHERE o.id = c.owner AND o.lease_until >= \(now)))
+        DELETE FROM postback_verify.owners o WHERE o.lease_until < \(now) - $2
+            AND NOT EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.owner = o.id)
+        """
+
+    static let count = "SELECT count(*) FROM postback_verify.postbacks"
+}

@@ -1,0 +1,429 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The deduplication state in a PostgreSQL database: checked at connection (refused, untouched, unless its
+/// `postback_verify` schema is ours or absent), then asked batch by batch with the claim/confirm protocol
+/// (``DeduplicationStore``).
+///
+/// A batch costs one round trip to claim (one statement, ``PostgresSchema/claim``) and one to confirm; no
+/// transaction stays open in between, so a caller whose records wait on a slow reader holds up no one. The
+/// instance is one owner: its id is held as a session advisory lock by its connection, so when the process dies
+/// or its connection drops, on any machine, the next sighting of one of its claims takes it over; so does any
+/// sighting once its lease ran out (a heartbeat renews it, ``heartbeat()``). Not thread-safe: one caller at a
+/// time (``PostgreSQLDeduplicationStore`` holds it under a lock).
+package final class PostgresStateDatabase {
+    /// How long a statement may wait for a row another call holds, or run at all, before it fails.
+    static let statementTimeoutSeconds = 60
+    /// Expired rows deleted per pruning statement at most.
+    static let pruneLimit: Int64 = 512
+    /// Deadlocks are avoided by locking keys in byte order; should one still happen, the statement had no effect
+    /// and is run again this many times.
+    static let transientRetries = 3
+
+    /// The server and database, for messages (never the password).
+    package let target: String
+    private let retentionMilliseconds: Int64
+    private let leaseMilliseconds: Int64
+    private let connection: PostgresConnection
+    /// This instance's owner id, and the advisory lock its connection holds (taken again after a reconnect).
+    private let owner: Int64
+    private var leaseRenewed: Int64 = 0
+    private var closed = false
+    /// This owner's calls not yet wholly confirmed or released: each call's token and the keys it claimed that
+    /// are still pending (bounded by what the caller has claimed and not settled).
+    private var outstanding: [Int64: Set<DeduplicationKey>] = [:]
+    /// The call that claimed each pending key.
+    private var claimedBy: [DeduplicationKey: Int64] = [:]
+
+    /// Batches skip pruning while their cutoff is at most this (see ``StateDatabase``).
+    private var prunedThrough: Int64 = .min
+
+    /// Connects, checks the schema, and creates it when the database has none.
+    ///
+    /// - Parameters:
+    ///   - connectionString: a libpq connection string or URL; the password may come from it, `PGPASSWORD` or
+    ///     the password file, and is never printed.
+    ///   - retentionDays: postbacks first seen longer ago than this count as absent, and are pruned.
+    ///   - leaseSeconds: how long this owner's claims outlive a process that stopped renewing them while its
+    ///     connection stayed up (a process that dies loses them at once).
+    package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(StateError) {
+        retentionMilliseconds = Int64(retentionDays) * 86_400_000
+        leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
+        let parsed: PostgresConnectionString
+        do {
+            parsed = try PostgresConnectionString(connectionString)
+        } catch {
+            throw StateError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
+                             + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
+        }
+        target = "PostgreSQL state (\(parsed.description))"
+        let owner = Int64.random(in: 1...Int64.max)
+        self.owner = owner
+        do {
+            connection = try PostgresConnection(parsed) { connection throws(PostgresFailure) in
+                try Self.startSession(connection, owner: owner)
+            }
+        } catch {
+            throw Self.stateError(error, target: target, doing: "cannot connect to", opening: true)
+        }
+        try prepareSchema()
+    }
+
+    /// Answers `sightings` in order and claims the first sightings for this owner, seen at `time`: one statement,
+    /// one round trip (plus, at the start of a run and once a minute after, one bounded pruning statement). A
+    /// repeat within `sightings` is a duplicate of its first occurrence there.
+    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+        try claim(sightings, at: time, confirming: [])
+    }
+
+    /// Confirms this owner's claims on `confirming`, then claims `sightings`: one statement when every call it
+    /// confirms is confirmed whole (a run confirming its previous batch as it claims the next); a call confirmed
+    /// in part is confirmed first, on its own.
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+        throws(StateError) -> [DeduplicationAnswer] {
+        let confirmedAlong = wholeCalls(confirming)
+        if !confirmedAlong.partial.isEmpty { try confirm(confirmedAlong.partial) }
+        guard !sightings.isEmpty else {
+            if !confirmedAlong.whole.isEmpty { try sendConfirm(whole: confirmedAlong.whole, partKeys: [], partCalls: []) }
+            return []
+        }
+        let seen = time.millisecondsSince1970
+        let cutoff = seen - retentionMilliseconds
+        let token = Int64.random(in: 1...Int64.max)
+        // Each key once, at its first occurrence; then in byte order, so that two calls lock shared keys in the
+        // same order (bytea compares like memcmp).
+        var first: [DeduplicationKey: Int] = [:]
+        first.reserveCapacity(sightings.count)
+        var distinct: [Int] = []
+        for (index, sighting) in sightings.enumerated() where first[sighting.key] == nil {
+            first[sighting.key] = index
+            distinct.append(index)
+        }
+        distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
+        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: DuplicateReference] in
+            if cutoff > prunedThrough { try prune(cutoff) }
+            let result = try connection.execute(PostgresSchema.claim, [
+                .bytesArray(distinct.map { sightings[$0].key.utf8 }),
+                .textArray(distinct.map { sightings[$0].source }),
+                .int64Array(distinct.map { Int64(sightings[$0].line) }),
+                .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
+                .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
+                .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
+                .int64Array(confirmedAlong.whole),
+            ], prepare: true)
+            var duplicates: [DeduplicationKey: DuplicateReference] = [:]
+            for row in 0..<result.rowCount {
+                let key = DeduplicationKey(utf8: result.bytes(row, 0))
+                guard first[key] != nil else {
+                    throw PostgresFailure(message: "the claim answered for a key it was not given")
+                }
+                duplicates[key] = DuplicateReference(
+                    source: result.text(row, 2), line: Int(result.int64(row, 3)),
+                    firstSeen: Date(milliseconds: result.int64(row, 1)),
+                    firstContent: result.isNull(row, 4) ? nil : ContentFingerprint(bytes: result.bytes(row, 4)),
+                    isPending: result.bool(row, 5))
+            }
+            return duplicates
+        }
+        leaseRenewed = Date().millisecondsSince1970
+        var claimed: Set<DeduplicationKey> = []
+        let answers = sightings.enumerated().map { index, sighting -> DeduplicationAnswer in
+            if let reference = duplicates[sighting.key] { return .duplicate(of: reference) }
+            if first[sighting.key] == index {
+                claimed.insert(sighting.key)
+                return .firstSeen
+            }
+            // A repeat within this call of a key it claimed: a duplicate of that first occurrence, pending.
+            let original = sightings[first[sighting.key]!]
+            return .duplicate(of: DuplicateReference(source: original.source, line: original.line, firstSeen: time,
+                                                     firstContent: original.content, isPending: true))
+        }
+        if !claimed.isEmpty {
+            outstanding[token] = claimed
+            for key in claimed { claimedBy[key] = token }
+        }
+        return answers
+    }
+
+    /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip, one row per
+    /// call whose keys are all confirmed); keys it does not hold (duplicates, claims taken over) are left alone.
+    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+        let (whole, partKeys, partCalls) = settle(keys)
+        try sendConfirm(whole: whole, partKeys: partKeys, partCalls: partCalls)
+    }
+
+    /// Confirms the calls `whole` entirely, and the keys `partKeys` of the calls `partCalls`.
+    private func sendConfirm(whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) throws(StateError) {
+        guard !whole.isEmpty || !partKeys.isEmpty else { return }
+        // Sent without waiting: the server confirms while the caller goes on, and the next call (or the
+        // heartbeat) reads the outcome. A run that ends first has still sent it: the server runs it all the same.
+        try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
+            try connection.send(PostgresSchema.confirm, [
+                .int64Array(whole), .bytesArray(partKeys.map(\.utf8)), .int64(owner), .int64Array(partCalls),
+                .int64(leaseMilliseconds),
+            ])
+        }
+        leaseRenewed = Date().millisecondsSince1970
+    }
+
+    /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
+    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+        let pending = keys.compactMap { key in claimedBy[key].map { (key, $0) } }
+        let (whole, _, _) = settle(keys)
+        guard !pending.isEmpty || !whole.isEmpty else { return }
+        try run("cannot release claims in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.release, [
+                .bytesArray(pending.map(\.0.utf8)), .int64Array(Array(Set(pending.map(\.1)))), .int64Array(whole),
+                .int64(owner),
+            ])
+        }
+    }
+
+    /// Splits `keys` into the calls they settle whole (taken out of the pending claims) and the keys of calls they
+    /// settle only in part (left pending, for ``confirm(_:)``).
+    private func wholeCalls(_ keys: [DeduplicationKey]) -> (whole: [Int64], partial: [DeduplicationKey]) {
+        guard !keys.isEmpty else { return ([], []) }
+        var byCall: [Int64: [DeduplicationKey]] = [:]
+        for key in keys {
+            if let call = claimedBy[key] { byCall[call, default: []].append(key) }
+        }
+        var whole: [Int64] = []
+        var partial: [DeduplicationKey] = []
+        for (call, callKeys) in byCall {
+            if outstanding[call]?.count == Set(callKeys).count {
+                whole.append(call)
+                for key in callKeys { claimedBy.removeValue(forKey: key) }
+                outstanding.removeValue(forKey: call)
+            } else {
+                partial += callKeys
+            }
+        }
+        return (whole, partial)
+    }
+
+    /// Takes `keys` out of the pending claims: the calls left with nothing pending, and, for calls settled only in
+    /// part, those keys and their calls.
+    private func settle(_ keys: [DeduplicationKey]) -> (whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) {
+        var touched: [Int64: [DeduplicationKey]] = [:]
+        for key in keys {
+            guard let call = claimedBy.removeValue(forKey: key) else { continue }
+            touched[call, default: []].append(key)
+            outstanding[call]?.remove(key)
+        }
+        var whole: [Int64] = []
+        var partKeys: [DeduplicationKey] = []
+        var partCalls: [Int64] = []
+        for (call, keys) in touched {
+            if outstanding[call]?.isEmpty ?? true {
+                outstanding.removeValue(forKey: call)
+                whole.append(call)
+            } else {
+                partKeys += keys
+                partCalls.append(call)
+            }
+        }
+        return (whole, partKeys, partCalls)
+    }
+
+    /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
+    package func heartbeat() throws(StateError) {
+        guard !closed, Date().millisecondsSince1970 - leaseRenewed >= leaseMilliseconds / 3 else { return }
+        try run("cannot renew claims in") { () throws(PostgresFailure) in
+            try connection.execute(PostgresSchema.renew, [.int64(owner), .int64(leaseMilliseconds)])
+        }
+        leaseRenewed = Date().millisecondsSince1970
+    }
+
+    /// Withdraws every claim this owner still holds and forgets the owner; not used after.
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        if connection.isConnected {
+            try? connection.finishSent()
+            let pending = Array(claimedBy.keys)
+            if !pending.isEmpty { try? release(pending) }
+            _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
+        }
+    }
+
+    /// How many postbacks the database remembers (claims and expired rows not yet pruned included).
+    package func count() throws(StateError) -> Int {
+        try run("cannot read") { () throws(PostgresFailure) in
+            Int(try connection.execute(PostgresSchema.count).int64(0, 0))
+        }
+    }
+
+    /// Deletes a bounded share of the rows past the retention; once fewer than a share were left, looks again
+    /// only when the cutoff has moved on by a minute, and forgets owners long dead.
+    private func prune(_ cutoff: Int64) throws(PostgresFailure) {
+        let pruned = try connection.execute(PostgresSchema.prune, [.int64(cutoff), .int64(Self.pruneLimit)])
+        if pruned.changedRows < Self.pruneLimit {
+            prunedThrough = cutoff + 60_000
+            try connection.execute(PostgresSchema.pruneClaims, [.int64(cutoff), .int64(2 * leaseMilliseconds)])
+        }
+    }
+
+    /// Runs `body`, reconnecting first if the connection was lost, and again (at most ``transientRetries`` times)
+    /// after a deadlock or serialisation failure.
+    @discardableResult
+    private func run<Value>(_ doing: String, _ body: () throws(PostgresFailure) -> Value) throws(StateError) -> Value {
+        var attempt = 0
+        while true {
+            do throws(PostgresFailure) {
+                try connection.reconnectIfNeeded()
+                return try body()
+            } catch where error.isTransient && attempt < Self.transientRetries {
+                attempt += 1
+            } catch {
+                throw Self.stateError(error, target: target, doing: doing, opening: false)
+            }
+        }
+    }
+
+    // MARK: The session and the schema
+
+    /// Settings for a new connection, and the owner's advisory lock (taken again after a reconnect; a checker
+    /// holds it shared for a moment at most, hence the retries).
+    private static func startSession(_ connection: PostgresConnection, owner: Int64) throws(PostgresFailure) {
+        // Our statements name every object with its schema; functions resolve in pg_catalog first.
+        try connection.execute("SET search_path TO pg_catalog, pg_temp")
+        try connection.execute("SET statement_timeout TO '\(statementTimeoutSeconds)s'")
+        try connection.execute("SET lock_timeout TO '\(statementTimeoutSeconds)s'")
+        // A commit lost in a server crash forgets a key or leaves a claim unconfirmed: either way the postback
+        // is reported valid again, never lost (docs/state.md), so a commit need not wait for the disk.
+        try connection.execute("SET synchronous_commit TO off")
+        // The server notices a client machine that vanished (its owner is then dead) within about a minute.
+        try connection.execute("SET tcp_keepalives_idle TO 30")
+        try connection.execute("SET tcp_keepalives_interval TO 10")
+        try connection.execute("SET tcp_keepalives_count TO 3")
+        for _ in 0..<1000 {
+            if try connection.execute("SELECT pg_catalog.pg_try_advisory_lock($1)", [.int64(owner)]).bool(0, 0) {
+                return
+            }
+            usleep(1000)
+        }
+        throw PostgresFailure(message: "another connection holds this store's owner lock")
+    }
+
+    /// Refuses, before anything writes, a `postback_verify` schema that is not exactly ours at our version;
+    /// creates it (in one transaction, one connection at a time) when there is none.
+    private func prepareSchema() throws(StateError) {
+        do throws(PostgresFailure) {
+            if try !hasTables() { try create() }
+        } catch {
+            throw Self.stateError(error, target: target, doing: "cannot create the schema postback_verify in",
+                                  opening: true)
+        }
+        try check()
+    }
+
+    /// Creates the schema in one transaction, unless another connection made it meanwhile (a second creator
+    /// waits on the advisory lock, then finds the tables and leaves them to ``check()``).
+    private func create() throws(PostgresFailure) {
+        try connection.execute("BEGIN")
+        do throws(PostgresFailure) {
+            try connection.execute("SELECT pg_catalog.pg_advisory_xact_lock(\(Self.creationLock))")
+            // Unlike a claim, the schema must survive a crash of the server the moment after.
+            try connection.execute("SET LOCAL synchronous_commit TO on")
+            if try !hasTables() {
+                for statement in PostgresSchema.create { try connection.execute(statement) }
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// An advisory lock key (one of ours: "pbv-schm") taken while the schema is created.
+    private static let creationLock: Int64 = 0x7062_762D_7363_686D
+
+    /// The schema exists and holds something (an empty one, made by an administrator for us, is filled in).
+    private func hasTables() throws(PostgresFailure) -> Bool {
+        guard try connection.execute(PostgresSchema.schemaExists).int64(0, 0) == 1 else { return false }
+        return try !describe().isEmpty
+    }
+
+    private func describe() throws(PostgresFailure) -> [String] {
+        let result = try connection.execute(PostgresSchema.describe)
+        return (0..<result.rowCount).map { result.text($0, 0) }
+    }
+
+    /// The schema is ours at our version, or the reason it is not (nothing written).
+    private func check() throws(StateError) {
+        let left = "left as it is"
+        do {
+            let described = try describe()
+            if described.contains("column schema_version.version integer not null") {
+                let versions = try connection.execute(PostgresSchema.versions)
+                guard versions.rowCount == 1, !versions.isNull(0, 0) else {
+                    throw StateError(.damaged, "\(target) is damaged: postback_verify.schema_version has "
+                                     + "\(versions.rowCount) rows, not one; \(left)")
+                }
+                let version = versions.int64(0, 0)
+                if version > PostgresSchema.version {
+                    throw StateError(.newerSchema, "\(target) has schema version \(version), newer than this "
+                                     + "postback-verify knows (\(PostgresSchema.version)): use a later release")
+                }
+                if version != PostgresSchema.version {
+                    throw StateError(.damaged, "\(target) is damaged: unknown schema version \(version); \(left)")
+                }
+            }
+            guard described == PostgresSchema.expected else {
+                let missing = PostgresSchema.expected.filter { !described.contains($0) }
+                let foreign = described.filter { !PostgresSchema.expected.contains($0) }
+                let difference = (missing.prefix(3).map { "missing \($0)" } + foreign.prefix(3).map { "unexpected \($0)" })
+                    .joined(separator: "; ")
+                throw StateError(.notOurs, "\(target): the schema postback_verify is not postback-verify's "
+                                 + "(\(difference)); \(left)")
+            }
+        } catch let error as StateError {
+            throw error
+        } catch let failure as PostgresFailure {
+            throw Self.stateError(failure, target: target, doing: "cannot check", opening: true)
+        } catch {
+            throw StateError(.failed, "\(target): \(error)")
+        }
+    }
+
+    /// What a failure means for the state, with what to do about it.
+    private static func stateError(_ failure: PostgresFailure, target: String, doing: String, opening: Bool)
+        -> StateError {
+        let access = "check the user, the password (PGPASSWORD or ~/.pgpass; never put it on a command line), "
+            + "the database name and the server's pg_hba.conf"
+        if opening && failure.connectionLost {
+            // libpq gives no SQLSTATE for a refused connection: the server's own words say whether it answered.
+            let message = failure.message
+            if message.contains("no password supplied") {
+                return StateError(.cannotOpen, "\(doing) \(target): the server asks for a password and none was "
+                                  + "given (\(message)); put it in PGPASSWORD or ~/.pgpass (see docs/state.md)")
+            }
+            if message.contains("FATAL:") || message.contains("authentication") {
+                return StateError(.cannotOpen, "\(doing) \(target): the server refused the connection "
+                                  + "(\(message)); \(access)")
+            }
+            return StateError(.cannotOpen, "\(doing) \(target): the server cannot be reached (\(message)); check "
+                              + "that it is running and that host and port are right")
+        }
+        if failure.connectionLost {
+            return StateError(.unavailable, "\(doing) \(target): the connection to the server was lost "
+                              + "(\(failure.message)); the records written so far stand: run again once the server "
+                              + "is back (postbacks whose records were written but not confirmed are then reported "
+                              + "valid once more; none is lost)")
+        }
+        if failure.isAccessDenied {
+            return StateError(.cannotOpen, "\(doing) \(target): \(failure.message) (SQLSTATE "
+                              + "\(failure.sqlState ?? "")); \(access); docs/state.md lists the privileges needed")
+        }
+        if failure.sqlState == "55P03" || failure.sqlState == "57014" {
+            return StateError(.busy, "\(doing) \(target): waited \(statementTimeoutSeconds) s for rows another "
+                              + "connection holds (\(failure.message))")
+        }
+        let state = failure.sqlState.map { " (SQLSTATE \($0))" } ?? ""
+        return StateError(.failed, "\(doing) \(target): \(failure.message)\(state)")
+    }
+}
