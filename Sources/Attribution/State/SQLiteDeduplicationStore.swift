@@ -25,8 +25,8 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         self.path = path
         let database = Locked(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
         self.database = database
-        let beat = Heartbeat()
-        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.run() }
+        let beat = WeakStoreLink<SQLiteDeduplicationStore>()
+        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.store?.renewLease() }
         beat.store = self
     }
 
@@ -64,21 +64,5 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     /// Renews the lease when claims are outstanding (the heartbeat thread calls this).
     fileprivate func renewLease() {
         database.withLock { try? $0.heartbeat() }
-    }
-}
-
-/// The heartbeat's weak link to its store, so the thread never keeps a store open.
-private final class Heartbeat: @unchecked Sendable {
-    // @unchecked: `store` is set once, before the first beat can read it... guarded by the lock below.
-    private let lock = NSLock()
-    private weak var _store: SQLiteDeduplicationStore?
-
-    var store: SQLiteDeduplicationStore? {
-        get { lock.withLock { _store } }
-        set { lock.withLock { _store = newValue } }
-    }
-
-    func run() {
-        store?.renewLease()
     }
 }

@@ -33,8 +33,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
                                                leaseSeconds: leaseSeconds)
         target = opened.target
         database = opened
-        let beat = PostgresHeartbeat()
-        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.run() }
+        let beat = WeakStoreLink<PostgreSQLDeduplicationStore>()
+        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.store?.renewLease() }
         beat.store = self
     }
 
@@ -92,21 +92,5 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
     /// Renews the lease (the heartbeat thread calls this).
     fileprivate func renewLease() {
         lock.withLock { try? database.heartbeat() }
-    }
-}
-
-/// The heartbeat's weak link to its store, so the thread never keeps a store open.
-private final class PostgresHeartbeat: @unchecked Sendable {
-    // @unchecked: `_store` is only read and written under `lock`.
-    private let lock = NSLock()
-    private weak var _store: PostgreSQLDeduplicationStore?
-
-    var store: PostgreSQLDeduplicationStore? {
-        get { lock.withLock { _store } }
-        set { lock.withLock { _store = newValue } }
-    }
-
-    func run() {
-        store?.renewLease()
     }
 }

@@ -33,3 +33,17 @@ package final class LeaseHeartbeat: @unchecked Sendable {
         condition.unlock()
     }
 }
+
+/// A heartbeat's weak link to its store, so the thread never keeps a store open: set once the store exists.
+package final class WeakStoreLink<Store: AnyObject>: @unchecked Sendable {
+    // @unchecked: `_store` is only read and written under `lock`.
+    private let lock = NSLock()
+    private weak var _store: Store?
+
+    package init() {}
+
+    package var store: Store? {
+        get { lock.withLock { _store } }
+        set { lock.withLock { _store = newValue } }
+    }
+}
