@@ -5,7 +5,7 @@
 #
 # TARGET is fuzz-item, fuzz-json, fuzz-json-differential or fuzz-base64url (Fuzz/TARGET.swift). The library
 # (Sources/Attribution) is compiled once into Fuzz/work/build as module Attribution with -sanitize=fuzzer,address;
-# the target links it with libcrypto and SQLite (the state store). The corpus grows in Fuzz/work/corpus/TARGET
+# the target links it with libcrypto, SQLite and libpq (the state stores). The corpus grows in Fuzz/work/corpus/TARGET
 # (gitignored), seeded from Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes,
 # leaks and timeouts are written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
 #   Fuzz/run.sh fuzz-json 0 Fuzz/work/artifacts/fuzz-json-crash-...
@@ -28,7 +28,9 @@ mkdir -p "$build" "$work/corpus/$target" "$work/artifacts"
 # -enable-testing: fuzz-item checks internal types (the fixed-key tables) through `@testable import`.
 # -package-name: the library's `package` symbols are visible to the targets, as to the package's own modules.
 flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -enable-testing -package-name postback_verify
-       -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite)
+       -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite -I Sources/CAttributionPostgres)
+# libpq's header directory (Debian: /usr/include/postgresql), as SwiftPM finds it through pkg-config.
+for flag in $(pkg-config --cflags-only-I libpq 2> /dev/null); do flags+=(-Xcc "$flag"); done
 
 # The library, rebuilt when any of its sources is newer than the archive.
 archive=$build/libAttribution.a
@@ -52,7 +54,7 @@ if [ ! -x "$binary" ] || [ -n "$(find "$source_file" "$archive" -newer "$binary"
         snapshot+=("$build/src/$target/$(basename "$file")")
     done
     swiftc "${flags[@]}" -I "$build" -module-name "${target//-/_}" "${snapshot[@]}" \
-        -L "$build" -lAttribution -lcrypto -lsqlite3 -o "$binary"
+        -L "$build" -lAttribution -lcrypto -lsqlite3 -lpq -o "$binary"
 fi
 
 seeds=$work/seeds/$target

@@ -11,42 +11,19 @@ import Testing
 @Suite("postback-verify --state on PostgreSQL", .serialized, .enabled(if: TestPostgres.enabled))
 final class PostgresCommandLineTests {
     let signer: TestPostbackSigner
-    let directory: URL
+    let scratch: CommandLineScratch
 
     init() throws {
         signer = try TestPostbackSigner()
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("postback-verify-pg-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try CommandLineScratch("postback-verify-pg-cli")
     }
 
     deinit {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    func input(_ name: String, _ lines: [String]) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
-        return url.path
+        scratch.remove()
     }
 
     func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
         try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
-    }
-
-    /// Starts the binary with standard output into the file `output` (no run ever waits on a reader).
-    func start(_ arguments: [String], output: URL, environment: [String: String]? = nil) throws -> Process {
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = try CommandLineTests.binary()
-        process.arguments = TestPostbackSigner.keyArguments + arguments
-        process.currentDirectoryURL = TestPaths.packageRoot
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        if let environment { process.environment = environment }
-        try process.run()
-        return process
     }
 
     /// The whole lines of `data` as JSON records (a torn last line is a record nobody received).
@@ -126,10 +103,10 @@ final class PostgresCommandLineTests {
             Array(stride(from: 0, to: 1200, by: 2)) + Array(stride(from: 1, to: 1200, by: 2)),
             Array(stride(from: 1199, through: 0, by: -3)) + Array(0..<300),
         ]
-        let files = try orders.enumerated().map { try input("run\($0).jsonl", $1.map { bodies[$0] }) }
-        let outputs = orders.indices.map { directory.appendingPathComponent("out\($0).jsonl") }
+        let files = try orders.enumerated().map { try scratch.input("run\($0).jsonl", $1.map { bodies[$0] }) }
+        let outputs = orders.indices.map { scratch.url("out\($0).jsonl") }
         let processes = try orders.indices.map {
-            try start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", database, files[$0]],
+            try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", database, files[$0]],
                       output: outputs[$0])
         }
         for process in processes { process.waitUntilExit() }
@@ -145,7 +122,7 @@ final class PostgresCommandLineTests {
         // The database remembers each once, all confirmed.
         // A run's last confirm is sent as it ends, without waiting: the server may finish it a moment later.
         var rows = try Self.stateCounts(database)
-        for _ in 0..<40 where rows.claims != 0 {
+        for _ in 0..<200 where rows.claims != 0 {
             Thread.sleep(forTimeInterval: 0.05)
             rows = try Self.stateCounts(database)
         }
@@ -163,12 +140,12 @@ final class PostgresCommandLineTests {
             if run > 0 { order.shuffle(using: &random) }
             return order
         }
-        let files = try orders.enumerated().map { try input("kill\($0).jsonl", $1.map { bodies[$0] }) }
+        let files = try orders.enumerated().map { try scratch.input("kill\($0).jsonl", $1.map { bodies[$0] }) }
         var delivered: [(file: String, records: [[String: Any]], order: [Int])] = []
         // Round one: three runs at once; each killed after a random pause (some may finish first).
-        let outputs = orders.indices.map { directory.appendingPathComponent("killed\($0).jsonl") }
+        let outputs = orders.indices.map { scratch.url("killed\($0).jsonl") }
         let processes = try orders.indices.map {
-            try start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", database, files[$0]],
+            try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", database, files[$0]],
                       output: outputs[$0])
         }
         for process in processes {
@@ -185,8 +162,8 @@ final class PostgresCommandLineTests {
         #expect(!killed.isEmpty, "at least one run was killed mid-way")
         // Round two: every input again, one run after another.
         for index in orders.indices {
-            let output = directory.appendingPathComponent("again\(index).jsonl")
-            let process = try start(["--format", "jsonl", "--quiet", "--state", database, files[index]], output: output)
+            let output = scratch.url("again\(index).jsonl")
+            let process = try scratch.start(["--format", "jsonl", "--quiet", "--state", database, files[index]], output: output)
             process.waitUntilExit()
             #expect(process.terminationStatus <= 1)
             let records = Self.records(try Data(contentsOf: output))
@@ -210,7 +187,7 @@ final class PostgresCommandLineTests {
         defer { try? TestPostgres.control("stop", server.directory) }
         let state = server.connectionString
         let bodies = try signer.bodies(count: 1000, seed: 34)
-        let file = try input("restart.jsonl", bodies)
+        let file = try scratch.input("restart.jsonl", bodies)
 
         let process = Process()
         process.executableURL = try CommandLineTests.binary()
@@ -257,9 +234,9 @@ final class PostgresCommandLineTests {
     func stalledReaderHoldsUpNoOne() throws {
         let database = try TestPostgres.database()
         let bodies = try signer.bodies(count: 1200, seed: 35)
-        let stalledFile = try input("stalled.jsonl", bodies)
+        let stalledFile = try scratch.input("stalled.jsonl", bodies)
         let otherOrders: [[Int]] = [Array((0..<1200).reversed()), Array(stride(from: 0, to: 1200, by: 2))]
-        let otherFiles = try otherOrders.enumerated().map { try input("other\($0).jsonl", $1.map { bodies[$0] }) }
+        let otherFiles = try otherOrders.enumerated().map { try scratch.input("other\($0).jsonl", $1.map { bodies[$0] }) }
 
         // The stalled run: its records go into a pipe nobody reads until the others are done.
         let stalled = Process()
@@ -274,9 +251,9 @@ final class PostgresCommandLineTests {
         Thread.sleep(forTimeInterval: 1)  // it claims, fills the pipe, and blocks
 
         let began = Date()
-        let outputs = otherOrders.indices.map { directory.appendingPathComponent("other-out\($0).jsonl") }
+        let outputs = otherOrders.indices.map { scratch.url("other-out\($0).jsonl") }
         let others = try otherOrders.indices.map {
-            try start(["--format", "jsonl", "--quiet", "--state", database, otherFiles[$0]], output: outputs[$0])
+            try scratch.start(["--format", "jsonl", "--quiet", "--state", database, otherFiles[$0]], output: outputs[$0])
         }
         for process in others { process.waitUntilExit() }
         let seconds = Date().timeIntervalSince(began)
@@ -309,13 +286,13 @@ final class PostgresCommandLineTests {
         let port = try #require(URLComponents(string: server.tcpURL)?.port)
         let url = "postgresql://postgres@127.0.0.1:\(port)/\(name)"
         let body = try signer.body(postbackIdentifier: "3C0F4A8E-5B6D-4E7F-8A9B-0C1D2E3F4A5B")
-        let file = try input("tcp.jsonl", [body])
+        let file = try scratch.input("tcp.jsonl", [body])
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "PGPASSWORD")
         environment["PGPASSFILE"] = "/nonexistent"
 
         // No password: refused, with the remedy.
-        let none = directory.appendingPathComponent("none.jsonl")
+        let none = scratch.url("none.jsonl")
         let noPassword = Process()
         noPassword.executableURL = try CommandLineTests.binary()
         noPassword.arguments = TestPostbackSigner.keyArguments + ["--quiet", "--state", url, file]
@@ -334,21 +311,21 @@ final class PostgresCommandLineTests {
         // PGPASSWORD.
         var withVariable = environment
         withVariable["PGPASSWORD"] = server.password
-        let first = directory.appendingPathComponent("first.jsonl")
-        let one = try start(["--format", "jsonl", "--quiet", "--state", url, file], output: first,
+        let first = scratch.url("first.jsonl")
+        let one = try scratch.start(["--format", "jsonl", "--quiet", "--state", url, file], output: first,
                             environment: withVariable)
         one.waitUntilExit()
         #expect(one.terminationStatus == 0)
         #expect(Self.records(try Data(contentsOf: first)).first?["verdict"] as? String == "valid")
 
         // A password file, mode 0600 as libpq requires.
-        let passfile = directory.appendingPathComponent("pgpass")
+        let passfile = scratch.url("pgpass")
         try Data("127.0.0.1:\(port):\(name):postgres:\(server.password)\n".utf8).write(to: passfile)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passfile.path)
         var withFile = environment
         withFile["PGPASSFILE"] = passfile.path
-        let second = directory.appendingPathComponent("second.jsonl")
-        let two = try start(["--format", "jsonl", "--quiet", "--state", url, file], output: second,
+        let second = scratch.url("second.jsonl")
+        let two = try scratch.start(["--format", "jsonl", "--quiet", "--state", url, file], output: second,
                             environment: withFile)
         two.waitUntilExit()
         #expect(two.terminationStatus == 1, "a duplicate of the first run's record")
@@ -385,7 +362,8 @@ final class PostgresCommandLineTests {
     @Test("A path that looks like a keyword string is a SQLite file when written with a directory")
     func pathWithEquals() throws {
         let body = try signer.body(postbackIdentifier: "7B2C3D4E-5F6A-4B7C-9D8E-0F1A2B3C4D5E")
-        let path = "./host=\(directory.lastPathComponent).sqlite"  // relative to the package root, where runs start
+        // Relative to the package root, where runs start.
+        let path = "./host=\(scratch.directory.lastPathComponent).sqlite"
         let created = TestPaths.packageRoot.appendingPathComponent(path).path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: created + suffix) } }
         let run = try run(["--quiet", "--state", path], stdin: body + "\n")

@@ -10,40 +10,17 @@ import Testing
 @Suite("postback-verify --state", .serialized)
 struct StateCommandLineTests {
     let signer: TestPostbackSigner
-    let directory: URL
+    let scratch: CommandLineScratch
 
     init() throws {
         signer = try TestPostbackSigner()
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("postback-verify-state-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try CommandLineScratch("postback-verify-state")
     }
 
-    /// Writes `lines` as a JSON Lines input file named `name` in this test's directory.
-    func input(_ name: String, _ lines: [String]) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
-        return url.path
-    }
-
-    var statePath: String { directory.appendingPathComponent("state.sqlite").path }
+    var statePath: String { scratch.url("state.sqlite").path }
 
     func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
         try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
-    }
-
-    /// Starts the binary with standard output into `output` (a file, so no run ever waits on a reader).
-    func start(_ arguments: [String], output: URL) throws -> Process {
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = try CommandLineTests.binary()
-        process.arguments = TestPostbackSigner.keyArguments + arguments
-        process.currentDirectoryURL = TestPaths.packageRoot
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
     }
 
     static func records(_ data: Data) -> [[String: Any]] {
@@ -61,8 +38,8 @@ struct StateCommandLineTests {
     @Test("A postback valid in one run is a duplicate in the next, naming the first run's record and start")
     func remembersAcrossRuns() throws {
         let bodies = try signer.bodies(count: 3, seed: 1)
-        let first = try input("first.jsonl", [bodies[0], bodies[1]])
-        let second = try input("second.jsonl", [bodies[2], bodies[1]])
+        let first = try scratch.input("first.jsonl", [bodies[0], bodies[1]])
+        let second = try scratch.input("second.jsonl", [bodies[2], bodies[1]])
         let before = Date()
         let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, first])
         let after = Date()
@@ -96,7 +73,7 @@ struct StateCommandLineTests {
     @Test("--retention 0 forgets every postback an earlier run saw")
     func retentionForgets() throws {
         let body = try signer.body(postbackIdentifier: "9D1C0A52-7A3B-4E8D-B3B1-0C2D7E4F5A61")
-        let file = try input("one.jsonl", [body])
+        let file = try scratch.input("one.jsonl", [body])
         let one = try run(["--quiet", "--state", statePath, file])
         #expect(one.status == 0)
         Thread.sleep(forTimeInterval: 0.01)  // the next run must start at a later millisecond
@@ -110,7 +87,7 @@ struct StateCommandLineTests {
     @Test("Without --state a duplicate names its line and source but no run: records depend on the input alone")
     func withoutStateNoRunTime() throws {
         let body = try signer.body(postbackIdentifier: "7E0C4B1A-2D3F-4A5B-9C8D-1E2F3A4B5C6D")
-        let file = try input("twice.jsonl", [body, body])
+        let file = try scratch.input("twice.jsonl", [body, body])
         let one = try run(["--format", "jsonl", "--quiet", file])
         let two = try run(["--format", "jsonl", "--quiet", file])
         try #require(one.records.count == 2)
@@ -127,7 +104,7 @@ struct StateCommandLineTests {
     func canonicallyEquivalentIdentifiersAreDistinct(withState: Bool) throws {
         let decomposed = try signer.body(postbackIdentifier: "A\u{030A}")
         let precomposed = try signer.body(postbackIdentifier: "\u{00C5}")
-        let file = try input("equivalent.jsonl", [decomposed, precomposed])
+        let file = try scratch.input("equivalent.jsonl", [decomposed, precomposed])
         let state = withState ? ["--state", statePath] : []
         let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
@@ -145,7 +122,7 @@ struct StateCommandLineTests {
     func canonicallyEquivalentTransactionsAreDistinct(withState: Bool) throws {
         let decomposed = try signer.skAdNetworkBody(transactionID: "A\u{030A}-transaction")
         let precomposed = try signer.skAdNetworkBody(transactionID: "\u{00C5}-transaction")
-        let file = try input("skadnetwork.jsonl", [decomposed, precomposed, precomposed])
+        let file = try scratch.input("skadnetwork.jsonl", [decomposed, precomposed, precomposed])
         let state = withState ? ["--state", statePath] : []
         let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
         #expect(run.records.map { $0["kind"] as? String } == ["skadnetwork", "skadnetwork", "skadnetwork"])
@@ -161,7 +138,7 @@ struct StateCommandLineTests {
         """)
     func killedRunLosesNothing() throws {
         let count = 2000
-        let file = try input("retries.jsonl", try signer.bodies(count: count, seed: 2))
+        let file = try scratch.input("retries.jsonl", try signer.bodies(count: count, seed: 2))
         let process = Process()
         process.executableURL = try CommandLineTests.binary()
         process.arguments = TestPostbackSigner.keyArguments + ["--format", "jsonl", "--quiet", "--state", statePath,
@@ -220,11 +197,11 @@ struct StateCommandLineTests {
         ]
         var files: [String] = []
         for (number, order) in inputs.enumerated() {
-            files.append(try input("run\(number).jsonl", order.map { bodies[$0] }))
+            files.append(try scratch.input("run\(number).jsonl", order.map { bodies[$0] }))
         }
-        let outputs = (0..<inputs.count).map { directory.appendingPathComponent("out\($0).jsonl") }
+        let outputs = (0..<inputs.count).map { scratch.url("out\($0).jsonl") }
         let processes = try (0..<inputs.count).map { number in
-            try start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", statePath, files[number]],
+            try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", statePath, files[number]],
                       output: outputs[number])
         }
         for process in processes { process.waitUntilExit() }
@@ -264,9 +241,9 @@ struct StateCommandLineTests {
         let orders: [[Int]] = [Array(0..<count), Array((0..<count).reversed()), Array(count / 4..<count * 3 / 4)]
         var files: [String] = []
         for (number, order) in orders.enumerated() {
-            files.append(try input("stall\(number).jsonl", order.map { bodies[$0] }))
+            files.append(try scratch.input("stall\(number).jsonl", order.map { bodies[$0] }))
         }
-        let malformed = try input("malformed.jsonl", (0..<600).map { "{\"jws-string\":\"not a token \($0)\"}" })
+        let malformed = try scratch.input("malformed.jsonl", (0..<600).map { "{\"jws-string\":\"not a token \($0)\"}" })
         // Run 0 writes into a pipe nobody reads yet: it claims its first batch and blocks on the full pipe.
         let stalled = Process()
         stalled.executableURL = try CommandLineTests.binary()
@@ -282,10 +259,10 @@ struct StateCommandLineTests {
         for _ in 0..<200 where (try? ownerCount()) ?? 0 == 0 { Thread.sleep(forTimeInterval: 0.05) }
         #expect(try ownerCount() == 1, "the stalled run claimed its first batch")
 
-        let outputs = (0..<3).map { directory.appendingPathComponent("stall-out\($0).jsonl") }
+        let outputs = (0..<3).map { scratch.url("stall-out\($0).jsonl") }
         let others = try [1, 2].map { number in
-            try start(["--format", "jsonl", "--quiet", "--state", statePath, files[number]], output: outputs[number])
-        } + [try start(["--format", "jsonl", "--quiet", "--state", statePath, malformed], output: outputs[0])]
+            try scratch.start(["--format", "jsonl", "--quiet", "--state", statePath, files[number]], output: outputs[number])
+        } + [try scratch.start(["--format", "jsonl", "--quiet", "--state", statePath, malformed], output: outputs[0])]
         let deadline = Date().addingTimeInterval(30)
         while others.contains(where: \.isRunning) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         let stillRunning = others.filter(\.isRunning).count
@@ -322,7 +299,7 @@ struct StateCommandLineTests {
         next run reports the others valid
         """)
     func headRemembersWhatItRead() throws {
-        let file = try input("thirty.jsonl", try signer.bodies(count: 30, seed: 5))
+        let file = try scratch.input("thirty.jsonl", try signer.bodies(count: 30, seed: 5))
         let binary = try CommandLineTests.binary().path
         let quoted = ([binary] + TestPostbackSigner.keyArguments + ["--format", "jsonl", "--quiet", "--state",
                                                                     statePath, file])
@@ -343,12 +320,12 @@ struct StateCommandLineTests {
 
     @Test("Regression: three runs creating one new state file at once: none finds it half made and refuses it")
     func concurrentCreation() throws {
-        let file = try input("few.jsonl", try signer.bodies(count: 20, seed: 6))
+        let file = try scratch.input("few.jsonl", try signer.bodies(count: 20, seed: 6))
         for round in 0..<8 {
-            let path = directory.appendingPathComponent("new-\(round).sqlite").path
-            let outputs = (0..<3).map { directory.appendingPathComponent("create-\(round)-\($0).jsonl") }
+            let path = scratch.url("new-\(round).sqlite").path
+            let outputs = (0..<3).map { scratch.url("create-\(round)-\($0).jsonl") }
             let processes = try outputs.map { output in
-                try start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", path, file], output: output)
+                try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", path, file], output: output)
             }
             for process in processes { process.waitUntilExit() }
             #expect(processes.map(\.terminationStatus).sorted() == [0, 1, 1], "round \(round)")
@@ -491,7 +468,7 @@ struct StateCommandLineTests {
           arguments: lookAlikes)
     func lookAlikeRefusedUntouched(_ lookAlike: BadState) throws {
         try lookAlike.make(statePath)
-        let siblings = { try FileManager.default.contentsOfDirectory(atPath: self.directory.path).sorted() }
+        let siblings = { try FileManager.default.contentsOfDirectory(atPath: self.scratch.directory.path).sorted() }
         let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
         let filesBefore = try siblings()
         let body = try signer.body(postbackIdentifier: "3C1D5E7F-9A2B-4C6D-8E0F-1A3B5C7D9E2F")
@@ -506,7 +483,7 @@ struct StateCommandLineTests {
     @Test("A version-1 state file from the previous release is migrated: its postbacks stay duplicates")
     func versionOneMigrated() throws {
         let body = try signer.body(postbackIdentifier: "6A2F0C1E-5B3D-4E7A-9C8B-0D1E2F3A4B5C")
-        let file = try input("one.jsonl", [body])
+        let file = try scratch.input("one.jsonl", [body])
         do {
             let old = try SQLiteConnection(path: statePath, readOnly: false)
             try old.execute(StateSchema.createVersion1 + """
@@ -537,11 +514,11 @@ struct StateCommandLineTests {
         changed["country-code"] = "FR"
         let second = String(decoding: try JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys]),
                             as: UTF8.self)
-        let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, try input("a.jsonl", [first])])
+        let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, try scratch.input("a.jsonl", [first])])
         #expect(one.status == 0)
         for (name, lines, expected) in [("same.jsonl", [first], nil), ("changed.jsonl", [second], ["conversion-value",
                                                                                                "country-code"])] {
-            let run = try run(["--format", "jsonl", "--quiet", "--state", statePath, try input(name, lines)])
+            let run = try run(["--format", "jsonl", "--quiet", "--state", statePath, try scratch.input(name, lines)])
             let duplicate = try #require(run.records.first)
             #expect(Self.firstCode(duplicate) == "duplicate")
             let differs = duplicate["duplicate-differs"] as? [String: Any]
@@ -554,13 +531,13 @@ struct StateCommandLineTests {
 
     @Test("A state in a missing or read-only directory: exit 2, named on stderr")
     func unusableDirectory() throws {
-        let missing = directory.appendingPathComponent("no/such/dir/state.sqlite").path
+        let missing = scratch.url("no/such/dir/state.sqlite").path
         var paths = [missing]
         if geteuid() == 0 {
             // Permissions do not stop root; /proc refuses new files to everyone.
             paths.append("/proc/postback-verify-\(UUID().uuidString).sqlite")
         } else {
-            let readOnly = directory.appendingPathComponent("read-only")
+            let readOnly = scratch.url("read-only")
             try FileManager.default.createDirectory(at: readOnly, withIntermediateDirectories: false)
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: readOnly.path)
             paths.append(readOnly.appendingPathComponent("state.sqlite").path)

@@ -1,0 +1,46 @@
+import Foundation
+
+/// A scratch directory for the tests that run the built binary over files: input files written into it, and runs
+/// started with their records going to a file in it (so that no run ever waits on a reader).
+struct CommandLineScratch {
+    let directory: URL
+
+    /// A new, empty directory under the system's temporary directory, its name starting with `prefix`.
+    init(_ prefix: String) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// The file `name` in the directory.
+    func url(_ name: String) -> URL {
+        directory.appendingPathComponent(name)
+    }
+
+    /// Writes `lines` as a JSON Lines input file named `name`; returns its path.
+    func input(_ name: String, _ lines: [String]) throws -> String {
+        let url = url(name)
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
+        return url.path
+    }
+
+    /// Starts the binary (with the test-only signing key trusted) on `arguments`, its standard output into the file
+    /// `output`, its standard input empty and its standard error discarded.
+    func start(_ arguments: [String], output: URL, environment: [String: String]? = nil) throws -> Process {
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = try CommandLineTests.binary()
+        process.arguments = TestPostbackSigner.keyArguments + arguments
+        process.currentDirectoryURL = TestPaths.packageRoot
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        if let environment { process.environment = environment }
+        try process.run()
+        return process
+    }
+
+    /// Deletes the directory and everything in it.
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
