@@ -9,8 +9,29 @@
 # (gitignored), seeded from Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes,
 # leaks and timeouts are written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
 #   Fuzz/run.sh fuzz-json 0 Fuzz/work/artifacts/fuzz-json-crash-...
+#
+#   Fuzz/run.sh --typecheck      type-checks every target against the debug build's Attribution module (after
+#                                `swift build`; seconds, no fuzzing): what CI runs, so the targets cannot rot
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --typecheck ]; then
+    bin="$(swift build --show-bin-path)"
+    modules="$bin/Modules"
+    [ -f "$modules/Attribution.swiftmodule" ] || { echo "Fuzz/run.sh: run swift build first" >&2; exit 2; }
+    # SwiftPM names the package after its directory: the targets see `package` symbols under that name.
+    package_name="$( (grep -o '"-package-name","[^"]*"' "$(dirname "$(dirname "$bin")")/debug.yaml" 2> /dev/null \
+        || true) | head -1 | cut -d'"' -f4)"
+    include=()
+    for flag in $(pkg-config --cflags-only-I libpq 2> /dev/null); do include+=(-Xcc "$flag"); done
+    for source_file in Fuzz/fuzz-*.swift; do
+        swiftc -typecheck -parse-as-library -package-name "${package_name:-postback_verify}" -I "$modules" \
+            -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite -I Sources/CAttributionPostgres \
+            "${include[@]}" "$source_file"
+        echo "$source_file: type-checks"
+    done
+    exit 0
+fi
 
 if [ $# -lt 2 ]; then
     echo "usage: Fuzz/run.sh fuzz-item|fuzz-json|fuzz-json-differential|fuzz-base64url SECONDS [libFuzzer args]" >&2
