@@ -61,8 +61,7 @@ extension JSONValue {
 
     private static func writeQuoted(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        var string = string
-        string.withUTF8 { bytes in
+        ByteCursor.overUTF8(string) { bytes in
             // Copy runs that need no escaping in one go; most strings are one run. Plain ASCII is skipped eight
             // bytes at a time; the byte loop below only starts at the first other byte.
             var runStart = 0
@@ -74,23 +73,23 @@ extension JSONValue {
                     // DEL, or the lead byte of a scalar a terminal must not get raw (TerminalText); other
                     // non-ASCII scalars and continuation bytes stay in the run as UTF-8.
                     guard let (scalar, length) = terminalUnsafeScalar(in: bytes, at: index) else { continue }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                    bytes.append(runStart..<index, to: &output)
                     appendEscape(scalar, to: &output)
                     runStart = index + length
                     continue
                 }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                bytes.append(runStart..<index, to: &output)
                 appendEscape(byte, to: &output)
                 runStart = index + 1
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            bytes.append(runStart..<bytes.count, to: &output)
         }
         output.append(UInt8(ascii: "\""))
     }
 
     /// The scalar starting at `index` of valid UTF-8 and its length in bytes, when ``TerminalText`` must escape it.
     private static func terminalUnsafeScalar(
-        in bytes: UnsafeBufferPointer<UInt8>, at index: Int
+        in bytes: ByteCursor, at index: Int
     ) -> (Unicode.Scalar, Int)? {
         let lead = bytes[index]
         let length: Int

@@ -58,8 +58,16 @@ final class FileDescriptor {
         }
     }
 
+    /// Reads into `buffer` from `offset` up to its end, waiting for data if needed; `0` means end of input.
+    func read(into buffer: inout [UInt8], from offset: Int) throws(InputFailure) -> Int {
+        precondition(offset >= 0 && offset < buffer.count, "no room to read into")
+        return try buffer.withUnsafeMutableBufferPointer { bytes throws(InputFailure) in
+            try read(into: bytes.baseAddress! + offset, count: bytes.count - offset)
+        }
+    }
+
     /// Reads up to `count` bytes, waiting for data if needed; `0` means end of input.
-    func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws(InputFailure) -> Int {
+    private func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws(InputFailure) -> Int {
         while true {
             let result = systemRead(rawValue, buffer, count)
             if result >= 0 {
