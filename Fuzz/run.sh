@@ -28,7 +28,8 @@ mkdir -p "$build" "$work/corpus/$target" "$work/artifacts"
 # -enable-testing: fuzz-item checks internal types (the fixed-key tables) through `@testable import`.
 # -package-name: the library's `package` symbols are visible to the targets, as to the package's own modules.
 flags=(-O -g -parse-as-library -sanitize=fuzzer,address -use-ld=lld -enable-testing -package-name postback_verify
-       -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite)
+       -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite -I Sources/CAttributionPostgres
+       $(pkg-config --cflags-only-I libpq | sed 's/-I/-Xcc -I/g'))
 
 # The library, rebuilt when any of its sources is newer than the archive.
 archive=$build/libAttribution.a
@@ -52,7 +53,7 @@ if [ ! -x "$binary" ] || [ -n "$(find "$source_file" "$archive" -newer "$binary"
         snapshot+=("$build/src/$target/$(basename "$file")")
     done
     swiftc "${flags[@]}" -I "$build" -module-name "${target//-/_}" "${snapshot[@]}" \
-        -L "$build" -lAttribution -lcrypto -lsqlite3 -o "$binary"
+        -L "$build" -lAttribution -lcrypto -lsqlite3 -lpq -o "$binary"
 fi
 
 seeds=$work/seeds/$target
