@@ -8,8 +8,9 @@ import Darwin
 /// byte scanner (``FlatJSONScanner``, ``StrictJSONParser``, ``Base64Alphabet``, the fast path, the command line's
 /// line reader) reads through one, so a scanner holds a cursor, never a pointer.
 ///
-/// A cursor is lent to a closure (``over(_:_:)-(ArraySlice<UInt8>,_)``, ``overUTF8(_:_:)``, ``scratch(count:_:)``)
-/// and is valid only inside it: it must not be stored beyond the call or leave it (the bytes belong to the caller).
+/// A cursor is lent to a closure (`ByteCursor.over(bytes) { ... }`, `overUTF8`, `scratch(count:)`) and is valid
+/// only inside it: it must not be stored beyond the call or leave it (the bytes belong to the caller). A scanner
+/// that holds one lives inside that closure too.
 /// Its bytes are a `RandomAccessCollection` indexed from 0, so a span (``span(_:)``) of a cursor is a cursor too,
 /// and library calls that take `some Collection<UInt8>` read it in place (`withContiguousStorageIfAvailable`).
 /// Subscripts are checked in debug builds only, as an `UnsafeBufferPointer`'s are: a scanner checks its index
