@@ -68,10 +68,10 @@ package struct ByteCursor: RandomAccessCollection {
         try bytes.withUnsafeBufferPointer { buffer throws(Failure) in try body(ByteCursor(buffer)) }
     }
 
-    /// Calls `body` with a cursor over `bytes`: in place when the collection is contiguous, else over a copy.
+    /// Calls `body` with a cursor over `bytes`: in place when they are contiguous, else over a copy.
     @inlinable
     package static func over<Result, Failure: Error>(
-        _ bytes: some Collection<UInt8>, _ body: (ByteCursor) throws(Failure) -> Result
+        _ bytes: some Sequence<UInt8>, _ body: (ByteCursor) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let inPlace = bytes.withContiguousStorageIfAvailable { buffer in
             Swift.Result { () throws(Failure) -> Result in try body(ByteCursor(buffer)) }

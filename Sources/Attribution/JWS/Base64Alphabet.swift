@@ -45,8 +45,7 @@ extension Base64Alphabet {
 
     /// Encodes; pads with `=` only when the alphabet is padded.
     func encode(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.withContiguousStorageIfAvailable { encode(cursor: ByteCursor($0)) }
-            ?? ByteCursor.over(Array(bytes), encode(cursor:))
+        ByteCursor.over(bytes, encode(cursor:))
     }
 
     private func decode(cursor input: ByteCursor) throws(AttributionError) -> [UInt8] {

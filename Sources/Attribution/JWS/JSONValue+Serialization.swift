@@ -111,13 +111,17 @@ extension JSONValue {
 
     /// `\uXXXX` for a scalar (a UTF-16 surrogate pair above U+FFFF), as RFC 8259 section 7 allows for any one.
     private static func appendEscape(_ scalar: Unicode.Scalar, to output: inout [UInt8]) {
-        let hexDigits: StaticString = "0123456789abcdef"
         for unit in String(scalar).utf16 {
             output.append(contentsOf: #"\u"#.utf8)
             for shift in stride(from: 12, through: 0, by: -4) {
-                output.append(hexDigits.utf8Start[Int((unit >> UInt16(shift)) & 0x0F)])
+                output.append(hexDigit(UInt8(truncatingIfNeeded: unit >> UInt16(shift)) & 0x0F))
             }
         }
+    }
+
+    /// The lowercase hex digit of a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// The RFC 8259 section 7 escape of one byte that must not appear raw in a string.
@@ -137,10 +141,9 @@ extension JSONValue {
         case 0x0C:
             output.append(contentsOf: #"\f"#.utf8)
         default:
-            let hexDigits: StaticString = "0123456789abcdef"
             output.append(contentsOf: #"\u00"#.utf8)
-            output.append(hexDigits.utf8Start[Int(byte >> 4)])
-            output.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0x0F))
         }
     }
 }
