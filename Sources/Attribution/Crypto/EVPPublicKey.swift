@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// Owns one libcrypto `EVP_PKEY` holding a public key, and frees it when the last ``ECPublicKey`` copy goes.
 ///

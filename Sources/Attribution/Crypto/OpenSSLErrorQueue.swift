@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// libcrypto's thread-local error queue, emptied after every failed call so no stale error leaks into the next one.
 ///

@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// A fixed-size ECDSA signature r‖s (IEEE P1363), the form JWS uses (RFC 7518 §3.4), turned into the DER
 /// `ECDSA-Sig-Value` (RFC 5480 §2.2.3, SEC1 §C.5) that libcrypto verifies.
@@ -62,6 +62,11 @@ extension P1363Signature {
     /// signature to `EVP_PKEY_verify`, which refuses it.
     ///
     /// `half` is the size of r and of s in the result: 32 for P-256 (ES256), 24 for P-192.
+    static func raw(fromStrictDER der: [UInt8], half: Int32 = 32) -> [UInt8]? {
+        der.withUnsafeBytes { raw(fromStrictDER: $0, half: half) }
+    }
+
+    /// The same, over the DER bytes in place.
     static func raw(fromStrictDER der: UnsafeRawBufferPointer, half: Int32 = 32) -> [UInt8]? {
         guard let start = der.baseAddress?.assumingMemoryBound(to: UInt8.self), !der.isEmpty else { return nil }
         var cursor: UnsafePointer<UInt8>? = start

@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 import Foundation
 
 /// ECDSA verification under one P-192 key (Apple's SKAdNetwork 1.0 and 2.0 key) from fixed tables of multiples of

@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// One thread's ES256 checks of many signatures at once: ECDSA verification (SEC 1 v2 §4.1.4) written out over
 /// libcrypto's P-256 arithmetic, with fewer instructions per signature than `EVP_PKEY_verify`.

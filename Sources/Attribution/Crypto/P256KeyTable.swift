@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// A table of multiples of one P-256 public point Q, so u2·Q costs what u1·G costs: a copy of libcrypto's P-256
 /// group whose generator is Q, with the group's precomputed multiples of its generator.

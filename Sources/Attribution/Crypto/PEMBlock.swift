@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// The one PEM block of a text (RFC 7468): its label (`PUBLIC KEY`) and the DER bytes its base64 carries.
 ///

@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// A SHA-256 digest: the message an ECDSA signature signs, and a small hashable value for remembering tokens.
 package struct SHA256Digest: Hashable, Sendable {
@@ -36,6 +36,11 @@ package struct SHA256Digest: Hashable, Sendable {
     func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var bytes = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
         return Swift.withUnsafeBytes(of: &bytes, body)
+    }
+
+    /// Appends the first `count` digest bytes (at most 32) to `out`.
+    func append(prefix count: Int, to out: inout [UInt8]) {
+        withUnsafeBytes { out.append(contentsOf: $0.prefix(count)) }
     }
 
     package static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {

@@ -1,4 +1,4 @@
-import CAttributionOpenSSL
+internal import CAttributionOpenSSL
 
 /// libcrypto's SHA-256 implementation, fetched from the default provider once for the whole process.
 ///

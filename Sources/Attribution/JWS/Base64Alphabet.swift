@@ -40,55 +40,45 @@ struct Base64Alphabet: Sendable {
 extension Base64Alphabet {
     /// Decodes strictly, reading contiguous storage in place when the collection has it.
     func decode(_ text: some Collection<UInt8>) throws(AttributionError) -> [UInt8] {
-        let inPlace = text.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(AttributionError) -> [UInt8] in try decode(buffer: buffer) }
-        }
-        if let inPlace {
-            return try inPlace.get()
-        }
-        let copy = Array(text)
-        return try copy.withUnsafeBufferPointer { buffer in
-            Result { () throws(AttributionError) -> [UInt8] in try decode(buffer: buffer) }
-        }.get()
+        try ByteCursor.over(text) { (input) throws(AttributionError) -> [UInt8] in try decode(cursor: input) }
     }
 
     /// Encodes; pads with `=` only when the alphabet is padded.
     func encode(_ bytes: some Sequence<UInt8>) -> String {
-        if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) {
-            return text
-        }
-        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+        ByteCursor.over(bytes, encode(cursor:))
     }
 
-    private func decode(buffer input: UnsafeBufferPointer<UInt8>) throws(AttributionError) -> [UInt8] {
+    private func decode(cursor input: ByteCursor) throws(AttributionError) -> [UInt8] {
         let count = try significantCount(of: input)
+        let significant = input.span(upTo: count)
         var outcome = DecodeOutcome.decoded
-        let output = [UInt8](unsafeUninitializedCapacity: Self.decodedCount(ofSignificant: count)) { out, initialized in
-            outcome = decodeSignificant(UnsafeBufferPointer(rebasing: input[..<count]), into: out)
-            initialized = outcome == .decoded ? out.count : 0
+        let output = ByteCursor.makeArray(count: Self.decodedCount(ofSignificant: count)) { out in
+            outcome = decodeSignificant(significant, into: out)
+            return outcome == .decoded ? out.count : 0
         }
         switch outcome {
         case .decoded:
             return output
         case .invalidCharacter:
-            throw invalidCharacterError(in: UnsafeBufferPointer(rebasing: input[..<count]))
+            throw invalidCharacterError(in: significant)
         case .nonCanonical:
             throw .malformed("non-canonical \(name): the unused bits of the last character are not zero")
         }
     }
 
-    /// Decodes strictly into `output`, which must hold exactly ``decodedCount(of:)`` bytes: the allocation-free
-    /// form of ``decode(_:)`` for callers that own a buffer. Nil for any text ``decode(_:)`` refuses.
-    func decode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+    /// Decodes strictly into `output` (writable, ``ByteCursor/scratch(count:_:)``), which must hold exactly
+    /// ``decodedCount(of:)`` bytes: the allocation-free form of ``decode(_:)`` for callers that own a buffer. Nil
+    /// for any text ``decode(_:)`` refuses.
+    func decode(_ input: ByteCursor, into output: ByteCursor) -> Int? {
         guard let count = try? significantCount(of: input),
               output.count == Self.decodedCount(ofSignificant: count),
-              decodeSignificant(UnsafeBufferPointer(rebasing: input[..<count]), into: output) == .decoded
+              decodeSignificant(input.span(upTo: count), into: output) == .decoded
         else { return nil }
         return output.count
     }
 
     /// The decoded byte count of a text ``decode(_:)`` accepts, or nil when its length alone rules it out.
-    func decodedCount(of input: UnsafeBufferPointer<UInt8>) -> Int? {
+    func decodedCount(of input: ByteCursor) -> Int? {
         (try? significantCount(of: input)).map(Self.decodedCount(ofSignificant:))
     }
 
@@ -97,7 +87,7 @@ extension Base64Alphabet {
     }
 
     /// The length without padding, refusing lengths no canonical text has.
-    private func significantCount(of input: UnsafeBufferPointer<UInt8>) throws(AttributionError) -> Int {
+    private func significantCount(of input: ByteCursor) throws(AttributionError) -> Int {
         var count = input.count
         if isPadded {
             guard count % 4 == 0 else {
@@ -121,14 +111,14 @@ extension Base64Alphabet {
         count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
     }
 
-    /// Decodes `input` (no padding, length not 1 mod 4) into `out`, which holds exactly the decoded count.
-    private func decodeSignificant(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>)
-        -> DecodeOutcome {
+    /// Decodes `input` (no padding, length not 1 mod 4) into `out` (writable), which holds exactly the decoded
+    /// count.
+    private func decodeSignificant(_ input: ByteCursor, into out: ByteCursor) -> DecodeOutcome {
         let remainder = input.count % 4
         let fullGroupsEnd = input.count - remainder
         var unusedBits: UInt8 = 0
-        // Written through pointers: no per-byte capacity checks.
-        let seen = values.withUnsafeBufferPointer { table -> UInt8 in
+        // Read and written through cursors: no per-byte bounds or capacity checks.
+        let seen = ByteCursor.over(values) { table -> UInt8 in
             var seen: UInt8 = 0
             var index = 0
             var written = 0
@@ -138,9 +128,9 @@ extension Base64Alphabet {
                 let c = table[Int(input[index + 2])]
                 let d = table[Int(input[index + 3])]
                 seen |= a | b | c | d
-                out[written] = a << 2 | b >> 4
-                out[written + 1] = b << 4 | c >> 2
-                out[written + 2] = c << 6 | d
+                out.store(a << 2 | b >> 4, at: written)
+                out.store(b << 4 | c >> 2, at: written + 1)
+                out.store(c << 6 | d, at: written + 2)
                 index += 4
                 written += 3
             }
@@ -148,15 +138,15 @@ extension Base64Alphabet {
                 let a = table[Int(input[index])]
                 let b = table[Int(input[index + 1])]
                 seen |= a | b
-                out[written] = a << 2 | b >> 4
+                out.store(a << 2 | b >> 4, at: written)
                 unusedBits = b & 0x0F
             } else if remainder == 3 {
                 let a = table[Int(input[index])]
                 let b = table[Int(input[index + 1])]
                 let c = table[Int(input[index + 2])]
                 seen |= a | b | c
-                out[written] = a << 2 | b >> 4
-                out[written + 1] = b << 4 | c >> 2
+                out.store(a << 2 | b >> 4, at: written)
+                out.store(b << 4 | c >> 2, at: written + 1)
                 unusedBits = c & 0x03
             }
             return seen
@@ -166,7 +156,7 @@ extension Base64Alphabet {
     }
 
     /// Finds the first byte outside the alphabet, which the fast loop only knows exists.
-    private func invalidCharacterError(in input: UnsafeBufferPointer<UInt8>) -> AttributionError {
+    private func invalidCharacterError(in input: ByteCursor) -> AttributionError {
         guard let index = input.firstIndex(where: { values[Int($0)] == Self.invalid }) else {
             return .malformed("invalid \(name) text")
         }
@@ -174,10 +164,10 @@ extension Base64Alphabet {
         return .malformed("invalid \(name) character \(shown) at byte \(index)")
     }
 
-    private func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+    private func encode(cursor input: ByteCursor) -> String {
         var output = [UInt8]()
         output.reserveCapacity((input.count + 2) / 3 * 4)
-        symbols.withUnsafeBufferPointer { table in
+        ByteCursor.over(symbols) { table in
             var index = 0
             while index + 3 <= input.count {
                 let a = input[index], b = input[index + 1], c = input[index + 2]

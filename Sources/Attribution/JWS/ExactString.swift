@@ -15,8 +15,7 @@ package struct ExactString: Hashable, Sendable, CustomStringConvertible {
     }
 
     package func hash(into hasher: inout Hasher) {
-        var string = string
-        string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        ByteCursor.overUTF8(string) { $0.combineBytes(into: &hasher) }
     }
 
     package var description: String { string }

@@ -61,8 +61,7 @@ extension JSONValue {
 
     private static func writeQuoted(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        var string = string
-        string.withUTF8 { bytes in
+        ByteCursor.overUTF8(string) { bytes in
             // Copy runs that need no escaping in one go; most strings are one run. Plain ASCII is skipped eight
             // bytes at a time; the byte loop below only starts at the first other byte.
             var runStart = 0
@@ -74,23 +73,23 @@ extension JSONValue {
                     // DEL, or the lead byte of a scalar a terminal must not get raw (TerminalText); other
                     // non-ASCII scalars and continuation bytes stay in the run as UTF-8.
                     guard let (scalar, length) = terminalUnsafeScalar(in: bytes, at: index) else { continue }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                    bytes.append(runStart..<index, to: &output)
                     appendEscape(scalar, to: &output)
                     runStart = index + length
                     continue
                 }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                bytes.append(runStart..<index, to: &output)
                 appendEscape(byte, to: &output)
                 runStart = index + 1
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            bytes.append(runStart..<bytes.count, to: &output)
         }
         output.append(UInt8(ascii: "\""))
     }
 
     /// The scalar starting at `index` of valid UTF-8 and its length in bytes, when ``TerminalText`` must escape it.
     private static func terminalUnsafeScalar(
-        in bytes: UnsafeBufferPointer<UInt8>, at index: Int
+        in bytes: ByteCursor, at index: Int
     ) -> (Unicode.Scalar, Int)? {
         let lead = bytes[index]
         let length: Int
@@ -112,13 +111,17 @@ extension JSONValue {
 
     /// `\uXXXX` for a scalar (a UTF-16 surrogate pair above U+FFFF), as RFC 8259 section 7 allows for any one.
     private static func appendEscape(_ scalar: Unicode.Scalar, to output: inout [UInt8]) {
-        let hexDigits: StaticString = "0123456789abcdef"
         for unit in String(scalar).utf16 {
             output.append(contentsOf: #"\u"#.utf8)
             for shift in stride(from: 12, through: 0, by: -4) {
-                output.append(hexDigits.utf8Start[Int((unit >> UInt16(shift)) & 0x0F)])
+                output.append(hexDigit(UInt8(truncatingIfNeeded: unit >> UInt16(shift)) & 0x0F))
             }
         }
+    }
+
+    /// The lowercase hex digit of a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// The RFC 8259 section 7 escape of one byte that must not appear raw in a string.
@@ -138,10 +141,9 @@ extension JSONValue {
         case 0x0C:
             output.append(contentsOf: #"\f"#.utf8)
         default:
-            let hexDigits: StaticString = "0123456789abcdef"
             output.append(contentsOf: #"\u00"#.utf8)
-            output.append(hexDigits.utf8Start[Int(byte >> 4)])
-            output.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0x0F))
         }
     }
 }

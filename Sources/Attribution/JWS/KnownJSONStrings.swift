@@ -24,13 +24,11 @@ enum KnownJSONStrings {
 
     /// The literal with exactly these UTF-8 bytes, when there is one.
     @inline(__always)
-    static func string(for bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    static func string(for bytes: ByteCursor) -> String? {
         // Short strings are inline anyway; anything longer than the table is not in it.
         guard bytes.count > 15, bytes.count < byLength.count else { return nil }
-        for candidate in byLength[bytes.count] {
-            var candidate = candidate
-            let same = candidate.withUTF8 { RawBytes.equal($0.baseAddress!, bytes.baseAddress!, count: bytes.count) }
-            if same { return candidate }
+        for candidate in byLength[bytes.count] where ByteCursor.overUTF8(candidate, { bytes.elementsEqual($0) }) {
+            return candidate
         }
         return nil
     }

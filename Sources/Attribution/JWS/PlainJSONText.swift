@@ -6,13 +6,12 @@ enum PlainJSONText {
     /// The index of the first byte at or after `start` that is not plain (a quote, a backslash, a control
     /// character, DEL or a byte of 0x80 and above), or `bytes.count`. Eight bytes at a time while they are all plain.
     @inline(__always)
-    static func end(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    static func end(in bytes: ByteCursor, from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        guard let base = bytes.baseAddress else { return start }
         var index = start
         while index + 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let word = bytes.word(at: index)
             // A byte below 0x20, a quote (0x22) or a backslash (0x5C) has a zero after XOR or a borrow below 0x20;
             // DEL (0x7F) sets its top bit when 1 is added; a byte at or above 0x80 has its top bit set. Any of these
             // ends the fast steps (a carry or borrow between bytes only ever flags too much, never too little).

@@ -7,7 +7,7 @@
 /// at most ``Options/valueBudget`` values (by default 64 plus one per 16 bytes of the text), so no shape of input
 /// can make a tree much larger than the text itself.
 package struct StrictJSONParser {
-    private let bytes: UnsafeBufferPointer<UInt8>
+    private let bytes: ByteCursor
     private let options: Options
     private var index = 0
     /// Values the text may still hold (``Options/valueBudget``).
@@ -15,7 +15,7 @@ package struct StrictJSONParser {
     /// Reused to unescape strings that contain backslashes.
     private var unescaped: [UInt8] = []
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
+    private init(bytes: ByteCursor, options: Options) {
         self.bytes = bytes
         self.options = options
         valuesLeft = options.valueBudget?.limit(forTextBytes: bytes.count) ?? .max
@@ -28,21 +28,10 @@ package struct StrictJSONParser {
     package static func parse(
         _ bytes: some Collection<UInt8>, options: Options = .init()
     ) throws(AttributionError) -> JSONValue {
-        let inPlace = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(AttributionError) -> JSONValue in
-                var parser = StrictJSONParser(bytes: buffer, options: options)
-                return try parser.parseText()
-            }
+        try ByteCursor.over(bytes) { (cursor) throws(AttributionError) -> JSONValue in
+            var parser = StrictJSONParser(bytes: cursor, options: options)
+            return try parser.parseText()
         }
-        if let inPlace {
-            return try inPlace.get()
-        }
-        return try Array(bytes).withUnsafeBufferPointer { buffer in
-            Result { () throws(AttributionError) -> JSONValue in
-                var parser = StrictJSONParser(bytes: buffer, options: options)
-                return try parser.parseText()
-            }
-        }.get()
     }
 }
 
@@ -241,13 +230,10 @@ extension StrictJSONParser {
 
     private mutating func expectLiteral(_ literal: StaticString) throws(AttributionError) {
         let start = index
-        let text = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        for expected in text {
-            guard index < bytes.count, bytes[index] == expected else {
-                throw .malformed("invalid literal at byte \(start) (expected \(literal))")
-            }
-            index += 1
+        guard bytes.matches(literal, at: index) else {
+            throw .malformed("invalid literal at byte \(start) (expected \(literal))")
         }
+        index += literal.utf8CodeUnitCount
     }
 
     /// Reads `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (RFC 8259 section 6) and keeps its text.
@@ -284,7 +270,7 @@ extension StrictJSONParser {
             }
             skipDigits()
         }
-        let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let literal = bytes.string(start..<index)
         return JSONNumber(validatedLiteral: literal)
     }
 
@@ -308,9 +294,9 @@ extension StrictJSONParser {
             guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == Self.quote {
-                let content = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                let content = bytes.span(start..<index)
                 index += 1
-                return KnownJSONStrings.string(for: content) ?? String(decoding: content, as: UTF8.self)
+                return KnownJSONStrings.string(for: content) ?? content.string(0..<content.count)
             } else if byte == Self.backslash {
                 return try parseEscapedString(from: start, opening: opening)
             } else {
@@ -347,11 +333,11 @@ extension StrictJSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == Self.quote {
-                unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                bytes.append(runStart..<index, to: &unescaped)
                 index += 1
                 return String(decoding: unescaped, as: UTF8.self)
             } else if byte == Self.backslash {
-                unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                bytes.append(runStart..<index, to: &unescaped)
                 try unescape()
                 runStart = index
             } else {

@@ -7,13 +7,6 @@ extension String {
     func isExactlyEqual(to other: String) -> Bool {
         // utf8.count is O(1) for native strings: most names differ in length and stop here.
         guard utf8.count == other.utf8.count else { return false }
-        var left = self, right = other
-        return left.withUTF8 { leftBytes in
-            right.withUTF8 { rightBytes in
-                leftBytes.count == rightBytes.count
-                    && (leftBytes.isEmpty
-                        || RawBytes.equal(leftBytes.baseAddress!, rightBytes.baseAddress!, count: leftBytes.count))
-            }
-        }
+        return ByteCursor.overUTF8(self) { left in ByteCursor.overUTF8(other, { left.elementsEqual($0) }) }
     }
 }

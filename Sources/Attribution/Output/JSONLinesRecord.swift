@@ -108,21 +108,21 @@ public enum JSONLinesRecord {
 
     /// Appends a literal's bytes (one copy, no `String` in between).
     static func appendLiteral(_ literal: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        ByteCursor.over(literal) { $0.append(to: &out) }
     }
 
     /// Appends a non-negative integer's decimal digits (a negative one, which records never have, as `0`).
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         var remaining = UInt(max(0, value))
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
+        // Written backwards into scratch space on the stack (a `UInt` has at most 20 digits), then copied once.
+        ByteCursor.scratch(count: 20) { digits in
+            var start = digits.count
             repeat {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                start -= 1
+                digits.store(UInt8(ascii: "0") + UInt8(remaining % 10), at: start)
                 remaining /= 10
-                count += 1
             } while remaining > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+            digits.append(start..<digits.count, to: &out)
         }
     }
 

@@ -1,4 +1,4 @@
-import CAttributionSQLite
+internal import CAttributionSQLite
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

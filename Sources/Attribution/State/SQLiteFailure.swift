@@ -1,4 +1,4 @@
-import CAttributionSQLite
+internal import CAttributionSQLite
 
 /// A SQLite call that did not succeed: its result code and SQLite's message, before ``StateDatabase`` says what
 /// it means for the state file.

@@ -1,4 +1,4 @@
-import CAttributionSQLite
+internal import CAttributionSQLite
 
 /// One prepared SQLite statement, reused across calls (bind, step, reset) and finalised when released.
 final class SQLiteStatement {

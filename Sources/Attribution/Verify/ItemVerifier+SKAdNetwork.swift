@@ -27,7 +27,7 @@ struct SKAdNetworkCheck: Sendable {
     /// strict DER; nil otherwise (the single check then decides, with `EVP_PKEY_verify`).
     func es256Check(of postback: SKAdNetworkPostback) -> ES256SignatureCheck? {
         guard trusted.key.curve == .p256,
-              let raw = signature.withUnsafeBytes({ P1363Signature.raw(fromStrictDER: $0) }) else { return nil }
+              let raw = P1363Signature.raw(fromStrictDER: signature) else { return nil }
         return ES256SignatureCheck(key: trusted.key, signature: raw,
                                    digest: SHA256Digest(of: postback.signedString.utf8))
     }

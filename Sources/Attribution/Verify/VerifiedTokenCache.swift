@@ -90,10 +90,10 @@ package final class VerifiedTokenCache: Sendable {
         /// Nil unless exactly 64 bytes: only ES256 signatures are remembered.
         init?(_ bytes: some Collection<UInt8>) {
             guard bytes.count == 64 else { return nil }
-            // Two block copies (arrays, slices and buffers are contiguous; anything else is copied once first).
-            bytes.withContiguousBytesForLibcrypto { raw in
-                withUnsafeMutableBytes(of: &r) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[..<32])) }
-                withUnsafeMutableBytes(of: &s) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[32...])) }
+            // Eight word loads (arrays, slices and cursors are read in place; anything else is copied once first).
+            (r, s) = ByteCursor.over(bytes) { raw in
+                ((raw.word(at: 0), raw.word(at: 8), raw.word(at: 16), raw.word(at: 24)),
+                 (raw.word(at: 32), raw.word(at: 40), raw.word(at: 48), raw.word(at: 56)))
             }
         }
 

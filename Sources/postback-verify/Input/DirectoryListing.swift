@@ -49,19 +49,17 @@ struct DirectoryListing {
         }
         let prefix = directory.last == UInt8(ascii: "/") ? directory : directory + [UInt8(ascii: "/")]
         while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
+            guard let (name, type) = FileDescriptor.nextEntry(of: stream) else {
                 if errno != 0 {
                     failures.append(.system(path: display, code: errno))
                 }
                 return
             }
-            let name = DirectoryListing.name(of: entry)
             if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] {
                 continue
             }
             let path = prefix + name
-            switch DirectoryListing.kind(of: entry, path: path) {
+            switch DirectoryListing.kind(type: type, path: path) {
             case .directory:
                 pending.append(path)
             case .file where DirectoryListing.isInputFile(name: name):
@@ -80,8 +78,8 @@ struct DirectoryListing {
 
     /// A real directory is walked; a regular file, or a link to one (or a broken link, so opening it reports why),
     /// is a candidate; a link to a directory is not followed, and pipes, sockets and devices are left alone.
-    private static func kind(of entry: UnsafeMutablePointer<dirent>, path: [UInt8]) -> EntryKind {
-        var type = Int(entry.pointee.d_type)
+    private static func kind(type: Int, path: [UInt8]) -> EntryKind {
+        var type = type
         if type == Int(DT_UNKNOWN) {
             var status = stat()
             guard FileDescriptor.withCString(path, { lstat($0, &status) }) == 0 else {
@@ -102,13 +100,6 @@ struct DirectoryListing {
             return status.st_mode & S_IFMT == S_IFREG ? .file : .other
         default:
             return .other
-        }
-    }
-
-    private static func name(of entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
-        withUnsafeBytes(of: &entry.pointee.d_name) { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            return Array(bytes.prefix { $0 != 0 })
         }
     }
 }

@@ -8,15 +8,23 @@ import Attribution
 #if canImport(Glibc)
 /// The C functions, named apart from this type's own `read` (which would shadow them).
 private let systemRead = Glibc.read
+private let systemWrite = Glibc.write
 private let systemPoll = Glibc.poll
+/// An open directory stream (`DIR *`).
+typealias DirectoryStream = OpaquePointer
 #elseif canImport(Darwin)
 private let systemRead = Darwin.read
+private let systemWrite = Darwin.write
 private let systemPoll = Darwin.poll
+typealias DirectoryStream = UnsafeMutablePointer<DIR>
 #endif
 
 /// An open file descriptor for reading, closed on release when this owns it.
 ///
-/// The only place that calls `open`, `read` and `poll` for input, so `EINTR` and `EAGAIN` are handled once.
+/// The only place that calls `open`, `read` and `poll` for input, so `EINTR` and `EAGAIN` are handled once; and the
+/// command line's one I/O type that touches memory through pointers: `read(2)` into, and `write(2)` from, an array
+/// (``StandardStream``), and a directory entry's name (``DirectoryListing``). Everything else reads bytes through a
+/// ``ByteCursor``.
 final class FileDescriptor {
     /// The descriptor number.
     let rawValue: Int32
@@ -58,8 +66,16 @@ final class FileDescriptor {
         }
     }
 
+    /// Reads into `buffer` from `offset` up to its end, waiting for data if needed; `0` means end of input.
+    func read(into buffer: inout [UInt8], from offset: Int) throws(InputFailure) -> Int {
+        precondition(offset >= 0 && offset < buffer.count, "no room to read into")
+        return try buffer.withUnsafeMutableBufferPointer { bytes throws(InputFailure) in
+            try read(into: bytes.baseAddress! + offset, count: bytes.count - offset)
+        }
+    }
+
     /// Reads up to `count` bytes, waiting for data if needed; `0` means end of input.
-    func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws(InputFailure) -> Int {
+    private func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) throws(InputFailure) -> Int {
         while true {
             let result = systemRead(rawValue, buffer, count)
             if result >= 0 {
@@ -105,6 +121,25 @@ final class FileDescriptor {
     private static func isRegularFile(_ descriptor: Int32) -> Bool {
         var status = stat()
         return fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// One `write(2)` of `count` bytes of `bytes` from `offset` on: the count written, or -1 with `errno` set.
+    static func write(_ descriptor: Int32, _ bytes: [UInt8], from offset: Int, count: Int) -> Int {
+        precondition(offset >= 0 && count >= 0 && offset + count <= bytes.count, "write out of range")
+        return bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + offset, count) }
+    }
+
+    /// The next entry of an open directory: its name's bytes and its `d_type`; nil at the end, or on an error with
+    /// `errno` set (0 at the end).
+    static func nextEntry(of stream: DirectoryStream) -> (name: [UInt8], type: Int)? {
+        errno = 0
+        guard let entry = readdir(stream) else {
+            return nil
+        }
+        let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+            Array(raw.bindMemory(to: UInt8.self).prefix { $0 != 0 })
+        }
+        return (name, Int(entry.pointee.d_type))
     }
 
     /// Calls `body` with the path as a NUL-terminated C string.

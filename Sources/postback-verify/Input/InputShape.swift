@@ -21,7 +21,7 @@ enum InputShape {
 
     /// The message for an input whose first bytes are a compressed or archive format, or (a regular file only)
     /// binary data; nil for anything else. `first` is what the first read gave.
-    static func refusal(first: UnsafeBufferPointer<UInt8>, isStandardInput: Bool, isRegularFile: Bool) -> String? {
+    static func refusal(first: ByteCursor, isStandardInput: Bool, isRegularFile: Bool) -> String? {
         let what = isStandardInput ? "standard input" : "the file"
         for format in compressed where first.starts(with: format.magic) {
             if format.magic == [0x42, 0x5A, 0x68] {
@@ -41,7 +41,7 @@ enum InputShape {
     /// Binary, not a text file with a damaged line: a NUL byte in the first line, and no line of the first block
     /// starts as an item could (`{` after any spaces or tabs, or `ey`, the base64url of a header's `{`), so a text
     /// file whose first line was zeroed still has its other lines read one by one.
-    private static func looksBinary(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func looksBinary(_ bytes: ByteCursor) -> Bool {
         let firstLineEnd = bytes.firstIndex(of: LineKind.newline) ?? bytes.endIndex
         guard bytes[..<firstLineEnd].contains(0) else {
             return false
@@ -63,7 +63,7 @@ enum InputShape {
     /// each holding a JSON object (a line ending in `}` followed by one starting with `{`, which a single
     /// document, printed or not, never has at the start of a line); nil otherwise. `isWhole` is false when only
     /// the file's first bytes were read (the file is over the item cap).
-    static func jsonLinesRefusal(_ bytes: UnsafeBufferPointer<UInt8>, isWhole: Bool) -> String? {
+    static func jsonLinesRefusal(_ bytes: ByteCursor, isWhole: Bool) -> String? {
         var objectLines = 0
         var separated = false
         var previousEndsObject = false

@@ -19,9 +19,9 @@ struct ItemBatch {
     var count: Int { entries.count }
 
     /// Adds an item whose bytes are copied out of the read buffer.
-    mutating func append(line: Int, bytes: UnsafeBufferPointer<UInt8>) {
+    mutating func append(line: Int, bytes: ByteCursor) {
         let lowerBound = storage.count
-        storage.append(contentsOf: bytes)
+        bytes.append(to: &storage)
         entries.append((line, lowerBound..<storage.count, bytes.count, nil))
     }
 

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Attribution
 
 /// Splits one line-oriented input into items, in memory bounded by the item cap whatever the input's size.
@@ -29,7 +24,8 @@ final class LineItemReader {
     var bufferCapacity: Int { capacity }
 
     private let descriptor: FileDescriptor
-    private let buffer: UnsafeMutablePointer<UInt8>
+    /// The read buffer, allocated once at its full size (`capacity`); read through a ``ByteCursor``.
+    private var buffer: [UInt8]
     private let capacity: Int
     // Unscanned bytes are buffer[start..<end]; they never hold a complete line between calls unless a batch
     // filled up.
@@ -83,11 +79,7 @@ final class LineItemReader {
         self.maximumItemBytes = maximumItemBytes
         // Room for a line at the cap plus a `\r` and one more byte, so a kept partial line always leaves space.
         self.capacity = max(LineItemReader.readBufferBytes, maximumItemBytes + 2)
-        self.buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-    }
-
-    deinit {
-        buffer.deallocate()
+        self.buffer = [UInt8](repeating: 0, count: capacity)
     }
 
     /// The next items, at most `maximumCount`, or `nil` at the end of input.
@@ -137,7 +129,7 @@ final class LineItemReader {
             compactBuffer()
             let count: Int
             do {
-                count = try descriptor.read(into: buffer + end, count: capacity - end)
+                count = try descriptor.read(into: &buffer, from: end)
             } catch {
                 if holdsItems {
                     deferredError = error
@@ -166,9 +158,10 @@ final class LineItemReader {
     private func checkShape() {
         if !hasCheckedShape {
             hasCheckedShape = true
-            refusal = InputShape.refusal(
-                first: UnsafeBufferPointer(start: buffer + start, count: end - start),
-                isStandardInput: source == "-", isRegularFile: descriptor.isRegularFile)
+            refusal = ByteCursor.over(buffer[start..<end]) { first in
+                InputShape.refusal(first: first, isStandardInput: source == "-",
+                                   isRegularFile: descriptor.isRegularFile)
+            }
         }
         if refusal != nil {
             start = 0
@@ -178,11 +171,15 @@ final class LineItemReader {
 
     /// Takes every complete line out of the buffer, up to `limit` items; a partial line stays.
     private func scanBuffer(into batch: inout ItemBatch, limit: Int) {
+        // The buffer is only read while the cursor is out (the array is not written until the next read).
+        ByteCursor.over(buffer) { buffer in scanBuffer(buffer.span(upTo: end), into: &batch, limit: limit) }
+    }
+
+    private func scanBuffer(_ buffer: ByteCursor, into batch: inout ItemBatch, limit: Int) {
         while batch.count < limit && start < end {
-            let newline = memchr(buffer + start, Int32(LineKind.newline), end - start)
-                .map { $0.assumingMemoryBound(to: UInt8.self) - buffer }
+            let newline = buffer.firstIndex(of: LineKind.newline, from: start)
             if var line = oversizedLine {
-                line.consume(UnsafeBufferPointer(start: buffer + start, count: (newline ?? end) - start))
+                line.consume(buffer.span(start..<(newline ?? end)))
                 guard let newline else {
                     oversizedLine = line
                     start = 0
@@ -200,13 +197,13 @@ final class LineItemReader {
                     contentEnd -= 1
                 }
                 lineNumber += 1
-                append(UnsafeBufferPointer(start: buffer + start, count: contentEnd - start), to: &batch)
+                append(buffer.span(start..<contentEnd), to: &batch)
                 start = newline + 1
             } else {
                 // Past the cap even if a `\r\n` follows: stop holding it and count the rest as it comes.
                 if end - start > maximumItemBytes + 1 {
                     var line = OversizedLine()
-                    line.consume(UnsafeBufferPointer(start: buffer + start, count: end - start))
+                    line.consume(buffer.span(start..<end))
                     oversizedLine = line
                     start = 0
                     end = 0
@@ -225,14 +222,14 @@ final class LineItemReader {
             appendOversized(line, kind: kind, byteCount: byteCount, to: &batch)
         } else if end > start {
             lineNumber += 1
-            append(UnsafeBufferPointer(start: buffer + start, count: end - start), to: &batch)
+            ByteCursor.over(buffer[start..<end]) { append($0, to: &batch) }
         }
         endDocument(into: &batch)
         start = 0
         end = 0
     }
 
-    private func append(_ line: UnsafeBufferPointer<UInt8>, to batch: inout ItemBatch) {
+    private func append(_ line: ByteCursor, to batch: inout ItemBatch) {
         if joinsPrintedDocuments {
             if var open = document {
                 if PrintedDocument.continues(first: line.first) || PrintedDocument.closes(first: line.first) {
@@ -293,7 +290,8 @@ final class LineItemReader {
             return
         }
         if end > start {
-            memmove(buffer, buffer + start, end - start)
+            let partialLine = Array(buffer[start..<end])
+            buffer.replaceSubrange(0..<partialLine.count, with: partialLine)
         }
         end -= start
         start = 0

@@ -8,7 +8,7 @@ enum LineKind: Sendable, Equatable {
     case item
 
     /// Classifies a whole line by its first byte that is not a space or a tab.
-    init(of line: UnsafeBufferPointer<UInt8>) {
+    init(of line: ByteCursor) {
         for byte in line where byte != LineKind.space && byte != LineKind.tab {
             self = byte == LineKind.hash ? .comment : .item
             return

@@ -12,7 +12,7 @@ struct OversizedLine {
     private var pendingCarriageReturn = false
 
     /// Counts a chunk of the line (terminator excluded) and classifies the line if not done yet.
-    mutating func consume(_ chunk: UnsafeBufferPointer<UInt8>) {
+    mutating func consume(_ chunk: ByteCursor) {
         guard let last = chunk.last else {
             return
         }

@@ -18,14 +18,14 @@ struct PrintedDocument {
     private var byteCount: Int
     private let maximumItemBytes: Int
 
-    init(line: Int, opening: UnsafeBufferPointer<UInt8>, maximumItemBytes: Int) {
+    init(line: Int, opening: ByteCursor, maximumItemBytes: Int) {
         self.line = line
         self.bytes = Array(opening)
         self.byteCount = opening.count
         self.maximumItemBytes = maximumItemBytes
     }
 
-    static func opens(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func opens(_ line: ByteCursor) -> Bool {
         var braces = 0
         for byte in line where byte != LineKind.space && byte != LineKind.tab {
             guard byte == UInt8(ascii: "{") else { return false }
@@ -46,7 +46,7 @@ struct PrintedDocument {
     }
 
     /// Adds a line (with the line feed that separated it from the previous one).
-    mutating func append(_ line: UnsafeBufferPointer<UInt8>) {
+    mutating func append(_ line: ByteCursor) {
         byteCount += 1 + line.count
         guard byteCount <= maximumItemBytes else {
             bytes = []
@@ -67,7 +67,7 @@ struct PrintedDocument {
         if byteCount > maximumItemBytes {
             batch.appendOversized(line: line, byteCount: byteCount)
         } else {
-            bytes.withUnsafeBufferPointer { batch.append(line: line, bytes: $0) }
+            ByteCursor.over(bytes) { batch.append(line: line, bytes: $0) }
         }
     }
 }

@@ -9,30 +9,32 @@ enum WholeFileReader {
     /// The file's single item.
     static func item(from descriptor: FileDescriptor, maximumItemBytes: Int) throws(InputFailure) -> InputItem {
         let limit = maximumItemBytes + 1
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: max(limit, LineItemReader.readBufferBytes))
-        defer { buffer.deallocate() }
+        var buffer = [UInt8](repeating: 0, count: limit)
         var filled = 0
         while filled < limit {
-            let count = try descriptor.read(into: buffer + filled, count: limit - filled)
+            let count = try descriptor.read(into: &buffer, from: filled)
             if count == 0 {
                 break
             }
             filled += count
         }
         let content: InputItem.Content
-        let first = UnsafeBufferPointer(start: buffer, count: filled)
-        if let refusal = InputShape.refusal(first: first, isStandardInput: false, isRegularFile: true)
-            ?? InputShape.jsonLinesRefusal(first, isWhole: filled <= maximumItemBytes) {
+        let refusal = ByteCursor.over(buffer[..<filled]) { first in
+            InputShape.refusal(first: first, isStandardInput: false, isRegularFile: true)
+                ?? InputShape.jsonLinesRefusal(first, isWhole: filled <= maximumItemBytes)
+        }
+        if let refusal {
             content = .refused(reason: refusal)
         } else if filled <= maximumItemBytes {
-            content = .bytes(ArraySlice(UnsafeBufferPointer(start: buffer, count: filled)))
+            content = .bytes(buffer[..<filled])
         } else if let size = descriptor.regularFileSize() {
             content = .oversized(byteCount: max(size, filled))
         } else {
             // A pipe or device has no size: count the rest through the same buffer.
             var total = filled
+            buffer = [UInt8](repeating: 0, count: max(limit, LineItemReader.readBufferBytes))
             while true {
-                let count = try descriptor.read(into: buffer, count: max(limit, LineItemReader.readBufferBytes))
+                let count = try descriptor.read(into: &buffer, from: 0)
                 if count == 0 {
                     break
                 }

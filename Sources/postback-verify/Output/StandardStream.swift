@@ -4,13 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-#if canImport(Glibc)
-/// The C function, named apart from this type's own `write`.
-private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-private let systemWrite = Darwin.write
-#endif
-
 /// A buffered writer on a file descriptor that reports write failures instead of ignoring them.
 final class StandardStream {
     private let descriptor: Int32
@@ -80,9 +73,7 @@ final class StandardStream {
         }
         var offset = 0
         while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { bytes in
-                systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            }
+            let written = FileDescriptor.write(descriptor, buffer, from: offset, count: buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 failure = String(cString: strerror(errno))
@@ -127,9 +118,7 @@ final class StandardStream {
                 break
             }
             let chunk = min(buffer.count - offset, 4096)
-            let written = buffer.withUnsafeBytes { bytes in
-                systemWrite(descriptor, bytes.baseAddress! + offset, chunk)
-            }
+            let written = FileDescriptor.write(descriptor, buffer, from: offset, count: chunk)
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 failure = String(cString: strerror(errno))

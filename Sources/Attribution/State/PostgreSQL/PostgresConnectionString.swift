@@ -1,4 +1,4 @@
-import CAttributionPostgres
+internal import CAttributionPostgres
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,4 @@
-import CAttributionPostgres
+internal import CAttributionPostgres
 
 /// The rows a statement returned, in binary format, cleared when released.
 final class PostgresResult {

@@ -55,7 +55,7 @@ public struct ContentFingerprint: Sendable, Hashable {
         package init(signedDigest: SHA256Digest) {
             out = [ContentFingerprint.format]
             out.reserveCapacity(48)  // an Apple body's fingerprint, about 32 bytes, without growing: kept per key
-            signedDigest.withUnsafeBytes { out.append(contentsOf: $0.prefix(ContentFingerprint.signedDigestSize)) }
+            signedDigest.append(prefix: ContentFingerprint.signedDigestSize, to: &out)
             out.append(0)
         }
 
@@ -93,7 +93,7 @@ public struct ContentFingerprint: Sendable, Hashable {
                 out.append(ContentFingerprint.hashedValue)
                 let digest = quoted ? SHA256Digest(of: [UInt8(ascii: "\"")] + Array(value) + [UInt8(ascii: "\"")])
                     : SHA256Digest(of: value)
-                digest.withUnsafeBytes { out.append(contentsOf: $0.prefix(ContentFingerprint.inlineValueBytes)) }
+                digest.append(prefix: ContentFingerprint.inlineValueBytes, to: &out)
             }
         }
 
@@ -103,9 +103,7 @@ public struct ContentFingerprint: Sendable, Hashable {
                 out.append(UInt8(ContentFingerprint.otherMembers.count))
                 out.append(contentsOf: ContentFingerprint.otherMembers)
                 out.append(ContentFingerprint.hashedValue)
-                SHA256Digest(of: others).withUnsafeBytes {
-                    out.append(contentsOf: $0.prefix(ContentFingerprint.inlineValueBytes))
-                }
+                SHA256Digest(of: others).append(prefix: ContentFingerprint.inlineValueBytes, to: &out)
             }
             out[1 + ContentFingerprint.signedDigestSize] = UInt8(count)
             return ContentFingerprint(encoded: out)
@@ -223,6 +221,7 @@ public struct ContentFingerprint: Sendable, Hashable {
     }
 
     static func lengthPrefix(_ count: Int) -> [UInt8] {
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { Array($0) }
+        let value = UInt32(truncatingIfNeeded: count)
+        return [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 }

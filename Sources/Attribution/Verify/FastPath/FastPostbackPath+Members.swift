@@ -3,9 +3,18 @@ extension FastPostbackPath {
     struct Members {
         /// The names the scanner matched, by slot (as decoded: equal to the received names, escapes aside).
         let names: [[UInt8]]
-        let bytes: UnsafeBufferPointer<UInt8>
-        let slots: UnsafeMutableBufferPointer<FlatJSONScanner.Value?>
+        let bytes: ByteCursor
+        let slots: FlatJSONScanner.Slots
         let order: FlatJSONScanner.MemberOrder
+
+        /// `bytes` scanned as a flat object of `names` (``FlatJSONScanner/scan(_:names:)``); nil when it is not one.
+        init?(scanning bytes: ByteCursor, names: [[UInt8]]) {
+            guard let (slots, order) = FlatJSONScanner.scan(bytes, names: names) else { return nil }
+            self.names = names
+            self.bytes = bytes
+            self.slots = slots
+            self.order = order
+        }
 
         func string(_ slot: Int) -> Range<Int>? {
             guard let value = slots[slot], value.kind == .string else { return nil }
@@ -22,13 +31,13 @@ extension FastPostbackPath {
             return value.number == 1
         }
 
-        func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-            UnsafeBufferPointer(rebasing: bytes[range])
+        func bytes(_ range: Range<Int>) -> ByteCursor {
+            bytes.span(range)
         }
 
         /// True when the bytes in `range` are exactly `literal`'s.
         func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
-            RawBytes.equal(self.bytes(range), literal)
+            bytes.elementsEqual(range, literal)
         }
 
         /// The string member as the case of `Choice` whose raw value it spells exactly; nil when absent, not a
@@ -40,7 +49,7 @@ extension FastPostbackPath {
 
         /// True when the member is absent, or present and `wellFormed` (optional members must have their form).
         func isAbsent(_ slot: Int, or wellFormed: Bool) -> Bool {
-            slots[slot] == nil || wellFormed
+            !slots.isPresent(slot) || wellFormed
         }
 
         /// Adds each member (but `skipped`) to a ``ContentFingerprint``, its value as compact JSON, exactly as
@@ -68,7 +77,7 @@ extension FastPostbackPath {
                 out.append(UInt8(ascii: "\""))
                 out.append(UInt8(ascii: ":"))
                 if value.kind == .string { out.append(UInt8(ascii: "\"")) }
-                out.append(contentsOf: bytes(value.range))
+                bytes.append(value.range, to: &out)
                 if value.kind == .string { out.append(UInt8(ascii: "\"")) }
             }
             out.append(UInt8(ascii: "}"))

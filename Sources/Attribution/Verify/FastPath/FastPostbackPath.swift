@@ -73,8 +73,7 @@ package struct FastPostbackPath: Sendable {
     package func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
         withBody(item) { members, unsigned, token in
             guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header) else { return nil }
-            return withDecoded(parts.signature) { decoded -> Prepared? in
-                let signature = UnsafeBufferPointer(decoded)
+            return withDecoded(parts.signature) { signature -> Prepared? in
                 guard let (digest, cached) = digest(parts, signature, key) else { return nil }
                 var record: [UInt8] = []
                 record.reserveCapacity(1024)
@@ -144,77 +143,59 @@ package struct FastPostbackPath: Sendable {
     /// Calls `body` with the scanned body, its unsigned fields (U1 held) and its `jws-string`; nil when the body
     /// is not of the usual shape.
     private func withBody<Result>(
-        _ item: ArraySlice<UInt8>, _ body: (Members, UnsignedFields, UnsafeBufferPointer<UInt8>) -> Result?
+        _ item: ArraySlice<UInt8>, _ body: (Members, UnsignedFields, ByteCursor) -> Result?
     ) -> Result? {
         guard item.count <= ItemVerifier.maximumItemBytes else { return nil }
-        return item.withUnsafeBufferPointer { bytes in
-            withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: BodyMember.names.count) { slots in
-                func read(_ order: FlatJSONScanner.MemberOrder?, _ bytes: UnsafeBufferPointer<UInt8>) -> Result? {
-                    guard let order else { return nil }
-                    let members = Members(names: BodyMember.names, bytes: bytes, slots: slots, order: order)
-                    guard let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString)
-                    else { return nil }
-                    return body(members, unsigned, UnsafeBufferPointer(rebasing: bytes[token]))
-                }
-                guard RawBytes.firstIndex(of: UInt8(ascii: "\\"), in: bytes, from: 0) != nil else {
-                    return read(FlatJSONScanner.scan(bytes, names: BodyMember.names, into: slots), bytes)
-                }
-                // Escapes are decoded in place, so in a copy of the received bytes.
-                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { copy in
-                    _ = copy.initialize(from: bytes)
-                    return read(FlatJSONScanner.scan(copy, names: BodyMember.names, into: slots),
-                                UnsafeBufferPointer(copy))
-                }
+        return ByteCursor.over(item) { bytes in
+            func read(_ bytes: ByteCursor) -> Result? {
+                guard let members = Members(scanning: bytes, names: BodyMember.names),
+                      let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString)
+                else { return nil }
+                return body(members, unsigned, bytes.span(token))
             }
+            guard bytes.firstIndex(of: UInt8(ascii: "\\")) != nil else {
+                return read(bytes)
+            }
+            // Escapes are decoded in place, so in a copy of the received bytes.
+            return bytes.withWritableCopy(read)
         }
     }
 
     /// Decodes and scans the payload, applies the rules and writes the record; nil when a rule fires or the
     /// payload is not of the usual shape.
     private func appendRecord(
-        payload segment: UnsafeBufferPointer<UInt8>, key: Int, body: Members, unsigned: UnsignedFields,
+        payload segment: ByteCursor, key: Int, body: Members, unsigned: UnsignedFields,
         signedDigest: SHA256Digest, source: String, line: Int, to record: inout [UInt8]
     ) -> (String, ContentFingerprint)? {
-        withDecoded(segment) { decoded in
-            withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
-                guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
-                    return nil
-                }
-                let payload = Members(names: PayloadMember.names, bytes: UnsafeBufferPointer(decoded), slots: $0,
-                                      order: order)
-                guard let signed = SignedFields(payload),
-                      let tier = Self.tierIfNoFinding(
-                        signed, unsigned, isDevelopmentSettingsKey: keys[key].isDevelopmentSettingsKey)
-                else { return nil }
-                JSONLinesRecord.appendSource(source, line: line, to: &record)
-                record.append(contentsOf: keys[key].recordStatus)
-                payload.appendCompactJSON(to: &record)
-                var fingerprint = ContentFingerprint.Builder(signedDigest: signedDigest)
-                body.addMembers(to: &fingerprint, skipping: BodyMember.jwsString)
-                let content = fingerprint.finish()
-                JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
-                body.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
-                JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
-                record.append(UInt8(ascii: "0") + UInt8(tier))
-                record.append(UInt8(ascii: "}"))
-                return (String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self), content)
-            }
+        withDecoded(segment) { decoded -> (String, ContentFingerprint)? in
+            guard let payload = Members(scanning: decoded, names: PayloadMember.names),
+                  let signed = SignedFields(payload),
+                  let tier = Self.tierIfNoFinding(
+                    signed, unsigned, isDevelopmentSettingsKey: keys[key].isDevelopmentSettingsKey)
+            else { return nil }
+            JSONLinesRecord.appendSource(source, line: line, to: &record)
+            record.append(contentsOf: keys[key].recordStatus)
+            payload.appendCompactJSON(to: &record)
+            var fingerprint = ContentFingerprint.Builder(signedDigest: signedDigest)
+            body.addMembers(to: &fingerprint, skipping: BodyMember.jwsString)
+            let content = fingerprint.finish()
+            JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
+            body.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
+            JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
+            record.append(UInt8(ascii: "0") + UInt8(tier))
+            record.append(UInt8(ascii: "}"))
+            return (payload.bytes.string(signed.postbackIdentifier), content)
         } ?? nil
     }
 
     /// The index in `keys` of the header's trusted key: exactly the members `alg` (`ES256`) and `kid` (a trusted
     /// kid), no others.
-    private func trustedKey(headerSegment: UnsafeBufferPointer<UInt8>) -> Int? {
-        withDecoded(headerSegment) { header in
-            withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: Self.headerNames.count) { slots in
-                guard let order = FlatJSONScanner.scan(header, names: Self.headerNames, into: slots) else { return nil }
-                let members = Members(names: Self.headerNames, bytes: UnsafeBufferPointer(header), slots: slots,
-                                      order: order)
-                guard let alg = members.string(0), members.matches(alg, "ES256"),
-                      let kid = members.string(1) else { return nil }
-                let kidBytes = members.bytes(kid)
-                return keys.firstIndex { $0.keyID.count == kidBytes.count && $0.keyID.elementsEqual(kidBytes) }
-            }
+    private func trustedKey(headerSegment: ByteCursor) -> Int? {
+        withDecoded(headerSegment) { header -> Int? in
+            guard let members = Members(scanning: header, names: Self.headerNames),
+                  let alg = members.string(0), members.matches(alg, "ES256"),
+                  let kid = members.string(1) else { return nil }
+            return keys.firstIndex { header.elementsEqual(kid, $0.keyID) }
         } ?? nil
     }
 
@@ -222,7 +203,7 @@ package struct FastPostbackPath: Sendable {
 
     /// The SHA-256 of the signing input, and whether the token cache already vouches for this signature under the
     /// key; nil unless the signature is 64 bytes (r‖s).
-    private func digest(_ parts: JWSParts, _ signature: UnsafeBufferPointer<UInt8>, _ key: Int)
+    private func digest(_ parts: JWSParts, _ signature: ByteCursor, _ key: Int)
         -> (SHA256Digest, cached: Bool)? {
         guard signature.count == 64 else { return nil }
         let digest = SHA256Digest(of: parts.signingInput)
@@ -233,12 +214,12 @@ package struct FastPostbackPath: Sendable {
     /// Calls `body` with the canonical base64url decoding of `segment` (on the stack when small); nil when the
     /// segment is not canonical unpadded base64url.
     private func withDecoded<Result>(
-        _ segment: UnsafeBufferPointer<UInt8>, _ body: (UnsafeMutableBufferPointer<UInt8>) -> Result
+        _ segment: ByteCursor, _ body: (ByteCursor) -> Result
     ) -> Result? {
         guard let count = Base64Alphabet.url.decodedCount(of: segment), count > 0 else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+        return ByteCursor.scratch(count: count) { buffer in
             guard Base64Alphabet.url.decode(segment, into: buffer) == count else { return nil }
-            return body(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))
+            return body(buffer)
         }
     }
 

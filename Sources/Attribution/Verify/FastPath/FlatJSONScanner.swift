@@ -44,71 +44,105 @@ struct FlatJSONScanner {
         }
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    /// The same bytes, writable, when the caller lets escapes be decoded in place; nil: escapes are declined.
-    private let writable: UnsafeMutablePointer<UInt8>?
-    private var index = 0
+    /// The members' values by slot (one per name), nil when absent: a fixed-size value, so a scanned object holds
+    /// no pointer and allocates nothing.
+    struct Slots {
+        /// Per slot: the kind (top two bits, 0 when absent), the range's start (31 bits) and end (31 bits).
+        private var packed = SIMD16<UInt64>()
+        private var numbers = SIMD16<UInt64>()
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>, writable: UnsafeMutablePointer<UInt8>?) {
-        self.bytes = bytes
-        self.writable = writable
+        /// Ranges must end below 2^31 (items are far smaller: ``ItemVerifier/maximumItemBytes``).
+        static let maximumOffset = 1 << 31 - 1
+
+        subscript(slot: Int) -> Value? {
+            get {
+                let word = packed[slot]
+                let kind: Value.Kind
+                switch word >> 62 {
+                case 1: kind = .string
+                case 2: kind = .integer
+                case 3: kind = .boolean
+                default: return nil
+                }
+                let start = Int(truncatingIfNeeded: word >> 31 & 0x7FFF_FFFF)
+                let end = Int(truncatingIfNeeded: word & 0x7FFF_FFFF)
+                return Value(kind: kind, range: start..<end, number: numbers[slot])
+            }
+            set {
+                guard let value = newValue else {
+                    packed[slot] = 0
+                    return
+                }
+                let kind: UInt64 = switch value.kind {
+                case .string: 1
+                case .integer: 2
+                case .boolean: 3
+                }
+                packed[slot] = kind << 62 | UInt64(value.range.lowerBound) << 31 | UInt64(value.range.upperBound)
+                numbers[slot] = value.number
+            }
+        }
+
+        /// True when the slot holds a value.
+        func isPresent(_ slot: Int) -> Bool {
+            packed[slot] != 0
+        }
     }
 
-    /// Scans `bytes` as a flat object whose member names are all in `names` (at most 16), filling `slots` (one per
-    /// name, nil when absent). Nil when the text is anything but that shape, or holds an escape; `slots` is then
-    /// meaningless.
-    static func scan(
-        _ bytes: UnsafeBufferPointer<UInt8>, names: [[UInt8]], into slots: UnsafeMutableBufferPointer<Value?>
-    ) -> MemberOrder? {
-        scan(bytes, writable: nil, names: names, into: slots)
+    /// The bytes being read; written behind the read position when escapes are decoded in place.
+    private var cursor: ByteCursor
+    /// Whether escapes are decoded (the cursor's bytes are a writable copy); false: escapes are declined.
+    private let decodesEscapes: Bool
+
+    private init(_ cursor: ByteCursor, decodesEscapes: Bool) {
+        self.cursor = cursor
+        self.decodesEscapes = decodesEscapes
     }
 
-    /// The same, decoding escapes in place: a string's range then holds its decoded characters, and the bytes
-    /// after them up to its closing quote are left over (no range covers them).
-    static func scan(
-        _ bytes: UnsafeMutableBufferPointer<UInt8>, names: [[UInt8]], into slots: UnsafeMutableBufferPointer<Value?>
-    ) -> MemberOrder? {
-        scan(UnsafeBufferPointer(bytes), writable: bytes.baseAddress, names: names, into: slots)
+    /// Scans `bytes` as a flat object whose member names are all in `names` (at most 16): the members' values by
+    /// slot (one per name, nil when absent) and their order. Nil when the text is anything but that shape, or holds
+    /// an escape.
+    ///
+    /// When `bytes` is writable (``ByteCursor/withWritableCopy(_:)``) escapes are decoded in place: a string's
+    /// range then holds its decoded characters, and the bytes after them up to its closing quote are left over (no
+    /// range covers them).
+    static func scan(_ bytes: ByteCursor, names: [[UInt8]]) -> (Slots, MemberOrder)? {
+        precondition(names.count <= MemberOrder.capacity)
+        guard bytes.count <= Slots.maximumOffset else { return nil }
+        var scanner = FlatJSONScanner(bytes, decodesEscapes: bytes.isWritable)
+        var slots = Slots()
+        guard let order = scanner.scanObject(names: names, into: &slots) else { return nil }
+        return (slots, order)
     }
 
-    private static func scan(
-        _ bytes: UnsafeBufferPointer<UInt8>, writable: UnsafeMutablePointer<UInt8>?, names: [[UInt8]],
-        into slots: UnsafeMutableBufferPointer<Value?>
-    ) -> MemberOrder? {
-        precondition(names.count <= MemberOrder.capacity && slots.count == names.count)
-        for slot in slots.indices { slots[slot] = nil }
-        var scanner = FlatJSONScanner(bytes, writable: writable)
-        return scanner.scanObject(names: names, into: slots)
-    }
-
-    private mutating func scanObject(names: [[UInt8]], into slots: UnsafeMutableBufferPointer<Value?>)
-        -> MemberOrder? {
+    private mutating func scanObject(names: [[UInt8]], into slots: inout Slots) -> MemberOrder? {
         var order = MemberOrder()
         skipWhitespace()
-        guard take(UInt8(ascii: "{")) else { return nil }
+        guard cursor.take(UInt8(ascii: "{")) else { return nil }
         repeat {
             skipWhitespace()
             // A name is taken once at most, so there are never more members than names (at most 16).
-            guard let name = scanString(), let slot = slot(of: name, in: names), slots[slot] == nil else { return nil }
+            guard let name = scanString(), let slot = slot(of: name, in: names), !slots.isPresent(slot)
+            else { return nil }
             skipWhitespace()
-            guard take(UInt8(ascii: ":")) else { return nil }
+            guard cursor.take(UInt8(ascii: ":")) else { return nil }
             skipWhitespace()
             guard let value = scanValue() else { return nil }
             slots[slot] = value
             order.append(slot)
             skipWhitespace()
-        } while take(UInt8(ascii: ","))
-        guard take(UInt8(ascii: "}")) else { return nil }
+        } while cursor.take(UInt8(ascii: ","))
+        guard cursor.take(UInt8(ascii: "}")) else { return nil }
         skipWhitespace()
-        return index == bytes.count ? order : nil
+        return cursor.isAtEnd ? order : nil
     }
 
     /// The index of the name with these bytes in `names`; lengths and first bytes are compared first.
     private func slot(of name: Range<Int>, in names: [[UInt8]]) -> Int? {
-        guard let base = bytes.baseAddress, !name.isEmpty else { return nil }
-        let text = base + name.lowerBound
-        for (slot, candidate) in names.enumerated() where candidate.count == name.count && candidate[0] == text[0] {
-            if candidate.withUnsafeBufferPointer({ RawBytes.equal($0.baseAddress!, text, count: name.count) }) {
+        guard !name.isEmpty else { return nil }
+        let first = cursor[name.lowerBound]
+        for (slot, candidate) in names.enumerated() where candidate.count == name.count && candidate[0] == first {
+            if cursor.elementsEqual(name, candidate) {
                 return slot
             }
         }
@@ -116,15 +150,15 @@ struct FlatJSONScanner {
     }
 
     private mutating func scanValue() -> Value? {
-        guard index < bytes.count else { return nil }
-        let start = index
-        switch bytes[index] {
+        guard let first = cursor.peek() else { return nil }
+        let start = cursor.position
+        switch first {
         case UInt8(ascii: "\""):
             return scanString().map { Value(kind: .string, range: $0, number: 0) }
         case UInt8(ascii: "t"):
-            return scanLiteral("true") ? Value(kind: .boolean, range: start..<index, number: 1) : nil
+            return cursor.take("true") ? Value(kind: .boolean, range: start..<cursor.position, number: 1) : nil
         case UInt8(ascii: "f"):
-            return scanLiteral("false") ? Value(kind: .boolean, range: start..<index, number: 0) : nil
+            return cursor.take("false") ? Value(kind: .boolean, range: start..<cursor.position, number: 0) : nil
         case UInt8(ascii: "0")...UInt8(ascii: "9"):
             return scanInteger()
         default:
@@ -134,18 +168,17 @@ struct FlatJSONScanner {
 
     /// A string of plain characters (see the type's comment); returns the range of its content, decoded.
     private mutating func scanString() -> Range<Int>? {
-        guard take(UInt8(ascii: "\"")) else { return nil }
-        let start = index
+        guard cursor.take(UInt8(ascii: "\"")) else { return nil }
+        let start = cursor.position
         // Controls must be escaped (RFC 8259 §7); non-ASCII is left to the strict parser.
-        index = PlainJSONText.end(in: bytes, from: index)
-        if take(UInt8(ascii: "\"")) { return start..<(index - 1) }
-        guard let writable, index < bytes.count, bytes[index] == UInt8(ascii: "\\") else { return nil }
-        // The escapes' decoded characters are written from `end` on, behind the reading index.
-        var end = index
-        while index < bytes.count {
-            let byte = bytes[index]
+        cursor.position = PlainJSONText.end(in: cursor, from: start)
+        if cursor.take(UInt8(ascii: "\"")) { return start..<(cursor.position - 1) }
+        guard decodesEscapes, cursor.peek() == UInt8(ascii: "\\") else { return nil }
+        // The escapes' decoded characters are written from `end` on, behind the read position.
+        var end = cursor.position
+        while let byte = cursor.peek() {
             if byte == UInt8(ascii: "\"") {
-                index += 1
+                cursor.advance()
                 return start..<end
             }
             let character: UInt8
@@ -155,31 +188,32 @@ struct FlatJSONScanner {
             } else {
                 guard PlainJSONText.isPlain(byte) else { return nil }
                 character = byte
-                index += 1
+                cursor.advance()
             }
-            writable[end] = character
+            cursor.store(character, at: end)
             end += 1
         }
         return nil
     }
 
-    /// The character of the escape at `index` (a backslash), when it is a plain character: `\/` or `\u` with
+    /// The character of the escape at the position (a backslash), when it is a plain character: `\/` or `\u` with
     /// four hex digits naming one. Nil for the others, valid or not (the strict parser decodes or refuses them).
     private mutating func scanEscape() -> UInt8? {
-        guard index + 1 < bytes.count else { return nil }
-        switch bytes[index + 1] {
+        let index = cursor.position
+        guard index + 1 < cursor.count else { return nil }
+        switch cursor[index + 1] {
         case UInt8(ascii: "/"):
-            index += 2
+            cursor.advance(by: 2)
             return UInt8(ascii: "/")
         case UInt8(ascii: "u"):
-            guard index + 6 <= bytes.count else { return nil }
+            guard index + 6 <= cursor.count else { return nil }
             var scalar: UInt32 = 0
             for offset in 2..<6 {
-                guard let digit = Self.hexValue(bytes[index + offset]) else { return nil }
+                guard let digit = Self.hexValue(cursor[index + offset]) else { return nil }
                 scalar = scalar << 4 | UInt32(digit)
             }
             guard scalar < 0x80, PlainJSONText.isPlain(UInt8(scalar)) else { return nil }
-            index += 6
+            cursor.advance(by: 6)
             return UInt8(scalar)
         default:
             return nil
@@ -197,46 +231,29 @@ struct FlatJSONScanner {
 
     /// `0` or `[1-9][0-9]*` that fits `UInt64`, not followed by a fraction or an exponent.
     private mutating func scanInteger() -> Value? {
-        let start = index
+        let start = cursor.position
         var value: UInt64 = 0
-        while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 {
+        while let byte = cursor.peek(), byte &- UInt8(ascii: "0") < 10 {
             let (times10, overflowA) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = times10.addingReportingOverflow(UInt64(bytes[index] &- UInt8(ascii: "0")))
+            let (sum, overflowB) = times10.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))
             guard !overflowA, !overflowB else { return nil }
             value = sum
-            index += 1
+            cursor.advance()
         }
-        if index - start > 1 && bytes[start] == UInt8(ascii: "0") { return nil }
-        if index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
-            default: break
-            }
+        if cursor.position - start > 1 && cursor[start] == UInt8(ascii: "0") { return nil }
+        switch cursor.peek() {
+        case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+        default: break
         }
-        return Value(kind: .integer, range: start..<index, number: value)
-    }
-
-    private mutating func scanLiteral(_ literal: StaticString) -> Bool {
-        let text = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        guard index + text.count <= bytes.count,
-              UnsafeBufferPointer(rebasing: bytes[index..<(index + text.count)]).elementsEqual(text)
-        else { return false }
-        index += text.count
-        return true
+        return Value(kind: .integer, range: start..<cursor.position, number: value)
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+        while let byte = cursor.peek() {
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: cursor.advance()
             default: return
             }
         }
-    }
-
-    private mutating func take(_ byte: UInt8) -> Bool {
-        guard index < bytes.count, bytes[index] == byte else { return false }
-        index += 1
-        return true
     }
 }
