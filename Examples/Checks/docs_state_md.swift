@@ -9,7 +9,7 @@ func check_docs_state_md(root: String) async throws {
     var ring = KeyRing()
     try ring.add(ECPublicKey(keyFile: "\(root)/Fixtures/keys/fixture-apple-identifier-0.pem"),
                  keyID: "fixture-apple-identifier/0")
-    let verifier = ItemVerifier(keyRing: ring)
+    let verifier = AttributionVerifier(keyRing: ring)
     let body = [UInt8](try Data(contentsOf: URL(fileURLWithPath:
         "\(root)/Fixtures/valid/postback/compact-one-line-body.json")))
     try expect(verifier.verify(body).verdict == .valid, "the fixture body is genuine")

@@ -5,7 +5,7 @@ import Testing
 /// Rule D1: repeats of a valid postback are duplicates; invalid items never count as seen.
 @Suite("Deduplication (D1)")
 struct DeduplicatorTests {
-    let verifier = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
+    let verifier = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
 
     func genuine() throws -> [UInt8] {
         try TestPaths.bytes(TestPaths.vector("reference/apple/postback-development-valid.json"))
@@ -52,7 +52,7 @@ struct DeduplicatorTests {
         var body = String(decoding: try genuine(), as: UTF8.self)
         // Dropping the unsigned ad-interaction-type gives a U4 warning and breaks U3 (re-engagement needs click).
         body = body.replacingOccurrences(of: "\"ad-interaction-type\": \"click\",", with: "")
-        let strict = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true),
+        let strict = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true),
                                   policy: VerificationPolicy(isStrict: true))
         let deduplicator = TestDeduplicator()
         var first = strict.verify(Array(body.utf8))

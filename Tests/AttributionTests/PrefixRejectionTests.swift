@@ -14,7 +14,7 @@ struct PrefixRejectionTests {
     static let clock: @Sendable () -> UInt64 = { 1_800_000_000_000 }
 
     /// The fixture keys (and, when asked, Apple's development keys), as `Fixtures/README.md` runs `valid/`.
-    static func verifier(allowingDevelopmentKeys: Bool = true) throws -> ItemVerifier {
+    static func verifier(allowingDevelopmentKeys: Bool = true) throws -> AttributionVerifier {
         var ring = KeyRing(allowingDevelopmentKeys: allowingDevelopmentKeys)
         for (keyID, file) in [("fixture.adattributionkit", "fixture.adattributionkit.pem"),
                               ("fixture-apple-identifier/0", "fixture-apple-identifier-0.pem")] {
@@ -22,7 +22,7 @@ struct PrefixRejectionTests {
             try ring.add(ECPublicKey(pemRepresentation: String(decoding: TestPaths.bytes(url), as: UTF8.self)),
                          keyID: keyID)
         }
-        return ItemVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
+        return AttributionVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
     }
 
     // MARK: - Prefixes
@@ -111,7 +111,7 @@ struct PrefixRejectionTests {
             // and so is anything over the size cap, which is refused before it is read.
             let value = Self.base64URLAlphabet.firstIndex(of: byte)
             let isShortSignature = value.map { $0 & 0x03 == 0 } == true
-                && extended.count <= ItemVerifier.maximumItemBytes
+                && extended.count <= AttributionVerifier.maximumItemBytes
             let expected: ErrorCode = isShortSignature ? .badSignature : .malformedInput
             if result.verdict != .invalid || result.firstError?.code != expected {
                 wrong.append("0x\(String(byte, radix: 16)): \(result.firstError.map(String.init) ?? "valid")")

@@ -43,7 +43,7 @@ struct SKAdNetworkCheck: Sendable {
     }
 }
 
-extension ItemVerifier {
+extension AttributionVerifier {
     /// Reads an SKAdNetwork postback body (spec §9) up to its signature, in the order of its checks: the version
     /// (S1), the version's signed members and their JSON types (S2), and the signature's encoding (S3). Nil, with
     /// the findings, when one fails.
