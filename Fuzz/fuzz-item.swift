@@ -207,7 +207,7 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
     }
     precondition(result.verdict == .valid && result.warnings.isEmpty,
                  "the fast path answered for an item the general path finds \(result.errors + result.warnings)")
-    precondition(identifier.map(DeduplicationKey.init) == result.deduplicationKey,
+    precondition(identifier.map(ExactString.init) == result.deduplicationKey,
                  "the fast path's deduplication key differs")
     precondition(record == JSONLinesRecord.render(result, source: "fuzz", line: 1), """
         the fast path's record differs:

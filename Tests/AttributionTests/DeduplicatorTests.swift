@@ -69,7 +69,7 @@ struct DeduplicationKeyTests {
     static func valid(key: String) -> VerificationResult {
         var result = VerificationResult()
         result.kind = .postback
-        result.deduplicationKey = DeduplicationKey(key)
+        result.deduplicationKey = ExactString(key)
         return result
     }
 
@@ -90,7 +90,7 @@ struct DeduplicationKeyTests {
         #expect(one.verdict == .valid && two.verdict == .valid)
         #expect(one.duplicateOf == nil && two.duplicateOf == nil)
         #expect(deduplicator.count == 2)
-        #expect(DeduplicationKey(first) != DeduplicationKey(second))
+        #expect(ExactString(first) != ExactString(second))
         var repeated = Self.valid(key: second)
         deduplicator.apply(to: &repeated, source: "-", line: 3)
         #expect(repeated.duplicateOf.map { [$0.source, "\($0.line)"] } == ["-", "2"])

@@ -34,7 +34,7 @@ struct FastPostbackPathTests {
         let general = verifier.verify(bytes)
         #expect(general.verdict == .valid, "\(general.errors)", sourceLocation: sourceLocation)
         #expect(general.warnings.isEmpty, "\(general.warnings)", sourceLocation: sourceLocation)
-        #expect(DeduplicationKey(identifier) == general.deduplicationKey, sourceLocation: sourceLocation)
+        #expect(ExactString(identifier) == general.deduplicationKey, sourceLocation: sourceLocation)
         // D2 compares what the fast path saw with what the general path saw: the same fingerprint, byte for byte.
         if var prepared = fast.prepare(bytes, source: source, line: line) {
             fast.checkSignature(&prepared)

@@ -41,18 +41,18 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         }
     }
 
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(StateError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout StateDatabase) throws(StateError) in
             try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
-    public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+    public func confirm(_ keys: [ExactString]) throws(StateError) {
         try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.confirm(keys) }
     }
 
-    public func release(_ keys: [DeduplicationKey]) throws(StateError) {
+    public func release(_ keys: [ExactString]) throws(StateError) {
         try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.release(keys) }
     }
 

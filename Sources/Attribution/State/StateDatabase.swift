@@ -112,7 +112,7 @@ package final class StateDatabase {
     /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
     /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
     /// absent even before pruning reaches them. On a throw, nothing was claimed.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey] = [])
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString] = [])
         throws(StateError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
@@ -138,7 +138,7 @@ package final class StateDatabase {
             var liveness: [Int64: Bool] = [:]
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
-            var rows: [(DeduplicationKey, Int64)] = []
+            var rows: [(ExactString, Int64)] = []
             var newRows: Set<Int64> = []
             for sighting in sightings {
                 let (answer, row) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
@@ -166,12 +166,12 @@ package final class StateDatabase {
     }
 
     /// Confirms this owner's claims on `keys`, in one short transaction.
-    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func confirm(_ keys: [ExactString]) throws(StateError) {
         try settle(keys, releasing: false)
     }
 
     /// Drops this owner's claims on `keys`, in one short transaction.
-    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func release(_ keys: [ExactString]) throws(StateError) {
         try settle(keys, releasing: true)
     }
 
@@ -223,7 +223,7 @@ package final class StateDatabase {
     }
 
     /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
-    private func settle(_ keys: [DeduplicationKey], releasing: Bool) throws(StateError) {
+    private func settle(_ keys: [ExactString], releasing: Bool) throws(StateError) {
         guard let ownerID else { return }
         let rows = keys.compactMap { claimed[ClaimedKey($0)] }
         guard !rows.isEmpty else { return }
@@ -609,7 +609,7 @@ package final class StateDatabase {
 private struct ClaimedKey: Hashable {
     let utf8: [UInt8]
 
-    init(_ key: DeduplicationKey) {
+    init(_ key: ExactString) {
         utf8 = key.utf8
     }
 

@@ -113,7 +113,7 @@ extension AttributionVerifier {
         result.skAdNetwork = verified
         findings += SKAdNetworkRules.checkSignedValues(verified)
         findings += SKAdNetworkRules.checkUnsignedMembers(verified.unsignedMembers)
-        result.deduplicationKey = DeduplicationKey(verified.deduplicationKey)
+        result.deduplicationKey = ExactString(verified.deduplicationKey)
     }
 
     /// The DER signature in `attribution-signature`: strict padded standard base64 (RFC 4648 §4) in a string.

@@ -235,7 +235,7 @@ public struct AttributionVerifier: Sendable {
         let facts = PostbackFacts(payload, body: body, keyID: result.keyID ?? "")
         findings += PostbackRules.findings(facts)
         result.tier = CrowdAnonymityTier.lowest(facts)
-        result.deduplicationKey = DeduplicationKey(payload.postbackIdentifier)
+        result.deduplicationKey = ExactString(payload.postbackIdentifier)
     }
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,

@@ -56,20 +56,20 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
     }
 
     /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(StateError) -> [DeduplicationAnswer] {
         try locked { () throws(StateError) in
             try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
-    public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+    public func confirm(_ keys: [ExactString]) throws(StateError) {
         try locked { () throws(StateError) in
             try database.confirm(keys)
         }
     }
 
-    public func release(_ keys: [DeduplicationKey]) throws(StateError) {
+    public func release(_ keys: [ExactString]) throws(StateError) {
         try locked { () throws(StateError) in
             try database.release(keys)
         }

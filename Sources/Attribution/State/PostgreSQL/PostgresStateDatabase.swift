@@ -35,9 +35,9 @@ package final class PostgresStateDatabase {
     private var closed = false
     /// This owner's calls not yet wholly confirmed or released: each call's token and the keys it claimed that
     /// are still pending (bounded by what the caller has claimed and not settled).
-    private var outstanding: [Int64: Set<DeduplicationKey>] = [:]
+    private var outstanding: [Int64: Set<ExactString>] = [:]
     /// The call that claimed each pending key.
-    private var claimedBy: [DeduplicationKey: Int64] = [:]
+    private var claimedBy: [ExactString: Int64] = [:]
 
     /// Batches skip pruning while their cutoff is at most this (see ``StateDatabase``).
     private var prunedThrough: Int64 = .min
@@ -83,7 +83,7 @@ package final class PostgresStateDatabase {
     /// Confirms this owner's claims on `confirming`, then claims `sightings`: one statement when every call it
     /// confirms is confirmed whole (a run confirming its previous batch as it claims the next); a call confirmed
     /// in part is confirmed first, on its own.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(StateError) -> [DeduplicationAnswer] {
         let confirmedAlong = wholeCalls(confirming)
         if !confirmedAlong.partial.isEmpty { try confirm(confirmedAlong.partial) }
@@ -96,7 +96,7 @@ package final class PostgresStateDatabase {
         let token = Int64.random(in: 1...Int64.max)
         // Each key once, at its first occurrence; then in byte order, so that two calls lock shared keys in the
         // same order (bytea compares like memcmp).
-        var first: [DeduplicationKey: Int] = [:]
+        var first: [ExactString: Int] = [:]
         first.reserveCapacity(sightings.count)
         var distinct: [Int] = []
         for (index, sighting) in sightings.enumerated() where first[sighting.key] == nil {
@@ -104,7 +104,7 @@ package final class PostgresStateDatabase {
             distinct.append(index)
         }
         distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
-        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: DuplicateReference] in
+        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [ExactString: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
             let result = try connection.execute(PostgresSchema.claim, [
                 .bytesArray(distinct.map { sightings[$0].key.utf8 }),
@@ -115,9 +115,9 @@ package final class PostgresStateDatabase {
                 .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
                 .int64Array(confirmedAlong.whole),
             ], prepare: true)
-            var duplicates: [DeduplicationKey: DuplicateReference] = [:]
+            var duplicates: [ExactString: DuplicateReference] = [:]
             for row in 0..<result.rowCount {
-                let key = DeduplicationKey(utf8: result.bytes(row, 0))
+                let key = ExactString(utf8: result.bytes(row, 0))
                 guard first[key] != nil else {
                     throw PostgresFailure(message: "the claim answered for a key it was not given")
                 }
@@ -130,7 +130,7 @@ package final class PostgresStateDatabase {
             return duplicates
         }
         leaseRenewed = Date().millisecondsSince1970
-        var claimed: Set<DeduplicationKey> = []
+        var claimed: Set<ExactString> = []
         let answers = sightings.enumerated().map { index, sighting -> DeduplicationAnswer in
             if let reference = duplicates[sighting.key] { return .duplicate(of: reference) }
             if first[sighting.key] == index {
@@ -151,13 +151,13 @@ package final class PostgresStateDatabase {
 
     /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip, one row per
     /// call whose keys are all confirmed); keys it does not hold (duplicates, claims taken over) are left alone.
-    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func confirm(_ keys: [ExactString]) throws(StateError) {
         let (whole, partKeys, partCalls) = settle(keys)
         try sendConfirm(whole: whole, partKeys: partKeys, partCalls: partCalls)
     }
 
     /// Confirms the calls `whole` entirely, and the keys `partKeys` of the calls `partCalls`.
-    private func sendConfirm(whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) throws(StateError) {
+    private func sendConfirm(whole: [Int64], partKeys: [ExactString], partCalls: [Int64]) throws(StateError) {
         guard !whole.isEmpty || !partKeys.isEmpty else { return }
         // Sent without waiting: the server confirms while the caller goes on, and the next call (or the
         // heartbeat) reads the outcome. A run that ends first has still sent it: the server runs it all the same.
@@ -171,7 +171,7 @@ package final class PostgresStateDatabase {
     }
 
     /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
-    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func release(_ keys: [ExactString]) throws(StateError) {
         let pending = keys.compactMap { key in claimedBy[key].map { (key, $0) } }
         let (whole, _, _) = settle(keys)
         guard !pending.isEmpty || !whole.isEmpty else { return }
@@ -185,14 +185,14 @@ package final class PostgresStateDatabase {
 
     /// Splits `keys` into the calls they settle whole (taken out of the pending claims) and the keys of calls they
     /// settle only in part (left pending, for ``confirm(_:)``).
-    private func wholeCalls(_ keys: [DeduplicationKey]) -> (whole: [Int64], partial: [DeduplicationKey]) {
+    private func wholeCalls(_ keys: [ExactString]) -> (whole: [Int64], partial: [ExactString]) {
         guard !keys.isEmpty else { return ([], []) }
-        var byCall: [Int64: [DeduplicationKey]] = [:]
+        var byCall: [Int64: [ExactString]] = [:]
         for key in keys {
             if let call = claimedBy[key] { byCall[call, default: []].append(key) }
         }
         var whole: [Int64] = []
-        var partial: [DeduplicationKey] = []
+        var partial: [ExactString] = []
         for (call, callKeys) in byCall {
             if outstanding[call]?.count == Set(callKeys).count {
                 whole.append(call)
@@ -207,15 +207,15 @@ package final class PostgresStateDatabase {
 
     /// Takes `keys` out of the pending claims: the calls left with nothing pending, and, for calls settled only in
     /// part, those keys and their calls.
-    private func settle(_ keys: [DeduplicationKey]) -> (whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) {
-        var touched: [Int64: [DeduplicationKey]] = [:]
+    private func settle(_ keys: [ExactString]) -> (whole: [Int64], partKeys: [ExactString], partCalls: [Int64]) {
+        var touched: [Int64: [ExactString]] = [:]
         for key in keys {
             guard let call = claimedBy.removeValue(forKey: key) else { continue }
             touched[call, default: []].append(key)
             outstanding[call]?.remove(key)
         }
         var whole: [Int64] = []
-        var partKeys: [DeduplicationKey] = []
+        var partKeys: [ExactString] = []
         var partCalls: [Int64] = []
         for (call, keys) in touched {
             if outstanding[call]?.isEmpty ?? true {
