@@ -70,13 +70,13 @@ enum Command {
         // With --state the batches claimed ahead stay in flight until written: room for them beside the workers'.
         let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(
             capacity: 4 * jobs + 4 + (deduplication.remembersAcrossRuns ? DeduplicationStep.claimAhead + 1 : 0))
-        var stateRefusal: StateError?
+        var stateRefusal: AttributionError?
         pipeline.run(
             workers: jobs,
             prepare: {
                 // The state file is checked (or created) while the first batches are read and verified; a file
                 // refused stops the run before any record.
-                do throws(StateError) {
+                do throws(AttributionError) {
                     try deduplication.open()
                     return true
                 } catch {

@@ -160,12 +160,12 @@ struct DeduplicationStoreTests {
 
     @Test("SQLite: a file that is not a state is refused with its code", arguments: [
         ("not a database at all, padded to more than a header's length" + String(repeating: "!", count: 600),
-         StateError.Code.notOurs),
+         AttributionError.Code.notOurs),
     ])
-    func refusal(contents: String, code: StateError.Code) throws {
+    func refusal(contents: String, code: AttributionError.Code) throws {
         let path = try Self.temporaryPath()
         try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: StateError(code, "")) { try SQLiteDeduplicationStore(path: path) }
+        #expect(throws: AttributionError(code, "")) { try SQLiteDeduplicationStore(path: path) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contents.utf8))
     }
 

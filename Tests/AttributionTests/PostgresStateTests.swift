@@ -57,7 +57,7 @@ struct PostgresStateTests {
     /// A database whose `postback_verify` schema is not ours, made the way it would be met.
     struct Foreign: Sendable, CustomTestStringConvertible {
         let testDescription: String
-        let code: StateError.Code
+        let code: AttributionError.Code
         let sql: [String]
     }
 
@@ -103,10 +103,10 @@ struct PostgresStateTests {
         let database = try TestPostgres.database()
         for statement in foreign.sql { try TestPostgres.execute(statement, on: database) }
         let before = try Self.snapshot(database)
-        #expect(throws: StateError(foreign.code, "")) { try Self.open(database) }
+        #expect(throws: AttributionError(foreign.code, "")) { try Self.open(database) }
         do {
             _ = try Self.open(database)
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             #expect(error.reason.contains("PostgreSQL state ("), "\(error.reason)")
             #expect(error.reason.contains("dbname="), "names the database: \(error.reason)")
         }
@@ -280,7 +280,7 @@ struct PostgresStateTests {
         do {
             _ = try await store.claim([Self.sighting("during", "b", 1)], at: Self.monday)
             Issue.record("a claim over a connection the server dropped succeeded")
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             #expect(error.code == .unavailable, "\(error)")
             #expect(error.reason.contains("connection to the server was lost"), "\(error.reason)")
         }
@@ -343,7 +343,7 @@ struct PostgresStateTests {
             do {
                 _ = try Self.open(string)
                 Issue.record("connected with a wrong password: \(string)")
-            } catch let error as StateError {
+            } catch let error as AttributionError {
                 #expect(!error.reason.contains(secret), "\(error.reason)")
                 #expect(!error.reason.contains("Sw0rdf1sh"), "\(error.reason)")
                 #expect(error.code == .cannotOpen, "\(error)")

@@ -86,7 +86,7 @@ struct PrefixRejectionTests {
                 // The last character carries 2 bits of s and 4 unused bits, which must be zero (canonical form).
                 let value = try #require(Self.base64URLAlphabet.firstIndex(of: replacement))
                 let isCanonical = position != signature.upperBound - 1 || value & 0x0F == 0
-                let expected: (ErrorCode, SignatureStatus) =
+                let expected: (AttributionError.Code, SignatureStatus) =
                     isCanonical ? (.badSignature, .failed) : (.malformedInput, .notChecked)
                 if result.verdict != .invalid || result.firstError?.code != expected.0
                     || result.signature != expected.1 {
@@ -112,7 +112,7 @@ struct PrefixRejectionTests {
             let value = Self.base64URLAlphabet.firstIndex(of: byte)
             let isShortSignature = value.map { $0 & 0x03 == 0 } == true
                 && extended.count <= AttributionVerifier.maximumItemBytes
-            let expected: ErrorCode = isShortSignature ? .badSignature : .malformedInput
+            let expected: AttributionError.Code = isShortSignature ? .badSignature : .malformedInput
             if result.verdict != .invalid || result.firstError?.code != expected {
                 wrong.append("0x\(String(byte, radix: 16)): \(result.firstError.map(String.init) ?? "valid")")
             }
@@ -264,19 +264,21 @@ extension PrefixRejectionTests {
     struct HostileItem: Sendable, CustomTestStringConvertible {
         let name: String
         let bytes: [UInt8]
-        let expected: (code: ErrorCode, rule: RuleID)?
+        let expected: (code: AttributionError.Code, rule: RuleID)?
         let kind: ItemKind?
 
         var testDescription: String { "\(name) → \(expected.map { "\($0.rule) \($0.code)" } ?? "any error")" }
 
-        init(_ name: String, _ bytes: [UInt8], _ code: ErrorCode?, _ rule: RuleID = "J1", kind: ItemKind? = nil) {
+        init(_ name: String, _ bytes: [UInt8], _ code: AttributionError.Code?, _ rule: RuleID = "J1",
+             kind: ItemKind? = nil) {
             self.name = name
             self.bytes = bytes
             self.expected = code.map { ($0, rule) }
             self.kind = kind
         }
 
-        init(_ name: String, _ text: String, _ code: ErrorCode?, _ rule: RuleID = "J1", kind: ItemKind? = nil) {
+        init(_ name: String, _ text: String, _ code: AttributionError.Code?, _ rule: RuleID = "J1",
+             kind: ItemKind? = nil) {
             self.init(name, Array(text.utf8), code, rule, kind: kind)
         }
 

@@ -45,10 +45,10 @@ final class DeduplicationStep {
     }
 
     /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a
-    /// state file of ours (``StateError``); or connects to a PostgreSQL server. The command calls it on the
+    /// state file of ours (``AttributionError``); or connects to a PostgreSQL server. The command calls it on the
     /// writer's thread once the reader and the workers have started, so that its syncs and checks overlap the
     /// first batches' verification; no record is written before it returns.
-    func open() throws(StateError) {
+    func open() throws(AttributionError) {
         guard let state = statePath, store == nil else { return }
         // A postgresql:// URL or a libpq keyword string (host=..., dbname=...) names a server; anything else
         // is a SQLite file's path (docs/state.md).
@@ -127,7 +127,7 @@ final class DeduplicationStep {
             // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
             // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
         } catch {
-            failure = (error as? StateError)?.reason ?? "\(error)"
+            failure = (error as? AttributionError)?.reason ?? "\(error)"
             return nil
         }
         claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
@@ -155,7 +155,7 @@ final class DeduplicationStep {
             settled(through: readEnd)
             return true
         } catch {
-            failure = (error as? StateError)?.reason ?? "\(error)"
+            failure = (error as? AttributionError)?.reason ?? "\(error)"
             return false
         }
     }

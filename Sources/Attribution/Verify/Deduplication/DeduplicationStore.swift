@@ -21,7 +21,7 @@ import Foundation
 /// bytes (``ExactString``). A repeat within one `claim` call is a duplicate of its first occurrence there.
 ///
 /// Every method blocks for one short database transaction at most; from async code, use the `async` overloads,
-/// which run the blocking work off Swift's cooperative thread pool. Methods throw ``StateError`` (or your store's
+/// which run the blocking work off Swift's cooperative thread pool. Methods throw ``AttributionError`` (or your store's
 /// own error) when the store cannot answer; a `claim` that throws holds nothing.
 public protocol DeduplicationStore: Sendable {
     /// Answers each of `sightings`, in order, and claims for this store's owner the key of every sighting it
