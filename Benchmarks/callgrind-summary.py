@@ -92,7 +92,7 @@ CATEGORIES: list[tuple[str, str | None, str | None, str | None]] = [
     ("signature glue and key lookup (Swift side)",
      r"ECPublicKey|P1363|EVPPublicKey|SHA256|KeyRing|TrustedKey|JWSVerification|OpenSSLErrorQueue|VerifiedTokenCache",
      r"/Crypto/|/Keys/|JWSVerification|VerifiedTokenCache", None),
-    ("verification driver (item/batch verifier, command)", r"ItemVerifier|BatchVerifier|Command|Verdict|Verification",
+    ("verification driver (item/batch verifier, command)", r"AttributionVerifier|ItemVerifier|BatchVerifier|Command|Verdict|Verification",
      r"/Verify/|postback-verify/", None),
     ("Swift stdlib String/Array/Dictionary (not inlined)", None, None, r"libswiftCore|postback-verify"),
     ("other", None, None, None),

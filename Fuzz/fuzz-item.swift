@@ -1,7 +1,7 @@
 @testable import Attribution
 import Foundation
 
-// libFuzzer target `fuzz-item`: ItemVerifier on one whole item (a postback body, a bare JWS or an SKAdNetwork
+// libFuzzer target `fuzz-item`: AttributionVerifier on one whole item (a postback body, a bare JWS or an SKAdNetwork
 // body), then the CLI's JSON Lines record of the result (`JSONLinesRecord`), and the fast path on the same bytes.
 //
 // The key ring trusts the two fixture keys under their fixture kids and Apple's development kids, and the
@@ -28,7 +28,7 @@ private let verifier = makeVerifier(cache: nil)
 private let cachedVerifier = makeVerifier(cache: VerifiedTokenCache(capacity: 64))
 
 /// Reads the fixture keys from `Fixtures/keys` (Fuzz/run.sh runs targets from the package root).
-private func makeVerifier(cache: VerifiedTokenCache?) -> ItemVerifier {
+private func makeVerifier(cache: VerifiedTokenCache?) -> AttributionVerifier {
     func key(_ name: String, _ curve: ECPublicKey.Curve = .p256) -> ECPublicKey {
         let path = "Fixtures/keys/\(name).pem"
         guard let pem = try? String(contentsOfFile: path, encoding: .utf8),
@@ -46,7 +46,7 @@ private func makeVerifier(cache: VerifiedTokenCache?) -> ItemVerifier {
     }
     ring.replaceSKAdNetworkKey(with: key("fixture-skadnetwork-p256"))
     ring.replaceSKAdNetworkKey(with: key("fixture-skadnetwork-p192", .p192))
-    return ItemVerifier(keyRing: ring, policy: VerificationPolicy(clock: fixedClock), cache: cache)
+    return AttributionVerifier(keyRing: ring, policy: VerificationPolicy(clock: fixedClock), cache: cache)
 }
 
 /// Builds the verifiers before the first input, so their one-time allocations are not taken for leaks.
@@ -207,7 +207,7 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
     }
     precondition(result.verdict == .valid && result.warnings.isEmpty,
                  "the fast path answered for an item the general path finds \(result.errors + result.warnings)")
-    precondition(DeduplicationKey(identifier) == result.deduplicationKey,
+    precondition(ExactString(identifier) == result.deduplicationKey,
                  "the fast path's deduplication key differs")
     precondition(record == JSONLinesRecord.render(result, source: "fuzz", line: 1), """
         the fast path's record differs:

@@ -14,7 +14,7 @@ JSON_TEST_SUITE = os.path.join("Tests", "AttributionTests", "Vectors", "jsontest
 
 
 def fixture_items():
-    """Every item of every fixture, as ItemVerifier sees it: a whole .json file, or one line of another file."""
+    """Every item of every fixture, as AttributionVerifier sees it: a whole .json file, or one line of another file."""
     for root, _, files in sorted(os.walk(FIXTURES)):
         if os.path.basename(root) == "keys":
             continue

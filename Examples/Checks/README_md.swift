@@ -10,7 +10,7 @@ func check_README_md(root: String) throws {
     }
     let apple = try bytes("Fixtures/valid/apple/postback-development-valid.json")
     let forged = try bytes("Fixtures/invalid/apple/postback-production-bad-signature.json")
-    let development = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
+    let development = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
 
     // answerPostback: 200 once stored, whatever the verdict; 500 only when storing failed.
     struct Unavailable: Error {}
@@ -50,6 +50,6 @@ func check_README_md(root: String) throws {
     let payload = try JSONSerialization.jsonObject(with: Data(base64Encoded: payloadText)!) as! [String: Any]
     let expectedImpression = "impression \(payload["impression-identifier"]!) network "
         + "\(payload["ad-network-identifier"]!) source \(payload["source-identifier"]!)"
-    let impressionText = describe(ItemVerifier(keyRing: ring).verify(Array(token.utf8)))
+    let impressionText = describe(AttributionVerifier(keyRing: ring).verify(Array(token.utf8)))
     try expect(impressionText == expectedImpression, "describe(impression): \(impressionText)")
 }

@@ -1,4 +1,4 @@
-// The check of docs/state.md's server examples (`receive`, and the async `handlePostback`), run by Examples/run.sh
+// The check of docs/state.md's examples (`receive`, the async `handlePostback`, `openState`), run by Examples/run.sh
 // from a package that sees only the public API, against both stores: a failed store is answered 500 and not
 // remembered, a retry after it is valid, the next one a duplicate of it (naming what differs, D2), and a forgery is
 // stored with its verdict but never remembered.
@@ -9,7 +9,7 @@ func check_docs_state_md(root: String) async throws {
     var ring = KeyRing()
     try ring.add(ECPublicKey(keyFile: "\(root)/Fixtures/keys/fixture-apple-identifier-0.pem"),
                  keyID: "fixture-apple-identifier/0")
-    let verifier = ItemVerifier(keyRing: ring)
+    let verifier = AttributionVerifier(keyRing: ring)
     let body = [UInt8](try Data(contentsOf: URL(fileURLWithPath:
         "\(root)/Fixtures/valid/postback/compact-one-line-body.json")))
     try expect(verifier.verify(body).verdict == .valid, "the fixture body is genuine")
@@ -44,6 +44,18 @@ func check_docs_state_md(root: String) async throws {
                    "\(name): a forgery is stored, 200")
         try expect(saved.last?.verdict == .invalid && saved.last?.duplicateOf == nil,
                    "\(name): a forgery is invalid and never a duplicate")
+    }
+
+    // openState: a file that is not a state is refused with code not-ours and left as it is; a new path opens.
+    let notState = directory.appendingPathComponent("notes.txt")
+    try Data("not a state file\n".utf8).write(to: notState)
+    guard case .failure(let refusal) = openState(at: notState.path) else {
+        throw CheckFailed(description: "openState: a text file is refused")
+    }
+    try expect(refusal.code == .notOurs && refusal.rule == nil, "openState: refused with not-ours: \(refusal)")
+    try expect(try Data(contentsOf: notState) == Data("not a state file\n".utf8), "openState: the file is untouched")
+    guard case .success = openState(at: directory.appendingPathComponent("fresh.sqlite").path) else {
+        throw CheckFailed(description: "openState: a new path opens")
     }
 
     // handlePostback (async): the stored record is the command's JSON Lines record under the request id; a retry

@@ -10,7 +10,7 @@ enum Command {
     static func main(_ arguments: [String]) -> Int32 {
         let errors = StandardStream(descriptor: 2)
         let options: CommandLineOptions
-        let verifier: ItemVerifier
+        let verifier: AttributionVerifier
         do {
             options = try CommandLineOptions.parse(arguments)
             if options.showsHelp {
@@ -21,7 +21,7 @@ enum Command {
                 print(HelpText.version)
                 return 0
             }
-            verifier = ItemVerifier(
+            verifier = AttributionVerifier(
                 keyRing: try keyRing(options),
                 policy: VerificationPolicy(
                     isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge),
@@ -35,7 +35,9 @@ enum Command {
         return run(options, verifier: verifier, errors: errors)
     }
 
-    private static func run(_ options: CommandLineOptions, verifier: ItemVerifier, errors: StandardStream) -> Int32 {
+    private static func run(
+        _ options: CommandLineOptions, verifier: AttributionVerifier, errors: StandardStream
+    ) -> Int32 {
         let deduplication = DeduplicationStep(options)
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
@@ -55,7 +57,8 @@ enum Command {
             text: TextRecord(
                 colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
             explain: options.explains)
-        let input = ReaderHandle(InputReader(paths: options.paths, maximumItemBytes: ItemVerifier.maximumItemBytes))
+        let input = ReaderHandle(
+            InputReader(paths: options.paths, maximumItemBytes: AttributionVerifier.maximumItemBytes))
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
         // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
@@ -67,13 +70,13 @@ enum Command {
         // With --state the batches claimed ahead stay in flight until written: room for them beside the workers'.
         let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(
             capacity: 4 * jobs + 4 + (deduplication.remembersAcrossRuns ? DeduplicationStep.claimAhead + 1 : 0))
-        var stateRefusal: StateError?
+        var stateRefusal: AttributionError?
         pipeline.run(
             workers: jobs,
             prepare: {
                 // The state file is checked (or created) while the first batches are read and verified; a file
                 // refused stops the run before any record.
-                do throws(StateError) {
+                do throws(AttributionError) {
                     try deduplication.open()
                     return true
                 } catch {
@@ -137,7 +140,7 @@ enum Command {
     /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
     private static func write(
         _ batch: VerifiedBatch, duplicates: [DeduplicationStep.Answer], deduplication: DeduplicationStep,
-        to run: RunOutput, options: CommandLineOptions, verifier: ItemVerifier, render: RecordRenderer
+        to run: RunOutput, options: CommandLineOptions, verifier: AttributionVerifier, render: RecordRenderer
     ) {
         let outcomes = batch.outcomes
         for index in batch.items.indices {

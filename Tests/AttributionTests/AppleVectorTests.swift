@@ -8,7 +8,7 @@ struct AppleVectorTests {
     static let clock: @Sendable () -> UInt64 = { 1_800_000_000_000 }
 
     func verify(_ path: String, allowingDevelopment: Bool) throws -> VerificationResult {
-        let verifier = ItemVerifier(
+        let verifier = AttributionVerifier(
             keyRing: KeyRing(allowingDevelopmentKeys: allowingDevelopment),
             policy: VerificationPolicy(clock: Self.clock))
         return verifier.verify(try TestPaths.bytes(TestPaths.vector("reference/apple/\(path)")))
@@ -58,7 +58,7 @@ struct AppleVectorTests {
     func impressionExample() throws {
         let line = try TestPaths.bytes(TestPaths.vector("reference/apple/impression-example.jws"))
             .prefix { $0 != UInt8(ascii: "\n") }
-        let result = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true)).verify(line)
+        let result = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true)).verify(line)
         #expect(result.verdict == .invalid)
         #expect(result.firstError?.code == .unknownKey)
         #expect(result.kind == .impression)
@@ -93,7 +93,7 @@ struct AppleVectorTests {
         tampered[tampered.count - 1] ^= 1
         #expect(!key.key.isValidES256Signature(jws.signatureBytes, for: tampered))
 
-        let result = ItemVerifier(keyRing: KeyRing()).verify(token)
+        let result = AttributionVerifier(keyRing: KeyRing()).verify(token)
         #expect(result.verdict == .invalid)
     }
 }

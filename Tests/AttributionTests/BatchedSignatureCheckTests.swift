@@ -3,8 +3,8 @@ import Testing
 @testable import Attribution
 @testable import postback_verify
 
-/// The general path's signature step over a whole batch (``ItemVerifier/checkSignatures(_:)``, the batch ES256
-/// check) must give every item exactly the result ``ItemVerifier/verify(_:)-(InputItem)`` gives it alone.
+/// The general path's signature step over a whole batch (``AttributionVerifier/checkSignatures(_:)``, the batch ES256
+/// check) must give every item exactly the result ``AttributionVerifier/verify(_:)-(InputItem)`` gives it alone.
 @Suite("Signatures checked in batches")
 struct BatchedSignatureCheckTests {
     @Test("Every fixture item in one batch: batched signature checks give each item its own result",
@@ -13,7 +13,7 @@ struct BatchedSignatureCheckTests {
         let verifier = try FixtureManifestTests.verifier(allowingDevelopment: allowingDevelopment)
         let paths = Set(FixtureManifestTests.entries.filter { !($0.skadnetworkTestKeys ?? false) }.map(\.path))
         let reader = InputReader(paths: paths.sorted().map { TestPaths.fixtures.appendingPathComponent($0).path },
-                                 maximumItemBytes: ItemVerifier.maximumItemBytes)
+                                 maximumItemBytes: AttributionVerifier.maximumItemBytes)
         var items: [InputItem] = []
         while let batch = reader.nextBatch(maximumCount: 256) { items += batch }
         var prepared = items.map(verifier.prepare)

@@ -26,7 +26,7 @@ struct DeduplicationStoreTests {
     }
 
     static func sighting(_ key: String, _ source: String = "request", _ line: Int = 1) -> PostbackSighting {
-        PostbackSighting(key: DeduplicationKey(key), source: source, line: line)
+        PostbackSighting(key: ExactString(key), source: source, line: line)
     }
 
     static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)
@@ -160,12 +160,12 @@ struct DeduplicationStoreTests {
 
     @Test("SQLite: a file that is not a state is refused with its code", arguments: [
         ("not a database at all, padded to more than a header's length" + String(repeating: "!", count: 600),
-         StateError.Code.notOurs),
+         AttributionError.Code.notOurs),
     ])
-    func refusal(contents: String, code: StateError.Code) throws {
+    func refusal(contents: String, code: AttributionError.Code) throws {
         let path = try Self.temporaryPath()
         try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: StateError(code, "")) { try SQLiteDeduplicationStore(path: path) }
+        #expect(throws: AttributionError(code, "")) { try SQLiteDeduplicationStore(path: path) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contents.utf8))
     }
 
@@ -178,7 +178,7 @@ struct DeduplicationStoreTests {
         var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
         builder.add(name: Array("conversion-value".utf8), value: Array("7".utf8))
         let content = builder.finish()
-        let first = PostbackSighting(key: DeduplicationKey("C"), source: "run-a", line: 7, content: content)
+        let first = PostbackSighting(key: ExactString("C"), source: "run-a", line: 7, content: content)
         #expect(try store.claim([first], at: Self.monday) == [.firstSeen])
         let pending = try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday)
         #expect(pending == [.duplicate(of: DuplicateReference(
@@ -194,7 +194,7 @@ struct DeduplicationStoreTests {
         let store = try Self.store(kind)
         #expect(try store.claim([Self.sighting("B1", "run", 1)], at: Self.monday) == [.firstSeen])
         #expect(try store.claim([Self.sighting("B2", "run", 2), Self.sighting("B1", "run", 3)], at: Self.monday,
-                                confirming: [DeduplicationKey("B1")])
+                                confirming: [ExactString("B1")])
                 == [.firstSeen, .duplicate(of: DuplicateReference(source: "run", line: 1, firstSeen: Self.monday))])
         let later = try store.claim([Self.sighting("B2", "other", 1)], at: Self.monday)
         #expect(later.first?.duplicateOf?.isPending == true, "B2 is claimed, not confirmed")
@@ -208,8 +208,8 @@ struct DeduplicationStoreTests {
         let keys = (1...5).map { "P\($0)" }
         #expect(try store.claim(keys.map { Self.sighting($0, "batch", 1) }, at: Self.monday)
                 == Array(repeating: .firstSeen, count: 5))
-        try store.confirm([DeduplicationKey("P2"), DeduplicationKey("P4")])
-        try store.release([DeduplicationKey("P3")])
+        try store.confirm([ExactString("P2"), ExactString("P4")])
+        try store.release([ExactString("P3")])
         let observer = kind == .sqlite ? try SQLiteDeduplicationStore(path: path) : store
         let answers = try observer.claim(keys.map { Self.sighting($0, "later", 2) }, at: Self.monday)
         #expect(answers.map { $0.duplicateOf?.isPending } == [true, false, nil, false, true])
@@ -242,10 +242,10 @@ struct DeduplicationStoreTests {
     func releasedClaimIsFirstSeenAgain(_ kind: Kind) throws {
         let store = try Self.store(kind)
         #expect(try store.claim([Self.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
-        try store.release([DeduplicationKey("R")])
+        try store.release([ExactString("R")])
         #expect(try store.claim([Self.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
-        try store.confirm([DeduplicationKey("R")])
-        try store.release([DeduplicationKey("R")])
+        try store.confirm([ExactString("R")])
+        try store.release([ExactString("R")])
         #expect(try store.deduplicate(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b",
                 "release drops claims only, never a confirmed key")
     }
@@ -255,7 +255,7 @@ struct DeduplicationStoreTests {
         let store = try Self.store(kind)
         let answers: [DeduplicationAnswer] = try await store.claim([Self.sighting("A1")], at: Self.monday)
         #expect(answers == [.firstSeen])
-        try await store.confirm([DeduplicationKey("A1")])
+        try await store.confirm([ExactString("A1")])
         let again = try await store.deduplicate([Self.sighting("A1", "later", 2)], at: Self.monday) { answers in
             await Task.yield()
             return answers
@@ -297,7 +297,7 @@ struct DeduplicationStoreTests {
             try Self.claimedByAnother(path, key: "D", host: "elsewhere", pid: 1, leaseUntil: now - 1)
         }
         #expect(try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday) == [.firstSeen])
-        try store.confirm([DeduplicationKey("D")])
+        try store.confirm([ExactString("D")])
         #expect(try store.deduplicate(Self.sighting("D", "later", 1)).duplicateOf?.source == "mine")
     }
 
@@ -310,7 +310,7 @@ struct DeduplicationStoreTests {
         let answer = try store.claim([Self.sighting("L", "mine", 9)], at: Self.monday)
         #expect(answer == [.duplicate(of: DuplicateReference(
             source: "other-run", line: 5, firstSeen: Self.monday, isPending: true))])
-        try store.confirm([DeduplicationKey("L")])  // not ours: left alone
+        try store.confirm([ExactString("L")])  // not ours: left alone
         #expect(try store.claim([Self.sighting("L", "mine", 10)], at: Self.monday).first?.duplicateOf?.isPending
                 == true)
     }

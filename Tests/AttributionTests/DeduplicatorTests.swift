@@ -5,7 +5,7 @@ import Testing
 /// Rule D1: repeats of a valid postback are duplicates; invalid items never count as seen.
 @Suite("Deduplication (D1)")
 struct DeduplicatorTests {
-    let verifier = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
+    let verifier = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true))
 
     func genuine() throws -> [UInt8] {
         try TestPaths.bytes(TestPaths.vector("reference/apple/postback-development-valid.json"))
@@ -52,7 +52,7 @@ struct DeduplicatorTests {
         var body = String(decoding: try genuine(), as: UTF8.self)
         // Dropping the unsigned ad-interaction-type gives a U4 warning and breaks U3 (re-engagement needs click).
         body = body.replacingOccurrences(of: "\"ad-interaction-type\": \"click\",", with: "")
-        let strict = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true),
+        let strict = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true),
                                   policy: VerificationPolicy(isStrict: true))
         let deduplicator = TestDeduplicator()
         var first = strict.verify(Array(body.utf8))
@@ -69,7 +69,7 @@ struct DeduplicationKeyTests {
     static func valid(key: String) -> VerificationResult {
         var result = VerificationResult()
         result.kind = .postback
-        result.deduplicationKey = DeduplicationKey(key)
+        result.deduplicationKey = ExactString(key)
         return result
     }
 
@@ -90,7 +90,7 @@ struct DeduplicationKeyTests {
         #expect(one.verdict == .valid && two.verdict == .valid)
         #expect(one.duplicateOf == nil && two.duplicateOf == nil)
         #expect(deduplicator.count == 2)
-        #expect(DeduplicationKey(first) != DeduplicationKey(second))
+        #expect(ExactString(first) != ExactString(second))
         var repeated = Self.valid(key: second)
         deduplicator.apply(to: &repeated, source: "-", line: 3)
         #expect(repeated.duplicateOf.map { [$0.source, "\($0.line)"] } == ["-", "2"])

@@ -226,8 +226,8 @@ struct ECPublicKeyTests {
 // MARK: - Fixtures
 
 extension ECPublicKeyTests {
-    /// Any `invalid-key` error: `AttributionError` is equal on code and rule, not on the reason.
-    static let invalidKey = AttributionError(.invalidKey, rule: .j3, "")
+    /// Any `invalid-key` error (no rule): `AttributionError` is equal on code and rule, not on the reason.
+    static let invalidKey = AttributionError(.invalidKey, "")
 
     /// A fresh P-192 key (`openssl ecparam -name prime192v1 -genkey`), its public half, and a SHA-256 signature
     /// of `p192TestMessage` (`openssl dgst -sha256 -sign`), checked with `openssl dgst -verify`.

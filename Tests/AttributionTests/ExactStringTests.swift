@@ -55,7 +55,7 @@ struct ExactStringTests {
     func kelvinSignKid() throws {
         var ring = KeyRing()
         try ring.add(Self.fixtureKey(), keyID: "K-kid")
-        let verifier = ItemVerifier(keyRing: ring)
+        let verifier = AttributionVerifier(keyRing: ring)
 
         let lookAlike = verifier.verify(Self.token(kid: "\u{212A}-kid"))
         #expect(lookAlike.firstError?.code == .unknownKey)

@@ -18,8 +18,9 @@ struct FastPostbackPathTests {
 
     /// Checks one item both ways; returns whether the fast path answered.
     @discardableResult
-    static func compare(_ bytes: ArraySlice<UInt8>, verifier: ItemVerifier, source: String = "item.json", line: Int = 1,
-                        expectAnswer: Bool? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    static func compare(_ bytes: ArraySlice<UInt8>, verifier: AttributionVerifier, source: String = "item.json",
+                        line: Int = 1, expectAnswer: Bool? = nil,
+                        sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
         let fast = FastPostbackPath(verifier)
         var record: [UInt8] = []
         let identifier = fast.appendRecord(for: bytes, source: source, line: line, to: &record)
@@ -33,7 +34,7 @@ struct FastPostbackPathTests {
         let general = verifier.verify(bytes)
         #expect(general.verdict == .valid, "\(general.errors)", sourceLocation: sourceLocation)
         #expect(general.warnings.isEmpty, "\(general.warnings)", sourceLocation: sourceLocation)
-        #expect(DeduplicationKey(identifier) == general.deduplicationKey, sourceLocation: sourceLocation)
+        #expect(ExactString(identifier) == general.deduplicationKey, sourceLocation: sourceLocation)
         // D2 compares what the fast path saw with what the general path saw: the same fingerprint, byte for byte.
         if var prepared = fast.prepare(bytes, source: source, line: line) {
             fast.checkSignature(&prepared)
@@ -53,7 +54,7 @@ struct FastPostbackPathTests {
         let entry = testCase.entry
         let verifier = try FixtureManifestTests.verifier(allowingDevelopment: entry.allowDevelopment)
         let reader = InputReader(paths: [TestPaths.fixtures.appendingPathComponent(entry.path).path],
-                                 maximumItemBytes: ItemVerifier.maximumItemBytes)
+                                 maximumItemBytes: AttributionVerifier.maximumItemBytes)
         while let items = reader.nextBatch(maximumCount: 64) {
             for item in items where item.line == entry.line ?? 1 {
                 guard case .bytes(let bytes) = item.content else { continue }

@@ -42,7 +42,7 @@ struct FixtureManifestTests {
     /// Fixed at 2026-11-21 so I3 (future timestamps) does not depend on when the tests run.
     static let clock: @Sendable () -> UInt64 = { 1_795_305_600_000 }
 
-    static func verifier(allowingDevelopment: Bool, skAdNetworkTestKeys: Bool = false) throws -> ItemVerifier {
+    static func verifier(allowingDevelopment: Bool, skAdNetworkTestKeys: Bool = false) throws -> AttributionVerifier {
         var ring = KeyRing(allowingDevelopmentKeys: allowingDevelopment)
         for keyID in ["fixture.adattributionkit", "fixture-apple-identifier/0"] {
             let file = keyID.replacingOccurrences(of: "/", with: "-") + ".pem"
@@ -58,7 +58,7 @@ struct FixtureManifestTests {
                 ring.replaceSKAdNetworkKey(with: try ECPublicKey(pemRepresentation: pem, curve: curve))
             }
         }
-        return ItemVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
+        return AttributionVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
     }
 
     /// The results for every item of one fixture file, read and deduplicated as the CLI does, by line.
@@ -67,7 +67,7 @@ struct FixtureManifestTests {
     ) throws -> [Int: VerificationResult] {
         let verifier = try verifier(allowingDevelopment: allowingDevelopment, skAdNetworkTestKeys: skAdNetworkTestKeys)
         let reader = InputReader(paths: [TestPaths.fixtures.appendingPathComponent(path).path],
-                                 maximumItemBytes: ItemVerifier.maximumItemBytes)
+                                 maximumItemBytes: AttributionVerifier.maximumItemBytes)
         let deduplicator = TestDeduplicator()
         var results: [Int: VerificationResult] = [:]
         while let items = reader.nextBatch(maximumCount: 64) {

@@ -11,7 +11,7 @@ import Testing
 @Suite("Floods: no input costs more than an honest postback", .serialized)
 struct FloodTests {
     /// The item cap (bytes).
-    static let cap = ItemVerifier.maximumItemBytes
+    static let cap = AttributionVerifier.maximumItemBytes
 
     /// True when the binary under test is built with a sanitizer (`.ci/sanitize`): AddressSanitizer's quarantine
     /// and shadow memory, and ThreadSanitizer's, make its RSS no measure of ours, and it runs many times slower.
@@ -231,7 +231,7 @@ struct FloodTests {
         let body = try Self.honest(1)[0]
         var ring = KeyRing()
         try ring.add(ExactStringTests.fixtureKey(), keyID: TestPostbackSigner.keyID)
-        let verifier = ItemVerifier(keyRing: ring)
+        let verifier = AttributionVerifier(keyRing: ring)
         let item = InputItem(source: "-", line: 1, content: .bytes(ArraySlice(body.utf8)))
         let fastPath = FastPostbackPath(verifier)
         var prepared = try #require(fastPath.prepare(ArraySlice(body.utf8), source: "-", line: 1))
@@ -271,7 +271,7 @@ struct FloodTests {
         #expect(run.records.count == lines.count)
         #expect(run.records.allSatisfy { $0.contains(#""code":"bad-signature","rule":"S3""#) })
         // In the library, the same forgeries leave Apple's P-192 key with its tables.
-        let verifier = ItemVerifier(keyRing: KeyRing())
+        let verifier = AttributionVerifier(keyRing: KeyRing())
         let results = verifier.verify(batch: lines.map { Array($0.utf8) })
         #expect(results.allSatisfy { $0.errors.first?.rule == .s3 })
         #expect(P192KeyTables.shared.table(forPoint: SKAdNetworkKeys.apple.p192.key.uncompressedPoint) != nil)

@@ -19,7 +19,7 @@ struct PostgresStateTests {
 
     static func sighting(_ key: String, _ source: String = "s", _ line: Int = 1,
                          content: ContentFingerprint? = nil) -> PostbackSighting {
-        PostbackSighting(key: DeduplicationKey(key), source: source, line: line, content: content)
+        PostbackSighting(key: ExactString(key), source: source, line: line, content: content)
     }
 
     /// Everything in the schema and the rows of its tables, to show a refused database was left as it was.
@@ -57,7 +57,7 @@ struct PostgresStateTests {
     /// A database whose `postback_verify` schema is not ours, made the way it would be met.
     struct Foreign: Sendable, CustomTestStringConvertible {
         let testDescription: String
-        let code: StateError.Code
+        let code: AttributionError.Code
         let sql: [String]
     }
 
@@ -103,10 +103,10 @@ struct PostgresStateTests {
         let database = try TestPostgres.database()
         for statement in foreign.sql { try TestPostgres.execute(statement, on: database) }
         let before = try Self.snapshot(database)
-        #expect(throws: StateError(foreign.code, "")) { try Self.open(database) }
+        #expect(throws: AttributionError(foreign.code, "")) { try Self.open(database) }
         do {
             _ = try Self.open(database)
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             #expect(error.reason.contains("PostgreSQL state ("), "\(error.reason)")
             #expect(error.reason.contains("dbname="), "names the database: \(error.reason)")
         }
@@ -121,7 +121,7 @@ struct PostgresStateTests {
         let keys = ["A\u{030A}", "\u{00C5}", "A\u{0}B", "A\u{1F}0", "A"]
         let first = try store.claim(keys.enumerated().map { Self.sighting($1, "f", $0 + 1) }, at: Self.monday)
         #expect(first == [.firstSeen, .firstSeen, .firstSeen, .firstSeen, .firstSeen])
-        try store.confirm(keys.map { DeduplicationKey($0) })
+        try store.confirm(keys.map { ExactString($0) })
         let second = try store.claim(keys.reversed().map { Self.sighting($0, "g") }, at: Self.monday)
         #expect(second.map { $0.duplicateOf?.line } == [5, 4, 3, 2, 1])
         #expect(second.allSatisfy { $0.duplicateOf?.source == "f" && $0.duplicateOf?.isPending == false
@@ -140,7 +140,7 @@ struct PostgresStateTests {
                                          isPending: true)
         #expect(answers == [.firstSeen, .firstSeen, .duplicate(of: pending)])
         #expect(try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday) == [.duplicate(of: pending)])
-        try store.confirm([DeduplicationKey("C")])
+        try store.confirm([ExactString("C")])
         #expect(try store.claim([Self.sighting("C", "run-c", 1)], at: Self.monday) == [.duplicate(of:
             DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content))])
     }
@@ -154,7 +154,7 @@ struct PostgresStateTests {
         #expect(try store.claim([Self.sighting("P1"), Self.sighting("P2")], at: Self.monday) == [.firstSeen, .firstSeen])
         // W1 and W2 are the whole first call; P1 is half of the second.
         let answers = try store.claim([Self.sighting("N1")], at: Self.monday,
-                                      confirming: [DeduplicationKey("W1"), DeduplicationKey("W2"), DeduplicationKey("P1")])
+                                      confirming: [ExactString("W1"), ExactString("W2"), ExactString("P1")])
         #expect(answers == [.firstSeen])
         let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Self.sighting($0, "observer") },
                                       at: Self.monday)
@@ -165,10 +165,10 @@ struct PostgresStateTests {
     func release() throws {
         let store = try Self.open(try TestPostgres.database())
         #expect(try store.claim([Self.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
-        try store.release([DeduplicationKey("R")])
+        try store.release([ExactString("R")])
         #expect(try store.claim([Self.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
-        try store.confirm([DeduplicationKey("R")])
-        try store.release([DeduplicationKey("R")])
+        try store.confirm([ExactString("R")])
+        try store.release([ExactString("R")])
         #expect(try store.deduplicate(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b")
     }
 
@@ -181,7 +181,7 @@ struct PostgresStateTests {
         let whileAlive = try other.claim([Self.sighting("K", "second", 9)], at: Self.monday)
         #expect(whileAlive.first?.duplicateOf?.isPending == true)
         #expect(whileAlive.first?.duplicateOf?.line == 3)
-        try other.confirm([DeduplicationKey("K")])  // not its claim: left alone
+        try other.confirm([ExactString("K")])  // not its claim: left alone
 
         // Its connection dies without a word (as with kill -9): the server ends its session, and its lock.
         let killed = try TestPostgres.execute("""
@@ -280,7 +280,7 @@ struct PostgresStateTests {
         do {
             _ = try await store.claim([Self.sighting("during", "b", 1)], at: Self.monday)
             Issue.record("a claim over a connection the server dropped succeeded")
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             #expect(error.code == .unavailable, "\(error)")
             #expect(error.reason.contains("connection to the server was lost"), "\(error.reason)")
         }
@@ -288,7 +288,7 @@ struct PostgresStateTests {
             [Self.sighting("before", "c", 1), Self.sighting("during", "c", 2)], at: Self.monday)
         #expect(answers.first?.duplicateOf?.source == "a")
         #expect(answers.last == .firstSeen)
-        try await store.confirm([DeduplicationKey("during")])
+        try await store.confirm([ExactString("during")])
         #expect(try store.count() == 2)
     }
 
@@ -307,7 +307,7 @@ struct PostgresStateTests {
         let later = try Self.open(database, retentionDays: 10)
         #expect(try later.claim([Self.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
         #expect(try later.count() == 1301 - 512)
-        try later.confirm([DeduplicationKey("E")])
+        try later.confirm([ExactString("E")])
         #expect(try later.deduplicate(Self.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
                 == "again")
         #expect(try later.count() == 1301 - 1024, "each call prunes at most 512")
@@ -343,7 +343,7 @@ struct PostgresStateTests {
             do {
                 _ = try Self.open(string)
                 Issue.record("connected with a wrong password: \(string)")
-            } catch let error as StateError {
+            } catch let error as AttributionError {
                 #expect(!error.reason.contains(secret), "\(error.reason)")
                 #expect(!error.reason.contains("Sw0rdf1sh"), "\(error.reason)")
                 #expect(error.code == .cannotOpen, "\(error)")

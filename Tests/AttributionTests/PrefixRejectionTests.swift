@@ -14,7 +14,7 @@ struct PrefixRejectionTests {
     static let clock: @Sendable () -> UInt64 = { 1_800_000_000_000 }
 
     /// The fixture keys (and, when asked, Apple's development keys), as `Fixtures/README.md` runs `valid/`.
-    static func verifier(allowingDevelopmentKeys: Bool = true) throws -> ItemVerifier {
+    static func verifier(allowingDevelopmentKeys: Bool = true) throws -> AttributionVerifier {
         var ring = KeyRing(allowingDevelopmentKeys: allowingDevelopmentKeys)
         for (keyID, file) in [("fixture.adattributionkit", "fixture.adattributionkit.pem"),
                               ("fixture-apple-identifier/0", "fixture-apple-identifier-0.pem")] {
@@ -22,7 +22,7 @@ struct PrefixRejectionTests {
             try ring.add(ECPublicKey(pemRepresentation: String(decoding: TestPaths.bytes(url), as: UTF8.self)),
                          keyID: keyID)
         }
-        return ItemVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
+        return AttributionVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
     }
 
     // MARK: - Prefixes
@@ -86,7 +86,7 @@ struct PrefixRejectionTests {
                 // The last character carries 2 bits of s and 4 unused bits, which must be zero (canonical form).
                 let value = try #require(Self.base64URLAlphabet.firstIndex(of: replacement))
                 let isCanonical = position != signature.upperBound - 1 || value & 0x0F == 0
-                let expected: (ErrorCode, SignatureStatus) =
+                let expected: (AttributionError.Code, SignatureStatus) =
                     isCanonical ? (.badSignature, .failed) : (.malformedInput, .notChecked)
                 if result.verdict != .invalid || result.firstError?.code != expected.0
                     || result.signature != expected.1 {
@@ -111,8 +111,8 @@ struct PrefixRejectionTests {
             // and so is anything over the size cap, which is refused before it is read.
             let value = Self.base64URLAlphabet.firstIndex(of: byte)
             let isShortSignature = value.map { $0 & 0x03 == 0 } == true
-                && extended.count <= ItemVerifier.maximumItemBytes
-            let expected: ErrorCode = isShortSignature ? .badSignature : .malformedInput
+                && extended.count <= AttributionVerifier.maximumItemBytes
+            let expected: AttributionError.Code = isShortSignature ? .badSignature : .malformedInput
             if result.verdict != .invalid || result.firstError?.code != expected {
                 wrong.append("0x\(String(byte, radix: 16)): \(result.firstError.map(String.init) ?? "valid")")
             }
@@ -264,19 +264,21 @@ extension PrefixRejectionTests {
     struct HostileItem: Sendable, CustomTestStringConvertible {
         let name: String
         let bytes: [UInt8]
-        let expected: (code: ErrorCode, rule: RuleID)?
+        let expected: (code: AttributionError.Code, rule: RuleID)?
         let kind: ItemKind?
 
         var testDescription: String { "\(name) → \(expected.map { "\($0.rule) \($0.code)" } ?? "any error")" }
 
-        init(_ name: String, _ bytes: [UInt8], _ code: ErrorCode?, _ rule: RuleID = "J1", kind: ItemKind? = nil) {
+        init(_ name: String, _ bytes: [UInt8], _ code: AttributionError.Code?, _ rule: RuleID = "J1",
+             kind: ItemKind? = nil) {
             self.name = name
             self.bytes = bytes
             self.expected = code.map { ($0, rule) }
             self.kind = kind
         }
 
-        init(_ name: String, _ text: String, _ code: ErrorCode?, _ rule: RuleID = "J1", kind: ItemKind? = nil) {
+        init(_ name: String, _ text: String, _ code: AttributionError.Code?, _ rule: RuleID = "J1",
+             kind: ItemKind? = nil) {
             self.init(name, Array(text.utf8), code, rule, kind: kind)
         }
 

@@ -22,9 +22,10 @@ struct RulesOnceTests {
 
     @Test("Every catalogue rule has its code: errors a verdict code, warnings none, and a summary")
     func catalogueEntries() {
-        let verdictCodes: Set<ErrorCode> = [.malformedInput, .unsupportedAlgorithm, .unknownKey, .untrustedKey,
-                                            .badSignature, .invalidField, .invalidUnsignedField, .duplicate,
-                                            .unsupportedVersion]
+        let verdictCodes: Set<AttributionError.Code> = [
+            .malformedInput, .unsupportedAlgorithm, .unknownKey, .untrustedKey, .badSignature, .invalidField,
+            .invalidUnsignedField, .duplicate, .unsupportedVersion,
+        ]
         for rule in RuleID.allCases {
             #expect(rule.code.map(verdictCodes.contains) ?? true, "\(rule)")
             #expect(!rule.summary.isEmpty && !rule.appliesTo.isEmpty)

@@ -49,14 +49,14 @@ struct SKAdNetworkTests {
     }
 
     /// Apple's keys only, as in production.
-    static let appleVerifier = ItemVerifier(keyRing: KeyRing())
+    static let appleVerifier = AttributionVerifier(keyRing: KeyRing())
 
     /// Apple's SKAdNetwork keys replaced by the fixtures' test-only keys.
-    static func testKeyVerifier(strict: Bool = false) throws -> ItemVerifier {
+    static func testKeyVerifier(strict: Bool = false) throws -> AttributionVerifier {
         var ring = KeyRing()
         ring.replaceSKAdNetworkKey(with: try testKey(.p256))
         ring.replaceSKAdNetworkKey(with: try testKey(.p192))
-        return ItemVerifier(keyRing: ring, policy: VerificationPolicy(isStrict: strict))
+        return AttributionVerifier(keyRing: ring, policy: VerificationPolicy(isStrict: strict))
     }
 
     static func testKey(_ curve: ECPublicKey.Curve) throws -> ECPublicKey {
@@ -392,7 +392,7 @@ struct SKAdNetworkTests {
         #expect(ring.skAdNetworkKeys.p192.environment == .custom)
         #expect(ring.skAdNetworkKeys.p192.keyID == "skadnetwork-p192")
         #expect(ring.skAdNetworkKeys.p256 == SKAdNetworkKeys.apple.p256)
-        let result = ItemVerifier(keyRing: ring).verify(try Self.appleExample("2.1-valid.json"))
+        let result = AttributionVerifier(keyRing: ring).verify(try Self.appleExample("2.1-valid.json"))
         #expect(result.verdict == .valid)
         #expect(result.environment == .production)
     }

@@ -392,7 +392,7 @@ struct StateCommandLineTests {
         do {
             let state = try StateDatabase(path: path, retentionDays: 10)
             let sightings = (0..<rows).map {
-                PostbackSighting(key: DeduplicationKey(UUID().uuidString), source: "made.jsonl", line: $0 + 1)
+                PostbackSighting(key: ExactString(UUID().uuidString), source: "made.jsonl", line: $0 + 1)
             }
             _ = try state.claim(sightings, at: Date())
             try state.confirm(sightings.map(\.key))

@@ -12,7 +12,7 @@ struct VerifiedTokenCacheTests {
     @Test("A repeat is served from the cache and gives the same result")
     func repeatGivesSameResult() throws {
         let cache = VerifiedTokenCache()
-        let verifier = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true), cache: cache)
+        let verifier = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true), cache: cache)
         let first = verifier.verify(try Self.appleBody())
         #expect(cache.count == 1)
         let second = verifier.verify(try Self.appleBody())
@@ -28,7 +28,7 @@ struct VerifiedTokenCacheTests {
     @Test("A token differing in one signature byte is not accepted from the cache")
     func tamperedSignatureMisses() throws {
         let cache = VerifiedTokenCache()
-        let verifier = ItemVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true), cache: cache)
+        let verifier = AttributionVerifier(keyRing: KeyRing(allowingDevelopmentKeys: true), cache: cache)
         _ = verifier.verify(try Self.appleBody())
         let tampered = String(decoding: try Self.appleBody(), as: UTF8.self)
             .replacingOccurrences(of: "_1U4oQ\"", with: "_1U4oA\"")
@@ -53,10 +53,10 @@ struct VerifiedTokenCacheTests {
             return ring
         }
         let cache = VerifiedTokenCache()
-        let genuine = ItemVerifier(keyRing: try ring(keyFile: "fixture-apple-identifier-0.pem"), cache: cache)
+        let genuine = AttributionVerifier(keyRing: try ring(keyFile: "fixture-apple-identifier-0.pem"), cache: cache)
         #expect(genuine.verify(line).signature == .verified)
         #expect(cache.count == 1)
-        let other = ItemVerifier(keyRing: try ring(keyFile: "fixture.adattributionkit.pem"), cache: cache)
+        let other = AttributionVerifier(keyRing: try ring(keyFile: "fixture.adattributionkit.pem"), cache: cache)
         let result = other.verify(line)
         #expect(result.signature == .failed)
         #expect(result.firstError?.code == .badSignature)

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// - **group commit**: one deduplication claim (which also confirms the previous group's) and one archive
 ///   transaction (one `fsync`) per group, not per request (``DurableSink``);
-/// - **batch verification**: the group's ES256 signatures checked together (``ItemVerifier/verify(batch:)``: one
+/// - **batch verification**: the group's ES256 signatures checked together (``AttributionVerifier/verify(batch:)``: one
 ///   modular inversion for all, and the key's table of multiples): CPU per request fell from 136 to 74 µs.
 ///
 /// A `Service`: it runs until graceful shutdown, and then still processes what was submitted before it stops. The

@@ -116,7 +116,7 @@ struct ReceiverCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "postback-receiver")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        var configuration = ReceiverConfiguration(verifier: ItemVerifier(
+        var configuration = ReceiverConfiguration(verifier: AttributionVerifier(
             keyRing: try keyRing(),
             policy: VerificationPolicy(isStrict: strict,
                                        maximumImpressionAge: maxImpressionAge.flatMap(VerificationPolicy.milliseconds(inDuration:)))))

@@ -28,7 +28,7 @@ struct TestReceiver {
         var ring = KeyRing(allowingDevelopmentKeys: true)
         try ring.add(ECPublicKey(keyFile: Self.fixture("keys/fixture-apple-identifier-0.pem").path),
                      keyID: "fixture-apple-identifier/0")
-        configuration = ReceiverConfiguration(verifier: ItemVerifier(keyRing: ring))
+        configuration = ReceiverConfiguration(verifier: AttributionVerifier(keyRing: ring))
         configuration.storage = .durable(state: .sqlite(path: statePath), archive: archivePath)
         configuration.invalidQuotaPerHour = invalidQuota
     }

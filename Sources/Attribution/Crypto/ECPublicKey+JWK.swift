@@ -8,23 +8,23 @@ extension ECPublicKey {
     /// on the curve.
     public init(jwk: JSONObject) throws(AttributionError) {
         guard Self.member("kty", of: jwk, is: "EC") else {
-            throw AttributionError(.invalidKey, rule: .j3, "JWK kty is not \"EC\"")
+            throw AttributionError(.invalidKey, "JWK kty is not \"EC\"")
         }
         guard Self.member("crv", of: jwk, is: Curve.p256.rawValue) else {
-            throw AttributionError(.invalidKey, rule: .j3, "JWK crv is not \"P-256\"")
+            throw AttributionError(.invalidKey, "JWK crv is not \"P-256\"")
         }
         guard !jwk.contains("d") else {
-            throw AttributionError(.invalidKey, rule: .j3, "the JWK is a private key (it has a \"d\" member)")
+            throw AttributionError(.invalidKey, "the JWK is a private key (it has a \"d\" member)")
         }
         if jwk.contains("use") && !Self.member("use", of: jwk, is: "sig") {
-            throw AttributionError(.invalidKey, rule: .j3, "JWK use is not \"sig\"")
+            throw AttributionError(.invalidKey, "JWK use is not \"sig\"")
         }
         if jwk.contains("key_ops") && !Self.keyOperationsAllowVerify(jwk["key_ops"]) {
             throw AttributionError(
-                .invalidKey, rule: .j3, "JWK key_ops is not a list of distinct strings that includes \"verify\"")
+                .invalidKey, "JWK key_ops is not a list of distinct strings that includes \"verify\"")
         }
         if jwk.contains("alg") && !Self.member("alg", of: jwk, is: "ES256") {
-            throw AttributionError(.invalidKey, rule: .j3, "JWK alg is not \"ES256\"")
+            throw AttributionError(.invalidKey, "JWK alg is not \"ES256\"")
         }
         let x = try Self.coordinate(named: "x", of: jwk, curve: .p256)
         let y = try Self.coordinate(named: "y", of: jwk, curve: .p256)
@@ -33,7 +33,7 @@ extension ECPublicKey {
         do {
             try self.init(derRepresentation: Curve.p256.subjectPublicKeyInfoPrefix + [0x04] + x + y, curve: .p256)
         } catch {
-            throw AttributionError(.invalidKey, rule: .j3, "the JWK point (x, y) is not on P-256")
+            throw AttributionError(.invalidKey, "the JWK point (x, y) is not on P-256")
         }
     }
 
@@ -57,17 +57,17 @@ extension ECPublicKey {
         named name: String, of jwk: JSONObject, curve: Curve
     ) throws(AttributionError) -> [UInt8] {
         guard let text = jwk[name]?.stringValue else {
-            throw AttributionError(.invalidKey, rule: .j3, "JWK \(name) is missing or not a string")
+            throw AttributionError(.invalidKey, "JWK \(name) is missing or not a string")
         }
         let bytes: [UInt8]
         do {
             bytes = try Base64URL.decode(text.utf8)
         } catch {
-            throw AttributionError(.invalidKey, rule: .j3, "JWK \(name) is not base64url: \(error.reason)")
+            throw AttributionError(.invalidKey, "JWK \(name) is not base64url: \(error.reason)")
         }
         guard bytes.count == curve.coordinateByteCount else {
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 "JWK \(name) holds \(bytes.count) bytes, not \(curve.coordinateByteCount)"
             )
         }

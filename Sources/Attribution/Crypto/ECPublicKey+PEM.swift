@@ -11,7 +11,7 @@ extension ECPublicKey {
                 : block.label.utf8.elementsEqual("CERTIFICATE".utf8)
                     ? "a certificate; give its public key (`openssl x509 -pubkey -noout -in FILE`)"
                     : "a PEM \(block.label) block, not PUBLIC KEY"
-            throw AttributionError(.invalidKey, rule: .j3, reason)
+            throw AttributionError(.invalidKey, reason)
         }
         try self.init(derRepresentation: block.der, curve: curve)
     }

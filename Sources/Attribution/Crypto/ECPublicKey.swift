@@ -22,14 +22,14 @@ public struct ECPublicKey: Sendable {
         let der = Array(derRepresentation)
         let evpKey = try EVPPublicKey(subjectPublicKeyInfo: der)
         guard evpKey.isEllipticCurve else {
-            throw AttributionError(.invalidKey, rule: .j3, "an \(evpKey.typeName) key, not an EC \(curve) key")
+            throw AttributionError(.invalidKey, "an \(evpKey.typeName) key, not an EC \(curve) key")
         }
         guard let curveName = evpKey.curveName else {
-            throw AttributionError(.invalidKey, rule: .j3, "an EC key with explicit parameters, not named \(curve)")
+            throw AttributionError(.invalidKey, "an EC key with explicit parameters, not named \(curve)")
         }
         guard curveName == curve.libcryptoName else {
             let found = [Curve.p256, .p192].first { $0.libcryptoName == curveName }?.rawValue ?? curveName
-            throw AttributionError(.invalidKey, rule: .j3, "an EC key on \(found), not on \(curve)")
+            throw AttributionError(.invalidKey, "an EC key on \(found), not on \(curve)")
         }
         // Any other encoding of the same key (BER lengths, a compressed point) would make two unequal values of
         // one key and could hide bytes libcrypto skips over; the point must be the one libcrypto decoded.
@@ -37,7 +37,7 @@ public struct ECPublicKey: Sendable {
         guard let point = evpKey.encodedPoint, point.count == uncompressedPointCount, point.first == 0x04,
               der == curve.subjectPublicKeyInfoPrefix + point else {
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 "not the DER form of a named-curve \(curve) key with an uncompressed point "
                     + "(BER lengths, explicit curve parameters or a compressed point)"
             )

@@ -14,7 +14,7 @@ final class EVPPublicKey: @unchecked Sendable {
     /// Decodes a DER SubjectPublicKeyInfo (RFC 5280 §4.1.2.7), refusing bytes left over after it.
     init(subjectPublicKeyInfo der: [UInt8]) throws(AttributionError) {
         guard !der.isEmpty else {
-            throw AttributionError(.invalidKey, rule: .j3, "the key is empty")
+            throw AttributionError(.invalidKey, "the key is empty")
         }
         let (decoded, consumed) = der.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
             guard let start = buffer.baseAddress else { return (nil, 0) }
@@ -28,14 +28,14 @@ final class EVPPublicKey: @unchecked Sendable {
             // user nothing about the file: clear it and say what the bytes are not.
             OpenSSLErrorQueue.clear()
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 "not a DER SubjectPublicKeyInfo (a public key), or its point is not on its curve"
             )
         }
         guard consumed == der.count else {
             EVP_PKEY_free(key)
             throw AttributionError(
-                .invalidKey, rule: .j3, "trailing data after the SubjectPublicKeyInfo (\(der.count - consumed) bytes)"
+                .invalidKey, "trailing data after the SubjectPublicKeyInfo (\(der.count - consumed) bytes)"
             )
         }
         self.key = key

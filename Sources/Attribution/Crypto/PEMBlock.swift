@@ -16,20 +16,20 @@ struct PEMBlock {
     /// Reads the single PEM block of `text`; explanatory text around it is allowed (RFC 7468 §2), headers are not.
     init(parsing text: String) throws(AttributionError) {
         guard text.utf8.count <= Self.maximumTextByteCount else {
-            throw AttributionError(.invalidKey, rule: .j3, "more than \(Self.maximumTextByteCount) bytes of PEM text")
+            throw AttributionError(.invalidKey, "more than \(Self.maximumTextByteCount) bytes of PEM text")
         }
         var text = text
         let beginCount = text.ranges(of: "-----BEGIN ").count
         guard beginCount == 1 else {
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 beginCount == 0 ? "no PEM block (-----BEGIN ...-----)" : "\(beginCount) PEM blocks, expected one"
             )
         }
         let block = text.withUTF8 { utf8 -> Result<PEMBlock, AttributionError> in
             guard let bio = BIO_new_mem_buf(utf8.baseAddress, Int32(utf8.count)) else {
                 OpenSSLErrorQueue.clear()
-                return .failure(AttributionError(.invalidKey, rule: .j3, "out of memory reading the PEM text"))
+                return .failure(AttributionError(.invalidKey, "out of memory reading the PEM text"))
             }
             defer { BIO_free(bio) }
             var name: UnsafeMutablePointer<CChar>?
@@ -46,13 +46,13 @@ struct PEMBlock {
                 // libcrypto's reasons (`bad end line`, `bad base64 decode`) name its parser, not the file.
                 OpenSSLErrorQueue.clear()
                 return .failure(AttributionError(
-                    .invalidKey, rule: .j3,
+                    .invalidKey,
                     "a damaged PEM block (its BEGIN and END lines must match and hold base64 between them)"
                 ))
             }
             // Proc-Type/DEK-Info headers mean an encrypted legacy key, never a public key.
             guard header.pointee == 0 else {
-                return .failure(AttributionError(.invalidKey, rule: .j3, "a PEM block with headers"))
+                return .failure(AttributionError(.invalidKey, "a PEM block with headers"))
             }
             let der = Array(UnsafeBufferPointer(start: data, count: length))
             return .success(PEMBlock(label: String(cString: name), der: der))

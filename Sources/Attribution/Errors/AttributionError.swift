@@ -1,17 +1,34 @@
-/// Why an input could not be taken apart: thrown by the strict decoders (base64url, JSON, compact JWS, keys).
+/// The one error the library throws: input a strict decoder cannot take apart (base64url, JSON, compact JWS), a key
+/// that cannot be used, or a deduplication state that cannot be used.
 ///
-/// Equal on `code` and `rule` only, so tests can compare against a code without matching the wording;
-/// `reason` and the throw site are for people reading a log.
+/// Its ``code`` is one of a closed set (``Code``) that scripts and callers decide on; ``rule`` names the catalogue
+/// rule an item's bytes break (J1 for the decoders), nil for keys and state. Equal on `code` and `rule` only, so tests
+/// and callers compare against a code without matching the wording; ``reason`` and the throw site are for people
+/// reading a log. A verification never throws: what a rule finds in an item is a ``Finding`` in its result, with a
+/// code of the same set (an error thrown while decoding an item becomes its J1 finding).
 public struct AttributionError: Error, Sendable, CustomStringConvertible {
-    public let code: ErrorCode
-    public let rule: RuleID
+    /// What went wrong, as a stable code.
+    public let code: Code
+    /// The catalogue rule the item breaks; nil when the error is not about an item (keys, state).
+    public let rule: RuleID?
+    /// A sentence for people: what is wrong, naming the field, file or server, and what to do.
     public let reason: String
     public let file: String
     public let line: UInt
 
-    package init(
-        _ code: ErrorCode, rule: RuleID, _ reason: String, file: String = #fileID, line: UInt = #line
-    ) {
+    /// An error of `code` that no catalogue rule reports: what a ``DeduplicationStore`` of your own throws (the
+    /// state codes, such as ``Code/unavailable``), or a key that cannot be used (``Code/invalidKey``).
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
+        self.init(code: code, rule: nil, reason: reason, file: file, line: line)
+    }
+
+    /// An item that breaks `rule`, with the rule's code from the catalogue (``RuleID/code``).
+    package init(_ rule: RuleID, _ reason: String, file: String = #fileID, line: UInt = #line) {
+        // Only error rules are thrown; a warning rule here would be a programming mistake, reported as strict mode's.
+        self.init(code: rule.code ?? .ruleWarning, rule: rule, reason: reason, file: file, line: line)
+    }
+
+    private init(code: Code, rule: RuleID?, reason: String, file: String, line: UInt) {
         self.code = code
         self.rule = rule
         self.reason = reason
@@ -21,10 +38,13 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
 
     /// A J1 `malformed-input` error: the shape every strict decoder throws.
     package static func malformed(_ reason: String, file: String = #fileID, line: UInt = #line) -> AttributionError {
-        AttributionError(.malformedInput, rule: .j1, reason, file: file, line: line)
+        AttributionError(.j1, reason, file: file, line: line)
     }
 
-    public var description: String { "\(code.rawValue) (\(rule)): \(reason)" }
+    /// `code (RULE): reason`, or `code: reason` when no rule applies.
+    public var description: String {
+        if let rule { "\(code.rawValue) (\(rule)): \(reason)" } else { "\(code.rawValue): \(reason)" }
+    }
 }
 
 extension AttributionError: Equatable {

@@ -1,24 +1,38 @@
-/// A string that is equal to another, and hashes, by its Unicode scalars (its UTF-8 bytes), never by Unicode
-/// canonical equivalence: the key type wherever a string decides a key lookup or a duplicate (spec section 2).
+/// A string that is equal to another, and hashes, by its exact UTF-8 bytes (its Unicode scalars), never by Unicode
+/// canonical equivalence: the one type for every string that decides a key lookup or a duplicate (spec section 2):
+/// a token's `kid` in a ``KeyRing``, a postback's deduplication key (rule D1) in a ``DeduplicationStore``.
 ///
 /// Swift's `String` `==` and `Hashable` treat `"K"` and U+212A KELVIN SIGN, or `"A\u{30A}"` and `"\u{C5}"`, as one
-/// string. A `[String: Value]` keyed by a token's `kid` would therefore find a key loaded under another kid.
-package struct ExactString: Hashable, Sendable, CustomStringConvertible {
-    package let string: String
+/// string: a `[String: Value]` keyed by a token's `kid` would find a key loaded under another kid, and two different
+/// postbacks would count as one. Holding the bytes makes equality, hashing and a store's bytewise comparison
+/// (SQLite's `BINARY`, PostgreSQL's `bytea` or `COLLATE "C"`) agree.
+public struct ExactString: Sendable, Hashable, CustomStringConvertible {
+    /// The string's UTF-8 bytes, as received (or as a store reads them back).
+    public let utf8: [UInt8]
 
-    package init(_ string: String) {
-        self.string = string
+    /// The exact string of `text` (a `postback-identifier`, an SKAdNetwork transaction, a `kid`).
+    public init(_ text: String) {
+        utf8 = Array(text.utf8)
     }
 
-    package static func == (left: ExactString, right: ExactString) -> Bool {
-        left.string.isExactlyEqual(to: right.string)
+    /// The exact string whose UTF-8 bytes are `utf8` (as a store reads a key back).
+    public init(utf8: [UInt8]) {
+        self.utf8 = utf8
     }
 
-    package func hash(into hasher: inout Hasher) {
-        ByteCursor.overUTF8(string) { $0.combineBytes(into: &hasher) }
+    /// Hashes the bytes in one call (the synthesised conformance feeds the hasher a byte at a time, a large part of
+    /// deduplicating a run of distinct postbacks); equality stays bytewise.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(utf8.count)
+        ByteCursor.over(utf8) { $0.combineBytes(into: &hasher) }
     }
 
-    package var description: String { string }
+    public static func == (left: ExactString, right: ExactString) -> Bool {
+        left.utf8 == right.utf8
+    }
+
+    /// The string as text, for messages: never compare exact strings as `String`s.
+    public var description: String { String(decoding: utf8, as: UTF8.self) }
 }
 
 /// A closed set of values a field may hold, matched by their exact bytes: the synthesised `init(rawValue:)`

@@ -10,32 +10,32 @@ package struct JWSHeader: Sendable, Hashable {
 
     /// Parses header JSON (J1) and applies J2 (`alg` exactly `ES256`, no `crit`) and the `kid` part of J3.
     ///
-    /// - Returns: the header, or the finding that rejects the token.
-    package static func read(_ headerBytes: [UInt8]) -> Result<JWSHeader, Finding> {
+    /// - Returns: the header, or the error (with its rule) that rejects the token.
+    package static func read(_ headerBytes: [UInt8]) -> Result<JWSHeader, AttributionError> {
         let object: JSONObject
         do {
             guard let parsed = try StrictJSONParser.parse(headerBytes).objectValue else {
-                return .failure(Finding(.j1, "the JWS header is not a JSON object"))
+                return .failure(AttributionError(.j1, "the JWS header is not a JSON object"))
             }
             object = parsed
         } catch {
-            return .failure(Finding(AttributionError.malformed("the JWS header is not valid JSON: \(error.reason)")))
+            return .failure(AttributionError.malformed("the JWS header is not valid JSON: \(error.reason)"))
         }
         switch object["alg"] {
         case .string(let alg) where alg.isExactlyEqual(to: "ES256"):
             break
         case .string(let other):
-            return .failure(Finding(.j2, "alg \(JSONValue.quoted(other)) is not ES256"))
+            return .failure(AttributionError(.j2, "alg \(JSONValue.quoted(other)) is not ES256"))
         case nil:
-            return .failure(Finding(.j2, "the JWS header has no alg"))
+            return .failure(AttributionError(.j2, "the JWS header has no alg"))
         case let other?:
-            return .failure(Finding(.j2, "alg is \(other.typeName), not the string ES256"))
+            return .failure(AttributionError(.j2, "alg is \(other.typeName), not the string ES256"))
         }
         if object.contains("crit") {
-            return .failure(Finding(.j2, "the JWS header has crit, which this verifier refuses"))
+            return .failure(AttributionError(.j2, "the JWS header has crit, which this verifier refuses"))
         }
         guard case .string(let keyID)? = object["kid"], !keyID.isEmpty else {
-            return .failure(Finding(.j3, "the JWS header has no non-empty string kid"))
+            return .failure(AttributionError(.j3, "the JWS header has no non-empty string kid"))
         }
         return .success(JWSHeader(keyID: keyID, object: object))
     }

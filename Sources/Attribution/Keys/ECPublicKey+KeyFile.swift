@@ -9,7 +9,7 @@ extension ECPublicKey {
     public init(keyFileContents bytes: [UInt8], curve: Curve = .p256) throws(AttributionError) {
         let expected = "expected an EC \(curve) public key, PEM (-----BEGIN PUBLIC KEY-----) or DER"
         guard !bytes.isEmpty else {
-            throw AttributionError(.invalidKey, rule: .j3, "the file is empty; \(expected)")
+            throw AttributionError(.invalidKey, "the file is empty; \(expected)")
         }
         let text = String(bytes: bytes, encoding: .utf8)
         if let text, text.contains("-----BEGIN") {
@@ -17,7 +17,7 @@ extension ECPublicKey {
             do {
                 block = try PEMBlock(parsing: text)
             } catch {
-                throw AttributionError(.invalidKey, rule: .j3, "\(error.reason); \(expected)")
+                throw AttributionError(.invalidKey, "\(error.reason); \(expected)")
             }
             guard block.label.utf8.elementsEqual("PUBLIC KEY".utf8) else {
                 // A private key or a certificate: the refusal names the command that gives the public key.
@@ -27,25 +27,25 @@ extension ECPublicKey {
             do {
                 try self.init(derRepresentation: block.der, curve: curve)
             } catch {
-                throw AttributionError(.invalidKey, rule: .j3, "\(error.reason); \(expected)")
+                throw AttributionError(.invalidKey, "\(error.reason); \(expected)")
             }
         } else if bytes.first == 0x30 {  // a DER SEQUENCE, as every SubjectPublicKeyInfo starts
             do {
                 try self.init(derRepresentation: bytes, curve: curve)
             } catch {
-                throw AttributionError(.invalidKey, rule: .j3, "\(error.reason); \(expected)")
+                throw AttributionError(.invalidKey, "\(error.reason); \(expected)")
             }
         } else if let text, Self.isBareBase64(text) {
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 "the file holds bare base64 without PEM lines (as Apple's pages print keys); put it between "
                     + "-----BEGIN PUBLIC KEY----- and -----END PUBLIC KEY----- lines, or decode it to DER "
                     + "(base64 -d); \(expected)")
         } else if let text, Self.isPlainText(text) {
-            throw AttributionError(.invalidKey, rule: .j3, "the file is text with no PEM block; \(expected)")
+            throw AttributionError(.invalidKey, "the file is text with no PEM block; \(expected)")
         } else {
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 "the file is binary but not DER (it does not start with a SEQUENCE); \(expected)")
         }
     }
@@ -60,11 +60,11 @@ extension ECPublicKey {
             // A public key is a few hundred bytes; reading one byte past PEM's cap is enough to refuse a big file.
             bytes = [UInt8](try handle.read(upToCount: PEMBlock.maximumTextByteCount + 1) ?? Data())
         } catch {
-            throw AttributionError(.invalidKey, rule: .j3, "cannot read the key file: \(Self.systemReason(error))")
+            throw AttributionError(.invalidKey, "cannot read the key file: \(Self.systemReason(error))")
         }
         guard bytes.count <= PEMBlock.maximumTextByteCount else {
             throw AttributionError(
-                .invalidKey, rule: .j3,
+                .invalidKey,
                 "the file is over \(PEMBlock.maximumTextByteCount) bytes, far more than a public key (under 200)")
         }
         try self.init(keyFileContents: bytes, curve: curve)

@@ -26,16 +26,16 @@ public struct KeyRing: Sendable {
     /// Refuses to replace one of Apple's published kids: a typo must not silently swap out Apple's key.
     public mutating func add(_ key: ECPublicKey, keyID: String) throws(AttributionError) {
         guard !keyID.isEmpty else {
-            throw AttributionError(.invalidKey, rule: .j3, "a key ID must not be empty")
+            throw AttributionError(.invalidKey, "a key ID must not be empty")
         }
         guard key.curve == .p256 else {
-            throw AttributionError(.invalidKey, rule: .j3, "key for \(keyID) is not a P-256 key")
+            throw AttributionError(.invalidKey, "key for \(keyID) is not a P-256 key")
         }
         if ApplePublishedKey.all.contains(where: { $0.keyID.isExactlyEqual(to: keyID) }) {
-            throw AttributionError(.invalidKey, rule: .j3, "\(keyID) is one of Apple's built-in keys")
+            throw AttributionError(.invalidKey, "\(keyID) is one of Apple's built-in keys")
         }
         if let existing = keys[ExactString(keyID)], existing.key != key {
-            throw AttributionError(.invalidKey, rule: .j3, "two different keys given for \(keyID)")
+            throw AttributionError(.invalidKey, "two different keys given for \(keyID)")
         }
         keys[ExactString(keyID)] = TrustedKey(keyID: keyID, key: key, environment: .custom)
     }
@@ -46,15 +46,15 @@ public struct KeyRing: Sendable {
         keys.values.filter { $0.environment != .development || allowsDevelopmentKeys }
     }
 
-    /// The key for a header `kid`, or the finding that rejects it (J3 unknown, J4 untrusted development key).
-    package func trustedKey(for keyID: String) -> Result<TrustedKey, Finding> {
+    /// The key for a header `kid`, or the error that rejects it (J3 unknown, J4 untrusted development key).
+    package func trustedKey(for keyID: String) -> Result<TrustedKey, AttributionError> {
         guard let trusted = keys[ExactString(keyID)] else {
-            return .failure(Finding(.j3, "no trusted key has kid \(JSONValue.quoted(keyID)); if Apple published this "
-                + "kid, or it is your own impression key, load its public key with --key KID=PATH"))
+            return .failure(AttributionError(.j3, "no trusted key has kid \(JSONValue.quoted(keyID)); if Apple "
+                + "published this kid, or it is your own impression key, load its public key with --key KID=PATH"))
         }
         if trusted.environment == .development && !allowsDevelopmentKeys {
-            return .failure(Finding(.j4, "\(keyID) is Apple's development key, which any device in developer mode "
-                + "signs with: production traffic must not trust it"))
+            return .failure(AttributionError(.j4, "\(keyID) is Apple's development key, which any device in developer "
+                + "mode signs with: production traffic must not trust it"))
         }
         return .success(trusted)
     }

@@ -51,14 +51,14 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
 
     /// Reads a body's version under rule S1: no `version` member is 1.0; otherwise it must be one of the known
     /// version strings exactly (`"4.0"`, not `4.0`, `"4"` or `" 4.0"`), else `unsupported-version`.
-    package static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, Finding> {
+    package static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, AttributionError> {
         guard let value = body[SKAdNetworkField.version.rawValue] else { return .success(.v1_0) }
         let known = allCases.map { JSONValue.quoted($0.rawValue) }.joined(separator: ", ")
         guard case .string(let text) = value else {
-            return .failure(Finding(.s1, "version is \(value.typeName), not one of the strings \(known)"))
+            return .failure(AttributionError(.s1, "version is \(value.typeName), not one of the strings \(known)"))
         }
         guard let version = allCases.first(where: { $0.rawValue.utf8.elementsEqual(text.utf8) }) else {
-            return .failure(Finding(.s1, "version \(JSONValue.quoted(text)) is not one of \(known)"))
+            return .failure(AttributionError(.s1, "version \(JSONValue.quoted(text)) is not one of \(known)"))
         }
         return .success(version)
     }

@@ -1,12 +1,13 @@
 /// One rule's outcome on one item: an error (with its code) or a warning (no code).
 ///
-/// A finding is a value, never a thrown error: a verification lists all of them, and the first error decides.
-/// (It conforms to `Error` only so a step can return `Result<Value, Finding>`.)
-public struct Finding: Error, Sendable, Hashable, CustomStringConvertible {
+/// A finding is a value, never thrown: a verification lists all of them, and the first error decides. Its code is
+/// one of ``AttributionError/Code``, the one set of codes; what a step throws or fails with is an
+/// ``AttributionError`` that names its rule, and becomes a finding here.
+public struct Finding: Sendable, Hashable, CustomStringConvertible {
     /// The catalogue rule that produced it.
     public let rule: RuleID
     /// The stable reason code for an error; nil for a warning.
-    public let code: ErrorCode?
+    public let code: AttributionError.Code?
     /// A sentence for people: what was found, naming the field.
     public let message: String
 
@@ -15,12 +16,13 @@ public struct Finding: Error, Sendable, Hashable, CustomStringConvertible {
         self.init(rule: rule, code: rule.code, message: message)
     }
 
-    /// The finding of a decoder's thrown error.
+    /// The finding of an error thrown or returned while verifying an item: its rule (J1 from a decoder) and reason.
     init(_ error: AttributionError) {
-        self.init(error.rule, error.reason)
+        // Errors about an item always name their rule; one that does not (never seen) is the item's J1.
+        self.init(error.rule ?? .j1, error.reason)
     }
 
-    private init(rule: RuleID, code: ErrorCode?, message: String) {
+    private init(rule: RuleID, code: AttributionError.Code?, message: String) {
         self.rule = rule
         self.code = code
         self.message = message

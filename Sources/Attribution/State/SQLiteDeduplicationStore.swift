@@ -3,7 +3,7 @@ import Foundation
 /// A ``DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
 /// one machine that opens the same file.
 ///
-/// The file is refused, untouched, unless it is exactly a postback-verify state (``StateError``); a missing one
+/// The file is refused, untouched, unless it is exactly a postback-verify state (``AttributionError``); a missing one
 /// is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more than the
 /// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
 /// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
@@ -21,7 +21,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
     ///   - leaseSeconds: how long this store's claims outlive its process on another machine (or container) that
     ///     stopped renewing them; on this machine a dead process's claims are taken over at once.
-    public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(StateError) {
+    public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         self.path = path
         let database = Locked(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
         self.database = database
@@ -35,30 +35,33 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         database.withLock { $0.close() }
     }
 
-    public func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
-        try database.withLock { (database: inout StateDatabase) throws(StateError) in
+    public func claim(_ sightings: [PostbackSighting], at time: Date)
+        throws(AttributionError) -> [DeduplicationAnswer] {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
             try database.claim(sightings, at: time)
         }
     }
 
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
-        throws(StateError) -> [DeduplicationAnswer] {
-        try database.withLock { (database: inout StateDatabase) throws(StateError) in
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
+        throws(AttributionError) -> [DeduplicationAnswer] {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
             try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
-    public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
-        try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.confirm(keys) }
+    public func confirm(_ keys: [ExactString]) throws(AttributionError) {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.confirm(keys) }
     }
 
-    public func release(_ keys: [DeduplicationKey]) throws(StateError) {
-        try database.withLock { (database: inout StateDatabase) throws(StateError) in try database.release(keys) }
+    public func release(_ keys: [ExactString]) throws(AttributionError) {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.release(keys) }
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired ones not yet pruned included).
-    package func count() throws(StateError) -> Int {
-        try database.withLock { (database: inout StateDatabase) throws(StateError) -> Int in try database.count() }
+    package func count() throws(AttributionError) -> Int {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) -> Int in
+            try database.count()
+        }
     }
 
     /// Renews the lease when claims are outstanding (the heartbeat thread calls this).

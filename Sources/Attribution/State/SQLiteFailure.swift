@@ -9,8 +9,8 @@ struct SQLiteFailure: Error {
 
     var primaryCode: Int32 { code & 0xff }
 
-    /// The ``StateError`` code a failure means for the state file.
-    var stateCode: StateError.Code {
+    /// The ``AttributionError`` code a failure means for the state file.
+    var stateCode: AttributionError.Code {
         switch primaryCode {
         case SQLITE_NOTADB: .notOurs
         case SQLITE_CORRUPT, SQLITE_FORMAT: .damaged

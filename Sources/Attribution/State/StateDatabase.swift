@@ -58,7 +58,7 @@ package final class StateDatabase {
     /// - Parameters:
     ///   - retentionDays: postbacks first seen longer ago than this are forgotten.
     ///   - leaseSeconds: how long this owner's claims outlive its last heartbeat.
-    package init(path: String, retentionDays: Int, leaseSeconds: Double = 30) throws(StateError) {
+    package init(path: String, retentionDays: Int, leaseSeconds: Double = 30) throws(AttributionError) {
         self.path = path
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = Int64(leaseSeconds * 1000)
@@ -67,8 +67,8 @@ package final class StateDatabase {
         if let existing, existing > 0 {
             let reader = try Self.open(path, readOnly: true)
             guard try Self.schemaVersion(reader, path: path, thorough: true) != nil else {
-                throw StateError(.notOurs, "\(path) is a SQLite database without postback-verify's "
-                                 + "\(StateSchema.versionTable) table: not a state file, left as it is")
+                throw AttributionError(.notOurs, "\(path) is a SQLite database without postback-verify's "
+                                       + "\(StateSchema.versionTable) table: not a state file, left as it is")
             }
         }
         let connection = try Self.open(path, readOnly: false)
@@ -100,10 +100,10 @@ package final class StateDatabase {
             prune = try connection.prepare(StateSchema.prune)
         } catch let error as SQLiteFailure {
             throw Self.stateError(error, path: path, doing: "cannot use state file")
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             throw error
         } catch {
-            throw StateError(.failed, "cannot use state file \(path): \(error)")
+            throw AttributionError(.failed, "cannot use state file \(path): \(error)")
         }
     }
 
@@ -112,8 +112,8 @@ package final class StateDatabase {
     /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
     /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
     /// absent even before pruning reaches them. On a throw, nothing was claimed.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey] = [])
-        throws(StateError) -> [DeduplicationAnswer] {
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString] = [])
+        throws(AttributionError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let now = Date().millisecondsSince1970
@@ -138,7 +138,7 @@ package final class StateDatabase {
             var liveness: [Int64: Bool] = [:]
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
-            var rows: [(DeduplicationKey, Int64)] = []
+            var rows: [(ExactString, Int64)] = []
             var newRows: Set<Int64> = []
             for sighting in sightings {
                 let (answer, row) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
@@ -166,17 +166,17 @@ package final class StateDatabase {
     }
 
     /// Confirms this owner's claims on `keys`, in one short transaction.
-    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func confirm(_ keys: [ExactString]) throws(AttributionError) {
         try settle(keys, releasing: false)
     }
 
     /// Drops this owner's claims on `keys`, in one short transaction.
-    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func release(_ keys: [ExactString]) throws(AttributionError) {
         try settle(keys, releasing: true)
     }
 
     /// Renews this owner's lease when it holds claims and a third of the lease has passed since the last renewal.
-    package func heartbeat() throws(StateError) {
+    package func heartbeat() throws(AttributionError) {
         guard let ownerID, !claimed.isEmpty else { return }
         let now = Date().millisecondsSince1970
         guard now - leaseRenewed >= leaseMilliseconds / 3 else { return }
@@ -209,7 +209,7 @@ package final class StateDatabase {
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
-    package func count() throws(StateError) -> Int {
+    package func count() throws(AttributionError) -> Int {
         do throws(SQLiteFailure) {
             let statement = try connection.prepare(StateSchema.count)
             return try statement.step() ? Int(statement.int64(0)) : 0
@@ -223,7 +223,7 @@ package final class StateDatabase {
     }
 
     /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
-    private func settle(_ keys: [DeduplicationKey], releasing: Bool) throws(StateError) {
+    private func settle(_ keys: [ExactString], releasing: Bool) throws(AttributionError) {
         guard let ownerID else { return }
         let rows = keys.compactMap { claimed[ClaimedKey($0)] }
         guard !rows.isEmpty else { return }
@@ -399,33 +399,33 @@ package final class StateDatabase {
     /// row says so. Throws for anything else: foreign or look-alike tables, a damaged file, another version.
     /// Reads only.
     private static func schemaVersion(_ connection: SQLiteConnection, path: String, thorough: Bool)
-        throws(StateError) -> Int64? {
+        throws(AttributionError) -> Int64? {
         do {
             let objects = try schemaObjects(connection)
             if objects.isEmpty { return nil }
             guard objects.contains(where: { $0[0] == "table" && $0[1] == StateSchema.versionTable }) else {
-                throw StateError(.notOurs, "\(path) is a SQLite database without postback-verify's "
-                                 + "\(StateSchema.versionTable) table: not a state file, left as it is")
+                throw AttributionError(.notOurs, "\(path) is a SQLite database without postback-verify's "
+                                       + "\(StateSchema.versionTable) table: not a state file, left as it is")
             }
             let versionTable = reference(version: StateSchema.version).first { $0[1] == StateSchema.versionTable }
             guard objects.first(where: { $0[1] == StateSchema.versionTable }) == versionTable else {
-                throw StateError(.notOurs, "\(path) has a \(StateSchema.versionTable) table unlike "
-                                 + "postback-verify's: not a state file, left as it is")
+                throw AttributionError(.notOurs, "\(path) has a \(StateSchema.versionTable) table unlike "
+                                       + "postback-verify's: not a state file, left as it is")
             }
             let versions = try connection.prepare("SELECT version FROM \(StateSchema.versionTable)")
             guard try versions.step(), versions.isInteger(0) else {
-                throw StateError(.damaged, "state file \(path) is damaged: its schema version is missing")
+                throw AttributionError(.damaged, "state file \(path) is damaged: its schema version is missing")
             }
             let version = versions.int64(0)
             guard try !versions.step() else {
-                throw StateError(.damaged, "state file \(path) is damaged: it has more than one schema version")
+                throw AttributionError(.damaged, "state file \(path) is damaged: it has more than one schema version")
             }
             guard version <= StateSchema.version else {
-                throw StateError(.newerSchema, "state file \(path) has schema version \(version), newer than "
-                                 + "this postback-verify knows (\(StateSchema.version)): use a later release")
+                throw AttributionError(.newerSchema, "state file \(path) has schema version \(version), newer than "
+                                       + "this postback-verify knows (\(StateSchema.version)): use a later release")
             }
             guard version >= 1 else {
-                throw StateError(.damaged, "state file \(path) is damaged: unknown schema version \(version)")
+                throw AttributionError(.damaged, "state file \(path) is damaged: unknown schema version \(version)")
             }
             guard objects == reference(version: version) || (version == 2 && objects == referenceMigrated) else {
                 let expected = reference(version: version)
@@ -434,8 +434,8 @@ package final class StateDatabase {
                 let findings = (unlike.isEmpty ? [] : ["not as postback-verify makes them: "
                                                        + unlike.joined(separator: ", ")])
                     + (missing.isEmpty ? [] : ["missing: " + missing.joined(separator: ", ")])
-                throw StateError(.notOurs, "\(path) is not a postback-verify state file of schema version \(version) "
-                                 + "(\(findings.joined(separator: "; "))); left as it is")
+                throw AttributionError(.notOurs, "\(path) is not a postback-verify state file of schema version "
+                                       + "\(version) (\(findings.joined(separator: "; "))); left as it is")
             }
             // The same statements make the same unique key; check its collation all the same, as SQLite reads it.
             let key = try connection.prepare("PRAGMA index_xinfo('sqlite_autoindex_postbacks_1')")
@@ -444,23 +444,23 @@ package final class StateDatabase {
                 if key.int64(5) == 1 { collations.append(key.text(4)) }
             }
             guard collations == ["BINARY"] else {
-                throw StateError(.notOurs, "\(path): the unique key on postbacks.key is not bytewise (BINARY); "
-                                 + "not a state file, left as it is")
+                throw AttributionError(.notOurs, "\(path): the unique key on postbacks.key is not bytewise (BINARY); "
+                                       + "not a state file, left as it is")
             }
             if thorough {
                 let check = try connection.prepare("PRAGMA quick_check(1)")
                 guard try check.step(), check.text(0) == "ok" else {
                     let finding = check.text(0).split(whereSeparator: \.isNewline).joined(separator: " ")
-                    throw StateError(.damaged, "state file \(path) is damaged (\(finding)); left as it is")
+                    throw AttributionError(.damaged, "state file \(path) is damaged (\(finding)); left as it is")
                 }
             }
             return version
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             throw error
         } catch let error as SQLiteFailure {
             throw stateError(error, path: path, doing: "cannot use state file", untouched: true)
         } catch {
-            throw StateError(.failed, "cannot use state file \(path): \(error)")
+            throw AttributionError(.failed, "cannot use state file \(path): \(error)")
         }
     }
 
@@ -543,19 +543,19 @@ package final class StateDatabase {
     }
 
     /// The file's size, or nil when there is no file; a directory or other non-file is refused.
-    private static func existingSize(_ path: String) throws(StateError) -> Int64? {
+    private static func existingSize(_ path: String) throws(AttributionError) -> Int64? {
         var status = stat()
         guard stat(path, &status) == 0 else {
             if errno == ENOENT { return nil }
-            throw StateError(.cannotOpen, "cannot use state file \(path): \(String(cString: strerror(errno)))")
+            throw AttributionError(.cannotOpen, "cannot use state file \(path): \(String(cString: strerror(errno)))")
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw StateError(.notOurs, "state file \(path) is not a regular file")
+            throw AttributionError(.notOurs, "state file \(path) is not a regular file")
         }
         return Int64(status.st_size)
     }
 
-    private static func open(_ path: String, readOnly: Bool) throws(StateError) -> SQLiteConnection {
+    private static func open(_ path: String, readOnly: Bool) throws(AttributionError) -> SQLiteConnection {
         do throws(SQLiteFailure) {
             let connection = try SQLiteConnection(path: path, readOnly: readOnly)
             // Another run may be creating the file or committing a batch: wait for it, as for a batch.
@@ -587,19 +587,19 @@ package final class StateDatabase {
 
     /// - Parameter untouched: the failure came from the start-up check, before anything wrote to the file.
     private static func stateError(_ error: SQLiteFailure, path: String, doing: String, untouched: Bool = false)
-        -> StateError {
+        -> AttributionError {
         let code = error.stateCode
         let left = untouched ? "; left as it is" : ""
         switch code {
         case .notOurs:
-            return StateError(code, "\(path) is not a postback-verify state file (\(error.message))\(left)")
+            return AttributionError(code, "\(path) is not a postback-verify state file (\(error.message))\(left)")
         case .damaged:
-            return StateError(code, "state file \(path) is damaged (\(error.message))\(left)")
+            return AttributionError(code, "state file \(path) is damaged (\(error.message))\(left)")
         case .busy:
-            return StateError(code, "state file \(path) is locked by another process (waited up to "
-                              + "\(busyTimeout / 1000) s: \(error.message))")
+            return AttributionError(code, "state file \(path) is locked by another process (waited up to "
+                                    + "\(busyTimeout / 1000) s: \(error.message))")
         default:
-            return StateError(code, "\(doing) \(path): \(error.message)")
+            return AttributionError(code, "\(doing) \(path): \(error.message)")
         }
     }
 }
@@ -609,7 +609,7 @@ package final class StateDatabase {
 private struct ClaimedKey: Hashable {
     let utf8: [UInt8]
 
-    init(_ key: DeduplicationKey) {
+    init(_ key: ExactString) {
         utf8 = key.utf8
     }
 

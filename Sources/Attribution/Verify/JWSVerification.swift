@@ -31,7 +31,7 @@ package struct JWSVerification: Sendable {
     /// base64url but not 64 bytes is `bad-signature` (J5), not a format error.
     /// - Parameter cache: tokens already verified under the same key ring; a hit skips the ECDSA.
     package static func verify(
-        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
+        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, AttributionError>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
         var outcome = prepare(token, keyFor: keyFor, cache: cache)
@@ -43,7 +43,7 @@ package struct JWSVerification: Sendable {
     /// Everything before the ECDSA: envelope, header, key, signature length, the signing input's digest, and the
     /// cache. A pipeline runs this and ``checkSignature()`` on different threads.
     package static func prepare(
-        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, Finding>,
+        _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, AttributionError>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
         var outcome = JWSVerification()
@@ -58,16 +58,16 @@ package struct JWSVerification: Sendable {
         let header: JWSHeader
         switch JWSHeader.read(jws.headerBytes) {
         case .success(let read): header = read
-        case .failure(let finding):
-            outcome.failure = finding
+        case .failure(let error):
+            outcome.failure = Finding(error)
             return outcome
         }
         outcome.keyID = header.keyID
         let trusted: TrustedKey
         switch keyFor(header.keyID) {
         case .success(let key): trusted = key
-        case .failure(let finding):
-            outcome.failure = finding
+        case .failure(let error):
+            outcome.failure = Finding(error)
             return outcome
         }
         outcome.key = trusted

@@ -1,6 +1,6 @@
 /// An item part-way through verification: parsed and checked up to its ECDSA, which may run on another thread.
 ///
-/// ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)`` is `complete(checkSignature(prepare(item)))`; a pipeline runs
+/// ``AttributionVerifier/verify(_:)-(ArraySlice<UInt8>)`` is `complete(checkSignature(prepare(item)))`; a pipeline runs
 /// the three steps on different threads so the threads that do the ECDSA do nothing else.
 package struct PreparedItem: Sendable {
     /// What the item turned out to be, and what is left to do for it.

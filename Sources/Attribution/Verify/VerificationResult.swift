@@ -33,7 +33,7 @@ public struct VerificationResult: Sendable {
     public package(set) var signedString: String?
     /// The byte-exact key under which repeats of this item are duplicates; set only on verified postbacks
     /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`, ...).
-    public package(set) var deduplicationKey: DeduplicationKey?
+    public package(set) var deduplicationKey: ExactString?
     /// Set by ``markDuplicate(of:)`` when an earlier valid item had the same key.
     public package(set) var duplicateOf: DuplicateReference?
     /// The SHA-256 of what the signature covers (a JWS's signing input), once it verified: names the signed

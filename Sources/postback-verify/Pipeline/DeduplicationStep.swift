@@ -27,7 +27,7 @@ final class DeduplicationStep {
     /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
     /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
     /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
-    private var pending: [(end: Int, key: DeduplicationKey)] = []
+    private var pending: [(end: Int, key: ExactString)] = []
     private var pendingStart = 0
     private var readEnd = 0
     /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches).
@@ -45,10 +45,10 @@ final class DeduplicationStep {
     }
 
     /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a
-    /// state file of ours (``StateError``); or connects to a PostgreSQL server. The command calls it on the
+    /// state file of ours (``AttributionError``); or connects to a PostgreSQL server. The command calls it on the
     /// writer's thread once the reader and the workers have started, so that its syncs and checks overlap the
     /// first batches' verification; no record is written before it returns.
-    func open() throws(StateError) {
+    func open() throws(AttributionError) {
         guard let state = statePath, store == nil else { return }
         // A postgresql:// URL or a libpq keyword string (host=..., dbname=...) names a server; anything else
         // is a SQLite file's path (docs/state.md).
@@ -62,7 +62,7 @@ final class DeduplicationStep {
         /// Not a valid postback, or deduplication is off.
         case none
         /// The first sighting: its key is claimed; once its record is written, ``written(_:through:)``.
-        case first(DeduplicationKey)
+        case first(ExactString)
         /// A repeat of `first`; `content` is this sighting's fingerprint (for D2).
         case duplicate(DuplicateReference, content: ContentFingerprint?)
     }
@@ -98,7 +98,7 @@ final class DeduplicationStep {
                 let sighting: PostbackSighting?
                 switch outcome {
                 case .fast(let identifier, let content):
-                    sighting = PostbackSighting(key: DeduplicationKey(identifier), source: item.source,
+                    sighting = PostbackSighting(key: ExactString(identifier), source: item.source,
                                                 line: item.line, content: content)
                 case .general(let result):
                     sighting = PostbackSighting(result, source: item.source, line: item.line)
@@ -127,7 +127,7 @@ final class DeduplicationStep {
             // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
             // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
         } catch {
-            failure = (error as? StateError)?.reason ?? "\(error)"
+            failure = (error as? AttributionError)?.reason ?? "\(error)"
             return nil
         }
         claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
@@ -135,7 +135,7 @@ final class DeduplicationStep {
     }
 
     /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
-    func written(_ key: DeduplicationKey, through end: Int) {
+    func written(_ key: ExactString, through end: Int) {
         pending.append((end, key))
     }
 
@@ -155,7 +155,7 @@ final class DeduplicationStep {
             settled(through: readEnd)
             return true
         } catch {
-            failure = (error as? StateError)?.reason ?? "\(error)"
+            failure = (error as? AttributionError)?.reason ?? "\(error)"
             return false
         }
     }

@@ -41,13 +41,13 @@ public struct ReceiverConfiguration: Sendable {
     public var storage: Storage = .durable(state: .sqlite(path: "postback-receiver.sqlite"),
                                            archive: "postback-receiver-received.sqlite")
     /// The verifier: the same key ring and policy the command line builds from the same flags.
-    public var verifier: ItemVerifier
+    public var verifier: AttributionVerifier
     /// Days a postback is remembered for deduplication (`--retention`).
     public var retentionDays = 10
     /// Invalid bodies stored per clock hour (`--invalid-quota`); beyond it they are only counted in metrics.
     public var invalidQuotaPerHour = 10_000
     /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.
-    public var maximumBodyBytes = ItemVerifier.maximumItemBytes
+    public var maximumBodyBytes = AttributionVerifier.maximumItemBytes
     /// Seconds a connection may stay without a byte read or written before it is closed (`--idle-timeout`).
     public var idleTimeoutSeconds = 30
     /// Most submissions one group commit takes (`--group-size`).
@@ -57,7 +57,7 @@ public struct ReceiverConfiguration: Sendable {
     /// Most bodies whose signatures are checked together.
     public var maximumVerificationBatch = 64
 
-    public init(verifier: ItemVerifier) {
+    public init(verifier: AttributionVerifier) {
         self.verifier = verifier
     }
 }

@@ -31,7 +31,7 @@ public final class ReceiverMetrics: Sendable {
 
     static let statusClasses = ["2xx", "4xx", "5xx"]
     static let kinds: [ItemKind] = [.postback, .impression, .skadnetwork, .unknown]
-    static let codes: [ErrorCode] = [
+    static let codes: [AttributionError.Code] = [
         .malformedInput, .unsupportedAlgorithm, .unknownKey, .untrustedKey, .badSignature, .invalidField,
         .invalidUnsignedField, .duplicate, .ruleWarning, .unsupportedVersion,
     ]

@@ -22,7 +22,7 @@ struct DurableSink: PostbackSink {
 
     /// Keys of stored groups not confirmed yet. Touched only on the archive's thread.
     final class ConfirmBacklog: @unchecked Sendable {
-        var keys: [DeduplicationKey] = []
+        var keys: [ExactString] = []
     }
 
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
@@ -111,7 +111,7 @@ struct DurableSink: PostbackSink {
     }
 
     /// The keys this group claimed (its first sightings), to confirm or release.
-    static func claimedKeys(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer]) -> [DeduplicationKey] {
+    static func claimedKeys(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer]) -> [ExactString] {
         SQLiteDeduplicationStore.claimedKeys(sightings, answers)
     }
 

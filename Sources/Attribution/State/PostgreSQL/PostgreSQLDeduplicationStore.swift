@@ -7,10 +7,10 @@ import Foundation
 /// (`postgresql://verifier@db.internal/postbacks`); the password comes from it, from `PGPASSWORD`, or from the
 /// password file (`~/.pgpass`, or `PGPASSFILE`), as for `psql`, and no message ever quotes it. The database's
 /// `postback_verify` schema is created on first use, and refused, untouched, unless it is exactly ours
-/// (``StateError``). Each call is one statement, one round trip to the server, serialised with the instance's
+/// (``AttributionError``). Each call is one statement, one round trip to the server, serialised with the instance's
 /// other calls; a thread of the store's own renews its lease. The instance is one owner: if its process dies,
 /// on any machine, its claims are taken over by the next sighting at once (its connection's advisory lock goes
-/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``StateError``
+/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``AttributionError``
 /// (code `unavailable`), and the next call reconnects. Closing (the last reference going) releases any claim
 /// still held. `docs/state.md` documents the schema and how to run several machines on one database.
 public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked Sendable {
@@ -28,7 +28,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
     ///   - leaseSeconds: how long this store's claims outlive a process that stopped renewing them while its
     ///     connection stayed open (a process that exits or dies loses them at once).
-    public init(connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(StateError) {
+    public init(connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         let opened = try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
                                                leaseSeconds: leaseSeconds)
         target = opened.target
@@ -49,41 +49,42 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
         PostgresConnectionString.recognizes(state)
     }
 
-    public func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
-        try locked { () throws(StateError) in
+    public func claim(_ sightings: [PostbackSighting], at time: Date)
+        throws(AttributionError) -> [DeduplicationAnswer] {
+        try locked { () throws(AttributionError) in
             try database.claim(sightings, at: time)
         }
     }
 
     /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
-        throws(StateError) -> [DeduplicationAnswer] {
-        try locked { () throws(StateError) in
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
+        throws(AttributionError) -> [DeduplicationAnswer] {
+        try locked { () throws(AttributionError) in
             try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
-    public func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
-        try locked { () throws(StateError) in
+    public func confirm(_ keys: [ExactString]) throws(AttributionError) {
+        try locked { () throws(AttributionError) in
             try database.confirm(keys)
         }
     }
 
-    public func release(_ keys: [DeduplicationKey]) throws(StateError) {
-        try locked { () throws(StateError) in
+    public func release(_ keys: [ExactString]) throws(AttributionError) {
+        try locked { () throws(AttributionError) in
             try database.release(keys)
         }
     }
 
     /// How many postbacks the database remembers, claimed or confirmed (expired ones not yet pruned included).
-    package func count() throws(StateError) -> Int {
-        try locked { () throws(StateError) -> Int in
+    package func count() throws(AttributionError) -> Int {
+        try locked { () throws(AttributionError) -> Int in
             try database.count()
         }
     }
 
     /// Runs `body` with the lock held.
-    private func locked<Value>(_ body: () throws(StateError) -> Value) throws(StateError) -> Value {
+    private func locked<Value>(_ body: () throws(AttributionError) -> Value) throws(AttributionError) -> Value {
         lock.lock()
         defer { lock.unlock() }
         return try body()

@@ -35,9 +35,9 @@ package final class PostgresStateDatabase {
     private var closed = false
     /// This owner's calls not yet wholly confirmed or released: each call's token and the keys it claimed that
     /// are still pending (bounded by what the caller has claimed and not settled).
-    private var outstanding: [Int64: Set<DeduplicationKey>] = [:]
+    private var outstanding: [Int64: Set<ExactString>] = [:]
     /// The call that claimed each pending key.
-    private var claimedBy: [DeduplicationKey: Int64] = [:]
+    private var claimedBy: [ExactString: Int64] = [:]
 
     /// Batches skip pruning while their cutoff is at most this (see ``StateDatabase``).
     private var prunedThrough: Int64 = .min
@@ -50,15 +50,15 @@ package final class PostgresStateDatabase {
     ///   - retentionDays: postbacks first seen longer ago than this count as absent, and are pruned.
     ///   - leaseSeconds: how long this owner's claims outlive a process that stopped renewing them while its
     ///     connection stayed up (a process that dies loses them at once).
-    package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(StateError) {
+    package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(AttributionError) {
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
         let parsed: PostgresConnectionString
         do {
             parsed = try PostgresConnectionString(connectionString)
         } catch {
-            throw StateError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
-                             + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
+            throw AttributionError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
+                                   + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
         }
         target = "PostgreSQL state (\(parsed.description))"
         let owner = Int64.random(in: 1...Int64.max)
@@ -76,15 +76,16 @@ package final class PostgresStateDatabase {
     /// Answers `sightings` in order and claims the first sightings for this owner, seen at `time`: one statement,
     /// one round trip (plus, at the start of a run and once a minute after, one bounded pruning statement). A
     /// repeat within `sightings` is a duplicate of its first occurrence there.
-    package func claim(_ sightings: [PostbackSighting], at time: Date) throws(StateError) -> [DeduplicationAnswer] {
+    package func claim(_ sightings: [PostbackSighting], at time: Date)
+        throws(AttributionError) -> [DeduplicationAnswer] {
         try claim(sightings, at: time, confirming: [])
     }
 
     /// Confirms this owner's claims on `confirming`, then claims `sightings`: one statement when every call it
     /// confirms is confirmed whole (a run confirming its previous batch as it claims the next); a call confirmed
     /// in part is confirmed first, on its own.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey])
-        throws(StateError) -> [DeduplicationAnswer] {
+    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
+        throws(AttributionError) -> [DeduplicationAnswer] {
         let confirmedAlong = wholeCalls(confirming)
         if !confirmedAlong.partial.isEmpty { try confirm(confirmedAlong.partial) }
         guard !sightings.isEmpty else {
@@ -96,7 +97,7 @@ package final class PostgresStateDatabase {
         let token = Int64.random(in: 1...Int64.max)
         // Each key once, at its first occurrence; then in byte order, so that two calls lock shared keys in the
         // same order (bytea compares like memcmp).
-        var first: [DeduplicationKey: Int] = [:]
+        var first: [ExactString: Int] = [:]
         first.reserveCapacity(sightings.count)
         var distinct: [Int] = []
         for (index, sighting) in sightings.enumerated() where first[sighting.key] == nil {
@@ -104,7 +105,7 @@ package final class PostgresStateDatabase {
             distinct.append(index)
         }
         distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
-        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [DeduplicationKey: DuplicateReference] in
+        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [ExactString: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
             let result = try connection.execute(PostgresSchema.claim, [
                 .bytesArray(distinct.map { sightings[$0].key.utf8 }),
@@ -115,9 +116,9 @@ package final class PostgresStateDatabase {
                 .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
                 .int64Array(confirmedAlong.whole),
             ], prepare: true)
-            var duplicates: [DeduplicationKey: DuplicateReference] = [:]
+            var duplicates: [ExactString: DuplicateReference] = [:]
             for row in 0..<result.rowCount {
-                let key = DeduplicationKey(utf8: result.bytes(row, 0))
+                let key = ExactString(utf8: result.bytes(row, 0))
                 guard first[key] != nil else {
                     throw PostgresFailure(message: "the claim answered for a key it was not given")
                 }
@@ -130,7 +131,7 @@ package final class PostgresStateDatabase {
             return duplicates
         }
         leaseRenewed = Date().millisecondsSince1970
-        var claimed: Set<DeduplicationKey> = []
+        var claimed: Set<ExactString> = []
         let answers = sightings.enumerated().map { index, sighting -> DeduplicationAnswer in
             if let reference = duplicates[sighting.key] { return .duplicate(of: reference) }
             if first[sighting.key] == index {
@@ -151,13 +152,13 @@ package final class PostgresStateDatabase {
 
     /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip, one row per
     /// call whose keys are all confirmed); keys it does not hold (duplicates, claims taken over) are left alone.
-    package func confirm(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func confirm(_ keys: [ExactString]) throws(AttributionError) {
         let (whole, partKeys, partCalls) = settle(keys)
         try sendConfirm(whole: whole, partKeys: partKeys, partCalls: partCalls)
     }
 
     /// Confirms the calls `whole` entirely, and the keys `partKeys` of the calls `partCalls`.
-    private func sendConfirm(whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) throws(StateError) {
+    private func sendConfirm(whole: [Int64], partKeys: [ExactString], partCalls: [Int64]) throws(AttributionError) {
         guard !whole.isEmpty || !partKeys.isEmpty else { return }
         // Sent without waiting: the server confirms while the caller goes on, and the next call (or the
         // heartbeat) reads the outcome. A run that ends first has still sent it: the server runs it all the same.
@@ -171,7 +172,7 @@ package final class PostgresStateDatabase {
     }
 
     /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
-    package func release(_ keys: [DeduplicationKey]) throws(StateError) {
+    package func release(_ keys: [ExactString]) throws(AttributionError) {
         let pending = keys.compactMap { key in claimedBy[key].map { (key, $0) } }
         let (whole, _, _) = settle(keys)
         guard !pending.isEmpty || !whole.isEmpty else { return }
@@ -185,14 +186,14 @@ package final class PostgresStateDatabase {
 
     /// Splits `keys` into the calls they settle whole (taken out of the pending claims) and the keys of calls they
     /// settle only in part (left pending, for ``confirm(_:)``).
-    private func wholeCalls(_ keys: [DeduplicationKey]) -> (whole: [Int64], partial: [DeduplicationKey]) {
+    private func wholeCalls(_ keys: [ExactString]) -> (whole: [Int64], partial: [ExactString]) {
         guard !keys.isEmpty else { return ([], []) }
-        var byCall: [Int64: [DeduplicationKey]] = [:]
+        var byCall: [Int64: [ExactString]] = [:]
         for key in keys {
             if let call = claimedBy[key] { byCall[call, default: []].append(key) }
         }
         var whole: [Int64] = []
-        var partial: [DeduplicationKey] = []
+        var partial: [ExactString] = []
         for (call, callKeys) in byCall {
             if outstanding[call]?.count == Set(callKeys).count {
                 whole.append(call)
@@ -207,15 +208,15 @@ package final class PostgresStateDatabase {
 
     /// Takes `keys` out of the pending claims: the calls left with nothing pending, and, for calls settled only in
     /// part, those keys and their calls.
-    private func settle(_ keys: [DeduplicationKey]) -> (whole: [Int64], partKeys: [DeduplicationKey], partCalls: [Int64]) {
-        var touched: [Int64: [DeduplicationKey]] = [:]
+    private func settle(_ keys: [ExactString]) -> (whole: [Int64], partKeys: [ExactString], partCalls: [Int64]) {
+        var touched: [Int64: [ExactString]] = [:]
         for key in keys {
             guard let call = claimedBy.removeValue(forKey: key) else { continue }
             touched[call, default: []].append(key)
             outstanding[call]?.remove(key)
         }
         var whole: [Int64] = []
-        var partKeys: [DeduplicationKey] = []
+        var partKeys: [ExactString] = []
         var partCalls: [Int64] = []
         for (call, keys) in touched {
             if outstanding[call]?.isEmpty ?? true {
@@ -230,7 +231,7 @@ package final class PostgresStateDatabase {
     }
 
     /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
-    package func heartbeat() throws(StateError) {
+    package func heartbeat() throws(AttributionError) {
         guard !closed, Date().millisecondsSince1970 - leaseRenewed >= leaseMilliseconds / 3 else { return }
         try run("cannot renew claims in") { () throws(PostgresFailure) in
             try connection.execute(PostgresSchema.renew, [.int64(owner), .int64(leaseMilliseconds)])
@@ -251,7 +252,7 @@ package final class PostgresStateDatabase {
     }
 
     /// How many postbacks the database remembers (claims and expired rows not yet pruned included).
-    package func count() throws(StateError) -> Int {
+    package func count() throws(AttributionError) -> Int {
         try run("cannot read") { () throws(PostgresFailure) in
             Int(try connection.execute(PostgresSchema.count).int64(0, 0))
         }
@@ -270,7 +271,9 @@ package final class PostgresStateDatabase {
     /// Runs `body`, reconnecting first if the connection was lost, and again (at most ``transientRetries`` times)
     /// after a deadlock or serialisation failure.
     @discardableResult
-    private func run<Value>(_ doing: String, _ body: () throws(PostgresFailure) -> Value) throws(StateError) -> Value {
+    private func run<Value>(
+        _ doing: String, _ body: () throws(PostgresFailure) -> Value
+    ) throws(AttributionError) -> Value {
         var attempt = 0
         while true {
             do throws(PostgresFailure) {
@@ -311,7 +314,7 @@ package final class PostgresStateDatabase {
 
     /// Refuses, before anything writes, a `postback_verify` schema that is not exactly ours at our version;
     /// creates it (in one transaction, one connection at a time) when there is none.
-    private func prepareSchema() throws(StateError) {
+    private func prepareSchema() throws(AttributionError) {
         do throws(PostgresFailure) {
             if try !hasTables() { try create() }
         } catch {
@@ -354,23 +357,23 @@ package final class PostgresStateDatabase {
     }
 
     /// The schema is ours at our version, or the reason it is not (nothing written).
-    private func check() throws(StateError) {
+    private func check() throws(AttributionError) {
         let left = "left as it is"
         do {
             let described = try describe()
             if described.contains("column schema_version.version integer not null") {
                 let versions = try connection.execute(PostgresSchema.versions)
                 guard versions.rowCount == 1, !versions.isNull(0, 0) else {
-                    throw StateError(.damaged, "\(target) is damaged: postback_verify.schema_version has "
-                                     + "\(versions.rowCount) rows, not one; \(left)")
+                    throw AttributionError(.damaged, "\(target) is damaged: postback_verify.schema_version has "
+                                           + "\(versions.rowCount) rows, not one; \(left)")
                 }
                 let version = versions.int64(0, 0)
                 if version > PostgresSchema.version {
-                    throw StateError(.newerSchema, "\(target) has schema version \(version), newer than this "
-                                     + "postback-verify knows (\(PostgresSchema.version)): use a later release")
+                    throw AttributionError(.newerSchema, "\(target) has schema version \(version), newer than this "
+                                           + "postback-verify knows (\(PostgresSchema.version)): use a later release")
                 }
                 if version != PostgresSchema.version {
-                    throw StateError(.damaged, "\(target) is damaged: unknown schema version \(version); \(left)")
+                    throw AttributionError(.damaged, "\(target) is damaged: unknown schema version \(version); \(left)")
                 }
             }
             guard described == PostgresSchema.expected else {
@@ -378,52 +381,53 @@ package final class PostgresStateDatabase {
                 let foreign = described.filter { !PostgresSchema.expected.contains($0) }
                 let difference = (missing.prefix(3).map { "missing \($0)" } + foreign.prefix(3).map { "unexpected \($0)" })
                     .joined(separator: "; ")
-                throw StateError(.notOurs, "\(target): the schema postback_verify is not postback-verify's "
-                                 + "(\(difference)); \(left)")
+                throw AttributionError(.notOurs, "\(target): the schema postback_verify is not postback-verify's "
+                                       + "(\(difference)); \(left)")
             }
-        } catch let error as StateError {
+        } catch let error as AttributionError {
             throw error
         } catch let failure as PostgresFailure {
             throw Self.stateError(failure, target: target, doing: "cannot check", opening: true)
         } catch {
-            throw StateError(.failed, "\(target): \(error)")
+            throw AttributionError(.failed, "\(target): \(error)")
         }
     }
 
     /// What a failure means for the state, with what to do about it.
     private static func stateError(_ failure: PostgresFailure, target: String, doing: String, opening: Bool)
-        -> StateError {
+        -> AttributionError {
         let access = "check the user, the password (PGPASSWORD or ~/.pgpass; never put it on a command line), "
             + "the database name and the server's pg_hba.conf"
         if opening && failure.connectionLost {
             // libpq gives no SQLSTATE for a refused connection: the server's own words say whether it answered.
             let message = failure.message
             if message.contains("no password supplied") {
-                return StateError(.cannotOpen, "\(doing) \(target): the server asks for a password and none was "
-                                  + "given (\(message)); put it in PGPASSWORD or ~/.pgpass (see docs/state.md)")
+                return AttributionError(.cannotOpen, "\(doing) \(target): the server asks for a password and none was "
+                                        + "given (\(message)); put it in PGPASSWORD or ~/.pgpass (see docs/state.md)")
             }
             if message.contains("FATAL:") || message.contains("authentication") {
-                return StateError(.cannotOpen, "\(doing) \(target): the server refused the connection "
-                                  + "(\(message)); \(access)")
+                return AttributionError(.cannotOpen, "\(doing) \(target): the server refused the connection "
+                                        + "(\(message)); \(access)")
             }
-            return StateError(.cannotOpen, "\(doing) \(target): the server cannot be reached (\(message)); check "
-                              + "that it is running and that host and port are right")
+            return AttributionError(.cannotOpen, "\(doing) \(target): the server cannot be reached (\(message)); check "
+                                    + "that it is running and that host and port are right")
         }
         if failure.connectionLost {
-            return StateError(.unavailable, "\(doing) \(target): the connection to the server was lost "
-                              + "(\(failure.message)); the records written so far stand: run again once the server "
-                              + "is back (postbacks whose records were written but not confirmed are then reported "
-                              + "valid once more; none is lost)")
+            return AttributionError(.unavailable, "\(doing) \(target): the connection to the server was lost "
+                                    + "(\(failure.message)); the records written so far stand: run again once the "
+                                    + "server is back (postbacks whose records were written but not confirmed are then "
+                                    + "reported valid once more; none is lost)")
         }
         if failure.isAccessDenied {
-            return StateError(.cannotOpen, "\(doing) \(target): \(failure.message) (SQLSTATE "
-                              + "\(failure.sqlState ?? "")); \(access); docs/state.md lists the privileges needed")
+            return AttributionError(.cannotOpen, "\(doing) \(target): \(failure.message) (SQLSTATE "
+                                    + "\(failure.sqlState ?? "")); \(access); docs/state.md lists the privileges "
+                                    + "needed")
         }
         if failure.sqlState == "55P03" || failure.sqlState == "57014" {
-            return StateError(.busy, "\(doing) \(target): waited \(statementTimeoutSeconds) s for rows another "
-                              + "connection holds (\(failure.message))")
+            return AttributionError(.busy, "\(doing) \(target): waited \(statementTimeoutSeconds) s for rows another "
+                                    + "connection holds (\(failure.message))")
         }
         let state = failure.sqlState.map { " (SQLSTATE \($0))" } ?? ""
-        return StateError(.failed, "\(doing) \(target): \(failure.message)\(state)")
+        return AttributionError(.failed, "\(doing) \(target): \(failure.message)\(state)")
     }
 }

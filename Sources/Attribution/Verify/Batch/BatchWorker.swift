@@ -3,14 +3,14 @@
 /// three on one thread (``finish(_:)``), or each on its own thread (the command line, with cores to spare: the
 /// reader prepares, a worker checks signatures and the writer completes).
 package struct BatchWorker: Sendable {
-    let verifier: ItemVerifier
+    let verifier: AttributionVerifier
     /// Nil when the fast path is off (text output, `--expect invalid`, `--no-fast-path`).
     let fastPath: FastPostbackPath?
     /// Renders a general result as a record (the command line's text or JSON Lines), on the thread that completes.
     let render: @Sendable (VerificationResult, _ source: String, _ line: Int) -> [UInt8]
 
     package init(
-        verifier: ItemVerifier, fastPath: FastPostbackPath?,
+        verifier: AttributionVerifier, fastPath: FastPostbackPath?,
         render: @escaping @Sendable (VerificationResult, _ source: String, _ line: Int) -> [UInt8]
     ) {
         self.verifier = verifier

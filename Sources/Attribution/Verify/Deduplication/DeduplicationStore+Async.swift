@@ -8,16 +8,16 @@ extension DeduplicationStore {
         try await BlockingStoreCall.run { try self.claim(sightings, at: time) }
     }
 
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey]) async throws
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) async throws
         -> [DeduplicationAnswer] {
         try await BlockingStoreCall.run { try self.claim(sightings, at: time, confirming: confirming) }
     }
 
-    public func confirm(_ keys: [DeduplicationKey]) async throws {
+    public func confirm(_ keys: [ExactString]) async throws {
         try await BlockingStoreCall.run { try self.confirm(keys) }
     }
 
-    public func release(_ keys: [DeduplicationKey]) async throws {
+    public func release(_ keys: [ExactString]) async throws {
         try await BlockingStoreCall.run { try self.release(keys) }
     }
 

@@ -18,10 +18,10 @@ import Foundation
 ///
 /// So a crash can at worst report a postback valid twice (its records were written, the confirm was not), never
 /// lose one, and a later sighting is never a duplicate of a record its owner gave up on. Keys compare by their
-/// bytes (``DeduplicationKey``). A repeat within one `claim` call is a duplicate of its first occurrence there.
+/// bytes (``ExactString``). A repeat within one `claim` call is a duplicate of its first occurrence there.
 ///
 /// Every method blocks for one short database transaction at most; from async code, use the `async` overloads,
-/// which run the blocking work off Swift's cooperative thread pool. Methods throw ``StateError`` (or your store's
+/// which run the blocking work off Swift's cooperative thread pool. Methods throw ``AttributionError`` (or your store's
 /// own error) when the store cannot answer; a `claim` that throws holds nothing.
 public protocol DeduplicationStore: Sendable {
     /// Answers each of `sightings`, in order, and claims for this store's owner the key of every sighting it
@@ -31,20 +31,20 @@ public protocol DeduplicationStore: Sendable {
 
     /// Makes this owner's claims on `keys` permanent: call once their records were written and flushed (or
     /// stored). Keys this owner does not hold a claim on (duplicates, claims taken over) are left alone.
-    func confirm(_ keys: [DeduplicationKey]) throws
+    func confirm(_ keys: [ExactString]) throws
 
     /// Drops this owner's claims on `keys` (their records were not written): the next sighting is first seen.
-    func release(_ keys: [DeduplicationKey]) throws
+    func release(_ keys: [ExactString]) throws
 
     /// ``confirm(_:)`` of `confirming`, then ``claim(_:at:)`` of `sightings`, in one transaction where the store
     /// can (one round trip per batch for a caller that confirms one batch as it claims the next, as the command
     /// line does). The default implementation makes the two calls.
-    func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey]) throws
+    func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer]
 }
 
 extension DeduplicationStore {
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [DeduplicationKey]) throws
+    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer] {
         if !confirming.isEmpty { try confirm(confirming) }
         return try claim(sightings, at: time)
@@ -76,7 +76,7 @@ extension DeduplicationStore {
 
     /// The keys `answers` claimed: those of the sightings answered ``DeduplicationAnswer/firstSeen``.
     public static func claimedKeys(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer])
-        -> [DeduplicationKey] {
+        -> [ExactString] {
         zip(sightings, answers).compactMap { $1 == .firstSeen ? $0.key : nil }
     }
 }

@@ -16,7 +16,7 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
         var isPending: Bool
     }
 
-    private let entries = Locked<[DeduplicationKey: Entry]>([:])
+    private let entries = Locked<[ExactString: Entry]>([:])
 
     public init() {}
 
@@ -39,13 +39,13 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
         }
     }
 
-    public func confirm(_ keys: [DeduplicationKey]) {
+    public func confirm(_ keys: [ExactString]) {
         entries.withLock { entries in
             for key in keys { entries[key]?.isPending = false }
         }
     }
 
-    public func release(_ keys: [DeduplicationKey]) {
+    public func release(_ keys: [ExactString]) {
         entries.withLock { entries in
             for key in keys where entries[key]?.isPending == true { entries[key] = nil }
         }

@@ -1,7 +1,7 @@
 /// A valid postback seen at one place (a file's line, a request): what a ``DeduplicationStore`` decides on.
 public struct PostbackSighting: Sendable, Hashable {
     /// The byte-exact key (rule D1).
-    public let key: DeduplicationKey
+    public let key: ExactString
     /// Where it was read: a path, `-` for standard input, or whatever names a request to you (a request id).
     public let source: String
     /// Its 1-based line within `source` (1 for a request).
@@ -10,7 +10,7 @@ public struct PostbackSighting: Sendable, Hashable {
     /// (``DuplicateReference/firstContent``), so a later sighting with other content can say what differs.
     public let content: ContentFingerprint?
 
-    public init(key: DeduplicationKey, source: String, line: Int, content: ContentFingerprint? = nil) {
+    public init(key: ExactString, source: String, line: Int, content: ContentFingerprint? = nil) {
         self.key = key
         self.source = source
         self.line = line

@@ -6,7 +6,7 @@
 /// members only, in any order, plain values, escapes decoded), the header is exactly `alg` `ES256` and a trusted
 /// `kid`, the signature verifies, and no rule of the catalogue fires, errors and warnings alike. Then the record
 /// is, byte for byte, what ``JSONLinesRecord/render(_:source:line:explain:)`` writes for
-/// ``ItemVerifier/verify(_:)-(ArraySlice<UInt8>)``'s result (the tests compare the two over every fixture and
+/// ``AttributionVerifier/verify(_:)-(ArraySlice<UInt8>)``'s result (the tests compare the two over every fixture and
 /// mutation). For anything else it answers nil and changes nothing: the caller runs the general path, which finds
 /// and words the findings.
 ///
@@ -26,7 +26,7 @@ package struct FastPostbackPath: Sendable {
         keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8], isDevelopmentSettingsKey: Bool
     )]
 
-    package init(_ verifier: ItemVerifier) {
+    package init(_ verifier: AttributionVerifier) {
         cache = verifier.cache
         keys = verifier.keyRing.trustedKeys
             .map { trusted in
@@ -123,7 +123,7 @@ package struct FastPostbackPath: Sendable {
 
     /// The ECDSA check that failed, once ``checkSignature(_:)`` found the signature invalid: the general path,
     /// which then words the item's record, settles its own identical check with this answer instead of running
-    /// the ECDSA again (``ItemVerifier/verify(_:rejected:)``). Nil unless the signature was checked and failed.
+    /// the ECDSA again (``AttributionVerifier/verify(_:rejected:)``). Nil unless the signature was checked and failed.
     package func rejectedCheck(of prepared: Prepared) -> ES256SignatureCheck? {
         guard prepared.signatureVerified == false else { return nil }
         return ES256SignatureCheck(key: keys[prepared.key].trusted.key, signature: prepared.signature,
@@ -145,7 +145,7 @@ package struct FastPostbackPath: Sendable {
     private func withBody<Result>(
         _ item: ArraySlice<UInt8>, _ body: (Members, UnsignedFields, ByteCursor) -> Result?
     ) -> Result? {
-        guard item.count <= ItemVerifier.maximumItemBytes else { return nil }
+        guard item.count <= AttributionVerifier.maximumItemBytes else { return nil }
         return ByteCursor.over(item) { bytes in
             func read(_ bytes: ByteCursor) -> Result? {
                 guard let members = Members(scanning: bytes, names: BodyMember.names),

@@ -51,7 +51,7 @@ struct FlatJSONScanner {
         private var packed = SIMD16<UInt64>()
         private var numbers = SIMD16<UInt64>()
 
-        /// Ranges must end below 2^31 (items are far smaller: ``ItemVerifier/maximumItemBytes``).
+        /// Ranges must end below 2^31 (items are far smaller: ``AttributionVerifier/maximumItemBytes``).
         static let maximumOffset = 1 << 31 - 1
 
         subscript(slot: Int) -> Value? {

@@ -43,7 +43,7 @@ struct SKAdNetworkCheck: Sendable {
     }
 }
 
-extension ItemVerifier {
+extension AttributionVerifier {
     /// Reads an SKAdNetwork postback body (spec §9) up to its signature, in the order of its checks: the version
     /// (S1), the version's signed members and their JSON types (S2), and the signature's encoding (S3). Nil, with
     /// the findings, when one fails.
@@ -54,8 +54,8 @@ extension ItemVerifier {
         let version: SKAdNetworkVersion
         switch SKAdNetworkVersion.read(body) {
         case .success(let read): version = read
-        case .failure(let finding):
-            findings.append(finding)
+        case .failure(let error):
+            findings.append(Finding(error))
             return nil
         }
         let trusted = keyRing.skAdNetworkKeys.key(for: version)
@@ -72,9 +72,9 @@ extension ItemVerifier {
         let signature: [UInt8]
         switch Self.attributionSignature(body) {
         case .success(let bytes): signature = bytes
-        case .failure(let finding):
+        case .failure(let error):
             result.signature = .failed
-            findings.append(finding)
+            findings.append(Finding(error))
             return nil
         }
         var ignored: [Finding] = []
@@ -113,23 +113,24 @@ extension ItemVerifier {
         result.skAdNetwork = verified
         findings += SKAdNetworkRules.checkSignedValues(verified)
         findings += SKAdNetworkRules.checkUnsignedMembers(verified.unsignedMembers)
-        result.deduplicationKey = DeduplicationKey(verified.deduplicationKey)
+        result.deduplicationKey = ExactString(verified.deduplicationKey)
     }
 
     /// The DER signature in `attribution-signature`: strict padded standard base64 (RFC 4648 §4) in a string.
     /// Anything else cannot be a valid signature, so it is `bad-signature` (S3) rather than malformed input.
-    private static func attributionSignature(_ body: JSONObject) -> Result<[UInt8], Finding> {
+    private static func attributionSignature(_ body: JSONObject) -> Result<[UInt8], AttributionError> {
         guard case .string(let text)? = body["attribution-signature"] else {
             let found = body["attribution-signature"]?.typeName ?? "missing"
-            return .failure(Finding(.s3, "attribution-signature is \(found), not a base64 string"))
+            return .failure(AttributionError(.s3, "attribution-signature is \(found), not a base64 string"))
         }
         guard !text.isEmpty else {
-            return .failure(Finding(.s3, "attribution-signature is empty"))
+            return .failure(AttributionError(.s3, "attribution-signature is empty"))
         }
         do {
             return .success(try Base64.decode(Array(text.utf8)))
         } catch {
-            return .failure(Finding(.s3, "attribution-signature is not strict standard base64: \(error.reason)"))
+            return .failure(
+                AttributionError(.s3, "attribution-signature is not strict standard base64: \(error.reason)"))
         }
     }
 }

@@ -1,4 +1,4 @@
-extension ItemVerifier {
+extension AttributionVerifier {
     /// Verifies one item read by the command line's reader; an oversized item (never buffered) gets its J1 result.
     package func verify(_ item: InputItem) -> VerificationResult {
         var prepared = prepare(item)

@@ -40,7 +40,7 @@ public enum RuleID: String, CaseIterable, Sendable, Comparable, CustomStringConv
     case d2 = "D2"
 
     /// The error code when the rule rejects; nil for a warning rule (which `--strict` reports as `rule-warning`).
-    public var code: ErrorCode? {
+    public var code: AttributionError.Code? {
         switch self {
         case .j1: .malformedInput
         case .j2: .unsupportedAlgorithm

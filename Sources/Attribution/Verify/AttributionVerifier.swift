@@ -1,15 +1,16 @@
-/// Verifies one input item (a postback body, a bare postback or impression JWS, or an SKAdNetwork body) into one
+/// Verifies what Apple's attribution sends or a network signs: AdAttributionKit postbacks (a request body, or the
+/// bare JWS), AdAttributionKit impressions (a JWS) and SKAdNetwork postbacks (a request body), each item into one
 /// ``VerificationResult``. This is the library's main entry point; a server calls it once per request body.
 ///
 /// It never throws and never traps on input: every way an item can be wrong is a finding in the result.
 /// It is `Sendable` and holds no mutable state, so one verifier serves every thread.
 ///
 /// ```swift
-/// let verifier = ItemVerifier(keyRing: KeyRing())
+/// let verifier = AttributionVerifier(keyRing: KeyRing())
 /// let result = verifier.verify(requestBodyBytes)
 /// if result.verdict == .valid, let postback = result.postback { count(postback) }
 /// ```
-public struct ItemVerifier: Sendable {
+public struct AttributionVerifier: Sendable {
     /// Items larger than this are rejected (J1) without being parsed.
     public static let maximumItemBytes = 16 * 1024
 
@@ -234,7 +235,7 @@ public struct ItemVerifier: Sendable {
         let facts = PostbackFacts(payload, body: body, keyID: result.keyID ?? "")
         findings += PostbackRules.findings(facts)
         result.tier = CrowdAnonymityTier.lowest(facts)
-        result.deduplicationKey = DeduplicationKey(payload.postbackIdentifier)
+        result.deduplicationKey = ExactString(payload.postbackIdentifier)
     }
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,
