@@ -604,20 +604,6 @@ package final class StateDatabase {
     }
 }
 
-/// A key of ``StateDatabase``'s own claims, hashed by its bytes in one go (a `[UInt8]` hashes byte by byte): each
-/// claimed key is hashed when claimed and when confirmed.
-private struct ClaimedKey: Hashable {
-    let utf8: [UInt8]
-
-    init(_ key: DeduplicationKey) {
-        utf8 = key.utf8
-    }
-
-    func hash(into hasher: inout Hasher) {
-        utf8.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-}
-
 /// `fsync`s the file (or directory) at `path` (file scope: ``StateDatabase``'s own `open` and `close` would hide
 /// the C library's).
 private func syncPath(_ path: String, directory: Bool) -> Bool {
