@@ -73,7 +73,8 @@ for ((i = 1; i <= PAIRS; i++)); do
 done
 ratio="$(printf '%s\n' "${ratios[@]}" | median)"
 # Other work on the machine moves the wall-clock ratio by several per cent: quote the load with the figures.
-say "== load average (1, 5, 15 min) before: $load_before; after: $(cut -d ' ' -f 1-3 /proc/loadavg 2> /dev/null || echo unknown)"
+load_after="$(cut -d ' ' -f 1-3 /proc/loadavg 2> /dev/null || echo unknown)"
+say "== load average (1, 5, 15 min) before: $load_before; after: $load_after"
 echo "| state | pairs | wall --state (median) | wall without (median) | median ratio | throughput kept |"
 echo "|---|---|---|---|---|---|"
 printf '| %s | %d | %.3f s | %.3f s | %.3f | %.1f %% |\n' "${STATE_LABEL:-SQLite file}" "$PAIRS" \

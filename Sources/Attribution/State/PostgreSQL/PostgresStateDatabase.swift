@@ -116,7 +116,8 @@ package final class PostgresStateDatabase {
             }
         }
         distinct.sort { keys[$0].precedes(keys[$1]) }
-        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [ClaimedKey: DuplicateReference] in
+        let duplicates = try run("cannot claim postbacks in") {
+            () throws(PostgresFailure) -> [ClaimedKey: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
             let result = try connection.execute(PostgresSchema.claim, [
                 .bytesArray(distinct.map { sightings[$0].key.utf8 }),
