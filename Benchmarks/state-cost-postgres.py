@@ -13,8 +13,11 @@ with its records to /dev/null; the first run of each kind is checked (N valid re
 
 The figure that matters is the ratio of throughputs, state / none, taken round by round (a round's runs are
 seconds apart, so the machine's speed drifts little between them) and reported as the median over rounds, with
-the lowest and highest. Wall and CPU seconds are medians too; CPU is the CLI's own (user + system, from wait4):
-the PostgreSQL server's work is not in it, but it is in the wall time, which is what the ratio uses.
+the lowest and highest. Wall and CPU seconds are medians too; the run's CPU is the CLI's own (user + system, from
+wait4); when the server runs on this machine and its data directory is readable (as root, or as its user), the
+server's CPU during each PostgreSQL run is measured too (its postmaster, reaped backends and background processes,
+from /proc), and "CPU kept" is the run's CPU without state over the run's plus the server's with it: what the
+wall-clock ratio tends to on a machine the run has to itself, and much steadier than it on a busy one.
 
 PostgreSQL: --postgres (a libpq connection string or URL) or POSTBACK_VERIFY_TEST_POSTGRES names a server;
 without either, `.ci/postgres start` makes a throw-away one on this machine (with fsync on, as a real server
@@ -48,6 +51,38 @@ def run_timed(command: list[str]) -> tuple[float, float, int]:
     if error:
         sys.stderr.write(error)
     return wall, usage.ru_utime + usage.ru_stime, process.returncode
+
+
+def server_cpu_reader(connection: str):
+    """A function returning the CPU seconds (user + system) the PostgreSQL server on this machine has used so far:
+    its postmaster, the backends it reaped and its live processes; None when the server is not local or its data
+    directory cannot be read (then only the CLI's CPU is reported)."""
+    try:
+        directory = subprocess.run(["psql", "-qXAt", connection, "-c", "SHOW data_directory"], check=True,
+                                   capture_output=True, text=True).stdout.strip()
+        with open(os.path.join(directory, "postmaster.pid")) as pid_file:
+            postmaster = int(pid_file.readline())
+        os.stat(f"/proc/{postmaster}/stat")
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float:
+        total = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(entry) == postmaster:
+                total += sum(int(value) for value in fields[11:15])  # its own time and its reaped children's
+            elif int(fields[1]) == postmaster:
+                total += int(fields[11]) + int(fields[12])
+        return total / tick
+    return read
 
 
 def start_postgres() -> tuple[str, str]:
@@ -87,6 +122,7 @@ def main() -> int:
     server = subprocess.run(["psql", "-qXAt", postgres_state, "-c", "SHOW server_version"], check=True,
                             capture_output=True, text=True).stdout.strip()
     sqlite_state = os.path.join(work, "state.sqlite")
+    server_cpu = server_cpu_reader(postgres_state)
 
     print(f"signing {arguments.n} Apple-shaped postbacks ...", file=sys.stderr)
     subprocess.run([sys.executable, os.path.join(HERE, "make-corpus.py"), "--out", work, "-n", str(arguments.n),
@@ -124,10 +160,14 @@ def main() -> int:
         rotation = order[round_number % 3:] + order[:round_number % 3]
         for kind in rotation:
             reset(kind)
+            time.sleep(0.2)  # the reset's own server process reaped before the count starts
+            before = server_cpu() if server_cpu else 0.0
             wall, cpu, status = run_timed(kinds[kind])
+            time.sleep(0.2)  # the run's server process reaped
+            served = (server_cpu() - before) if server_cpu and kind == "postgresql" else 0.0
             if status != 0:
                 sys.exit(f"{kind}: exit status {status}")
-            results[kind].append((wall, cpu))
+            results[kind].append((wall, cpu, served))
         print(f"round {round_number + 1}/{arguments.pairs}: " + ", ".join(
             f"{kind} {results[kind][-1][0]:.3f} s" for kind in order), file=sys.stderr)
 
@@ -141,16 +181,24 @@ def main() -> int:
           f"{arguments.pairs} rounds ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"PostgreSQL {server} on this machine{', started by this script' if started_dir else ''})")
     print()
-    print("| state | median wall s | items/s | median CPU s | throughput / without state (median of rounds) "
-          "| lowest | highest |")
-    print("|---|---|---|---|---|---|---|")
+    # The CPU ratio: the run's CPU without state over the run's and the server's with it. On a machine the run
+    # has to itself, where it is CPU-bound on every core, the wall-clock ratio tends to it; on a busy one the
+    # wall-clock ratio moves with the others' load, this one much less.
+    print("| state | median wall s | items/s | median CPU s (run) | median CPU s (server) "
+          "| throughput / without state (median of rounds) | lowest | highest | CPU kept (median) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind in order:
-        walls = [wall for wall, _ in results[kind]]
-        cpus = [cpu for _, cpu in results[kind]]
-        ratios = [none_wall / wall for (none_wall, _), (wall, _) in zip(results["none"], results[kind])]
+        walls = [wall for wall, _, _ in results[kind]]
+        cpus = [cpu for _, cpu, _ in results[kind]]
+        served = [server for _, _, server in results[kind]]
+        ratios = [none[0] / mine[0] for none, mine in zip(results["none"], results[kind])]
+        kept = [none[1] / (mine[1] + mine[2]) for none, mine in zip(results["none"], results[kind])]
+        server_column = f"{statistics.median(served):.3f}" if server_cpu and kind == "postgresql" else "-"
         print(f"| {kind} | {statistics.median(walls):.3f} | {arguments.n / statistics.median(walls):,.0f} | "
-              f"{statistics.median(cpus):.3f} | {statistics.median(ratios):.2f} | {min(ratios):.2f} | "
-              f"{max(ratios):.2f} |")
+              f"{statistics.median(cpus):.3f} | {server_column} | {statistics.median(ratios):.3f} | "
+              f"{min(ratios):.2f} | {max(ratios):.2f} | {100 * statistics.median(kept):.1f} % |")
+    print()
+    print(f"load average (1, 5, 15 min) at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}")
     print()
     print("command: " + " ".join(shlex.quote(part) for part in kinds["postgresql"]).replace(work, "$WORK"))
     return 0

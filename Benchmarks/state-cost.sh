@@ -60,6 +60,7 @@ timed() {  # prints the wall seconds of one run of "$@" (records to /dev/null; e
 
 reset_state
 timed "${run[@]}" --state "$STATE" > /dev/null   # warm-up: page cache, binary
+load_before="$(cut -d ' ' -f 1-3 /proc/loadavg 2> /dev/null || echo unknown)"
 ratios=() with=() without=()
 for ((i = 1; i <= PAIRS; i++)); do
   reset_state
@@ -71,6 +72,9 @@ for ((i = 1; i <= PAIRS; i++)); do
   say "   pair $i: --state $a s, without $b s, ratio ${ratios[-1]}"
 done
 ratio="$(printf '%s\n' "${ratios[@]}" | median)"
+# Other work on the machine moves the wall-clock ratio by several per cent: quote the load with the figures.
+load_after="$(cut -d ' ' -f 1-3 /proc/loadavg 2> /dev/null || echo unknown)"
+say "== load average (1, 5, 15 min) before: $load_before; after: $load_after"
 echo "| state | pairs | wall --state (median) | wall without (median) | median ratio | throughput kept |"
 echo "|---|---|---|---|---|---|"
 printf '| %s | %d | %.3f s | %.3f s | %.3f | %.1f %% |\n' "${STATE_LABEL:-SQLite file}" "$PAIRS" \

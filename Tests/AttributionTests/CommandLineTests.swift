@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -51,7 +54,7 @@ struct CommandLineTests {
         process.standardOutput = output
         process.standardError = error
         try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
+        writeIgnoringClosedPipe(Data(stdin.utf8), to: input.fileHandleForWriting)
         try input.fileHandleForWriting.close()
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = error.fileHandleForReading.readDataToEndOfFile()
@@ -60,11 +63,43 @@ struct CommandLineTests {
                    stderr: String(decoding: err, as: UTF8.self))
     }
 
+    /// Writes `data` to a child's standard input, which the child may have closed already: a run that refuses its
+    /// state (or its options) exits before reading it. The write then fails with EPIPE, and the SIGPIPE it raises,
+    /// blocked on this thread while it writes, is taken before the thread's signal mask is restored: it never
+    /// reaches the test process, which SIGPIPE would kill (as it did, now and then, under load). Blocking rather
+    /// than ignoring SIGPIPE leaves the disposition the children inherit untouched.
+    static func writeIgnoringClosedPipe(_ data: Data, to handle: FileHandle) {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        defer {
+            var now = timespec(tv_sec: 0, tv_nsec: 0)
+            while sigtimedwait(&pipeSignal, nil, &now) == SIGPIPE {}
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+        try? handle.write(contentsOf: data)
+    }
+
     /// Apple's development example body on one line.
     static func appleBodyLine() throws -> String {
         let data = try Data(contentsOf: TestPaths.vector("reference/apple/postback-development-valid.json"))
         let object = try JSONSerialization.jsonObject(with: data)
         return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    /// Regression: the whole test process died of SIGPIPE, now and then under load, when a run refused its state
+    /// before reading the standard input a test was writing to it.
+    @Test("A run that exits without reading its standard input does not take the test process down with it")
+    func unreadStandardInput() throws {
+        let missing = FileManager.default.temporaryDirectory
+            .appendingPathComponent("postback-verify-missing-\(UUID().uuidString)/state.sqlite").path
+        // Far more than a pipe holds (64 KiB) and than the run reads ahead before it stops.
+        let input = String(repeating: String(repeating: "x", count: 99) + "\n", count: 40_000)
+        let run = try Self.run(["--format", "jsonl", "--state", missing], stdin: input)
+        #expect(run.status == 2)
+        #expect(run.stderr.contains(missing))
     }
 
     @Test("stdin: one record per item in order, blank and comment lines skipped, duplicates marked")

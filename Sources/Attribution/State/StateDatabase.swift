@@ -47,7 +47,7 @@ package final class StateDatabase {
     private var ownerID: Int64?
     /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
     /// renews the lease only while there are some.
-    private var claimed: [ClaimedKey: Int64] = [:]
+    private var claimed: [ExactString: Int64] = [:]
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
 
@@ -120,7 +120,7 @@ package final class StateDatabase {
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
-            let confirmed = confirming.compactMap { claimed[ClaimedKey($0)] }
+            let confirmed = confirming.compactMap { claimed[$0] }
             try settleRows(confirmed, releasing: false, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
@@ -156,8 +156,8 @@ package final class StateDatabase {
                 try insertRun.run()
             }
             try connection.execute("COMMIT")
-            if !confirmed.isEmpty { for key in confirming { claimed[ClaimedKey(key)] = nil } }
-            for (key, row) in rows { claimed[ClaimedKey(key)] = row }
+            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
+            for (key, row) in rows { claimed[key] = row }
             return answers
         } catch {
             rollback()
@@ -225,7 +225,7 @@ package final class StateDatabase {
     /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
     private func settle(_ keys: [ExactString], releasing: Bool) throws(AttributionError) {
         guard let ownerID else { return }
-        let rows = keys.compactMap { claimed[ClaimedKey($0)] }
+        let rows = keys.compactMap { claimed[$0] }
         guard !rows.isEmpty else { return }
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
@@ -233,7 +233,7 @@ package final class StateDatabase {
             try settleRows(rows, releasing: releasing, owner: ownerID)
             _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            for key in keys { claimed[ClaimedKey(key)] = nil }
+            for key in keys { claimed[key] = nil }
         } catch {
             rollback()
             throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
@@ -601,20 +601,6 @@ package final class StateDatabase {
         default:
             return AttributionError(code, "\(doing) \(path): \(error.message)")
         }
-    }
-}
-
-/// A key of ``StateDatabase``'s own claims, hashed by its bytes in one go (a `[UInt8]` hashes byte by byte): each
-/// claimed key is hashed when claimed and when confirmed.
-private struct ClaimedKey: Hashable {
-    let utf8: [UInt8]
-
-    init(_ key: ExactString) {
-        utf8 = key.utf8
-    }
-
-    func hash(into hasher: inout Hasher) {
-        utf8.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 

@@ -30,8 +30,11 @@ final class DeduplicationStep {
     private var pending: [(end: Int, key: ExactString)] = []
     private var pendingStart = 0
     private var readEnd = 0
-    /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches).
-    static let confirmAtOnce = 1024
+    /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches):
+    /// twice what one claim takes at most, so that a file's claims are confirmed whole, each with the next claim
+    /// (one statement), never split in two (a claim confirmed in part costs a PostgreSQL store a row update per
+    /// key, and a SQLite store a transaction of its own: measured in docs/state.md, "What it costs").
+    static let confirmAtOnce = 2 * (claimAhead + 1) * Command.batchSize
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 

@@ -43,9 +43,23 @@ enum PostgresParameter {
         case .optionalBytesArray(let elements):
             return Self.array(of: Self.byteaOID, elements)
         case .textArray(let elements):
-            return Self.array(of: Self.textOID, elements.map(Self.textBytes))
+            // A run's sightings mostly share one source: each run of equal strings (byte for byte) converted once.
+            var previous: (text: String, bytes: [UInt8])?
+            return Self.array(of: Self.textOID, elements.map { text -> [UInt8]? in
+                if let previous, previous.text.utf8.elementsEqual(text.utf8) { return previous.bytes }
+                let bytes = Self.textBytes(text)
+                previous = (text, bytes)
+                return bytes
+            })
         case .int64Array(let elements):
-            return Self.array(of: Self.int8OID, elements.map { Self.bigEndian($0) })
+            // Each element 8 bytes: written in place, without an array per element.
+            var out = Self.arrayHeader(of: Self.int8OID, count: elements.count, hasNull: false,
+                                       capacity: 20 + 12 * elements.count)
+            for element in elements {
+                Self.append(Int32(8), to: &out)
+                Self.append(element, to: &out)
+            }
+            return out
         }
     }
 
@@ -61,28 +75,40 @@ enum PostgresParameter {
     /// A one-dimensional array: dimensions, whether it holds a NULL, element type, length and lower bound (1),
     /// then each element's length (-1 for NULL) and bytes.
     private static func array(of elementOID: UInt32, _ elements: [[UInt8]?]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
-        out += bigEndian(Int32(elements.isEmpty ? 0 : 1))
-        out += bigEndian(Int32(elements.contains { $0 == nil } ? 1 : 0))
-        out += bigEndian(Int32(bitPattern: elementOID))
-        if !elements.isEmpty {
-            out += bigEndian(Int32(elements.count))
-            out += bigEndian(Int32(1))
-        }
+        var out = arrayHeader(of: elementOID, count: elements.count, hasNull: elements.contains { $0 == nil },
+                              capacity: 20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
         for element in elements {
             guard let element else {
-                out += bigEndian(Int32(-1))
+                append(Int32(-1), to: &out)
                 continue
             }
-            out += bigEndian(Int32(element.count))
+            append(Int32(element.count), to: &out)
             out += element
+        }
+        return out
+    }
+
+    /// A one-dimensional array's header, in a buffer with room for `capacity` bytes.
+    private static func arrayHeader(of elementOID: UInt32, count: Int, hasNull: Bool, capacity: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        append(Int32(count == 0 ? 0 : 1), to: &out)
+        append(Int32(hasNull ? 1 : 0), to: &out)
+        append(Int32(bitPattern: elementOID), to: &out)
+        if count > 0 {
+            append(Int32(count), to: &out)
+            append(Int32(1), to: &out)
         }
         return out
     }
 
     private static func bigEndian<Integer: FixedWidthInteger>(_ value: Integer) -> [UInt8] {
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    /// Appends `value` in network byte order (no array of its own).
+    private static func append<Integer: FixedWidthInteger>(_ value: Integer, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
 }
 

@@ -33,9 +33,9 @@ package final class PostgresStateDatabase {
     private let owner: Int64
     private var leaseRenewed: Int64 = 0
     private var closed = false
-    /// This owner's calls not yet wholly confirmed or released: each call's token and the keys it claimed that
-    /// are still pending (bounded by what the caller has claimed and not settled).
-    private var outstanding: [Int64: Set<ExactString>] = [:]
+    /// This owner's calls not yet wholly confirmed or released: each call's token and how many of the keys it
+    /// claimed are still pending (bounded by what the caller has claimed and not settled).
+    private var outstanding: [Int64: Int] = [:]
     /// The call that claimed each pending key.
     private var claimedBy: [ExactString: Int64] = [:]
 
@@ -86,26 +86,41 @@ package final class PostgresStateDatabase {
     /// in part is confirmed first, on its own.
     package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
-        let confirmedAlong = wholeCalls(confirming)
-        if !confirmedAlong.partial.isEmpty { try confirm(confirmedAlong.partial) }
+        // Calls confirmed whole go along with the claim; keys of calls confirmed only in part are sent first.
+        let confirmedAlong = settle(confirming)
+        if !confirmedAlong.partKeys.isEmpty {
+            try sendConfirm(whole: [], partKeys: confirmedAlong.partKeys, partCalls: confirmedAlong.partCalls)
+        }
         guard !sightings.isEmpty else {
-            if !confirmedAlong.whole.isEmpty { try sendConfirm(whole: confirmedAlong.whole, partKeys: [], partCalls: []) }
+            if !confirmedAlong.whole.isEmpty {
+                try sendConfirm(whole: confirmedAlong.whole, partKeys: [], partCalls: [])
+            }
             return []
         }
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let token = Int64.random(in: 1...Int64.max)
-        // Each key once, at its first occurrence; then in byte order, so that two calls lock shared keys in the
-        // same order (bytea compares like memcmp).
+        // Each key once, at its first occurrence (`occurrence[i]`: the index of sighting i's first occurrence);
+        // then in byte order, so that two calls lock shared keys in the same order (bytea compares like memcmp).
+        let keys = sightings.map(\.key)
         var first: [ExactString: Int] = [:]
         first.reserveCapacity(sightings.count)
         var distinct: [Int] = []
-        for (index, sighting) in sightings.enumerated() where first[sighting.key] == nil {
-            first[sighting.key] = index
-            distinct.append(index)
+        distinct.reserveCapacity(sightings.count)
+        var occurrence: [Int] = []
+        occurrence.reserveCapacity(sightings.count)
+        for (index, key) in keys.enumerated() {
+            if let earlier = first[key] {
+                occurrence.append(earlier)
+            } else {
+                first[key] = index
+                distinct.append(index)
+                occurrence.append(index)
+            }
         }
-        distinct.sort { sightings[$0].key.utf8.lexicographicallyPrecedes(sightings[$1].key.utf8) }
-        let duplicates = try run("cannot claim postbacks in") { () throws(PostgresFailure) -> [ExactString: DuplicateReference] in
+        distinct.sort { keys[$0].precedes(keys[$1]) }
+        let duplicates = try run("cannot claim postbacks in") {
+            () throws(PostgresFailure) -> [ExactString: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
             let result = try connection.execute(PostgresSchema.claim, [
                 .bytesArray(distinct.map { sightings[$0].key.utf8 }),
@@ -131,22 +146,21 @@ package final class PostgresStateDatabase {
             return duplicates
         }
         leaseRenewed = Date().millisecondsSince1970
-        var claimed: Set<ExactString> = []
-        let answers = sightings.enumerated().map { index, sighting -> DeduplicationAnswer in
-            if let reference = duplicates[sighting.key] { return .duplicate(of: reference) }
-            if first[sighting.key] == index {
-                claimed.insert(sighting.key)
+        var claimed = 0
+        let answers = sightings.indices.map { index -> DeduplicationAnswer in
+            // Most batches have no duplicate: no lookup then.
+            if !duplicates.isEmpty, let reference = duplicates[keys[index]] { return .duplicate(of: reference) }
+            if occurrence[index] == index {
+                claimedBy[keys[index]] = token
+                claimed += 1
                 return .firstSeen
             }
             // A repeat within this call of a key it claimed: a duplicate of that first occurrence, pending.
-            let original = sightings[first[sighting.key]!]
+            let original = sightings[occurrence[index]]
             return .duplicate(of: DuplicateReference(source: original.source, line: original.line, firstSeen: time,
                                                      firstContent: original.content, isPending: true))
         }
-        if !claimed.isEmpty {
-            outstanding[token] = claimed
-            for key in claimed { claimedBy[key] = token }
-        }
+        if claimed > 0 { outstanding[token] = claimed }
         return answers
     }
 
@@ -184,42 +198,21 @@ package final class PostgresStateDatabase {
         }
     }
 
-    /// Splits `keys` into the calls they settle whole (taken out of the pending claims) and the keys of calls they
-    /// settle only in part (left pending, for ``confirm(_:)``).
-    private func wholeCalls(_ keys: [ExactString]) -> (whole: [Int64], partial: [ExactString]) {
-        guard !keys.isEmpty else { return ([], []) }
-        var byCall: [Int64: [ExactString]] = [:]
-        for key in keys {
-            if let call = claimedBy[key] { byCall[call, default: []].append(key) }
-        }
-        var whole: [Int64] = []
-        var partial: [ExactString] = []
-        for (call, callKeys) in byCall {
-            if outstanding[call]?.count == Set(callKeys).count {
-                whole.append(call)
-                for key in callKeys { claimedBy.removeValue(forKey: key) }
-                outstanding.removeValue(forKey: call)
-            } else {
-                partial += callKeys
-            }
-        }
-        return (whole, partial)
-    }
-
     /// Takes `keys` out of the pending claims: the calls left with nothing pending, and, for calls settled only in
     /// part, those keys and their calls.
     private func settle(_ keys: [ExactString]) -> (whole: [Int64], partKeys: [ExactString], partCalls: [Int64]) {
+        guard !keys.isEmpty else { return ([], [], []) }
         var touched: [Int64: [ExactString]] = [:]
         for key in keys {
             guard let call = claimedBy.removeValue(forKey: key) else { continue }
             touched[call, default: []].append(key)
-            outstanding[call]?.remove(key)
+            outstanding[call, default: 0] -= 1
         }
         var whole: [Int64] = []
         var partKeys: [ExactString] = []
         var partCalls: [Int64] = []
         for (call, keys) in touched {
-            if outstanding[call]?.isEmpty ?? true {
+            if outstanding[call, default: 0] <= 0 {
                 outstanding.removeValue(forKey: call)
                 whole.append(call)
             } else {
@@ -245,7 +238,7 @@ package final class PostgresStateDatabase {
         closed = true
         if connection.isConnected {
             try? connection.finishSent()
-            let pending = Array(claimedBy.keys)
+            let pending = claimedBy.keys.map { ExactString(utf8: $0.utf8) }
             if !pending.isEmpty { try? release(pending) }
             _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
         }
@@ -379,8 +372,8 @@ package final class PostgresStateDatabase {
             guard described == PostgresSchema.expected else {
                 let missing = PostgresSchema.expected.filter { !described.contains($0) }
                 let foreign = described.filter { !PostgresSchema.expected.contains($0) }
-                let difference = (missing.prefix(3).map { "missing \($0)" } + foreign.prefix(3).map { "unexpected \($0)" })
-                    .joined(separator: "; ")
+                let difference = (missing.prefix(3).map { "missing \($0)" }
+                    + foreign.prefix(3).map { "unexpected \($0)" }).joined(separator: "; ")
                 throw AttributionError(.notOurs, "\(target): the schema postback_verify is not postback-verify's "
                                        + "(\(difference)); \(left)")
             }
