@@ -28,6 +28,9 @@ import CAttributionOpenSSL
 final class P256BatchVerifier {
     /// Signatures per inversion; longer batches are split (bounds the per-thread numbers kept).
     static let chunkSize = 256
+    /// While checking signatures under a key without a table, how often (in signatures) to look whether another
+    /// thread has finished building it: a lock and a lookup every 16 checks of ~50 µs each.
+    static let tablePollInterval = 16
 
     private let group: OpaquePointer
     private let context: OpaquePointer
@@ -159,7 +162,16 @@ final class P256BatchVerifier {
             guard multiplied else { continue }
             candidates.append(index)
         }
-        noteSignatures(of: candidates.map { checks[$0].key })
+        let signers = candidates.map { checks[$0].key }
+        // Busy without a table: other threads' counts take this thread's rent into account (P256KeyTables).
+        var withoutTable = anyWithoutTable(signers)
+        if withoutTable { tables.beginCheckingWithoutTable() }
+        defer { if withoutTable { tables.endCheckingWithoutTable() } }
+        noteSignatures(of: signers)
+        if withoutTable, !anyWithoutTable(signers) {
+            tables.endCheckingWithoutTable()
+            withoutTable = false
+        }
         guard let last = candidates.indices.last,
               BN_from_montgomery(inverse, prefixes[last], orderMontgomery, context) == 1,
               BN_mod_inverse(inverse, inverse, order, context) != nil,
@@ -176,7 +188,8 @@ final class P256BatchVerifier {
             }
             let check = checks[candidates[slot]]
             let index = candidates[slot]
-            let key = known(check.key)
+            // A table another thread finished building during this chunk is used from here on.
+            let key = withoutTable && slot % Self.tablePollInterval == 0 ? pickUpTable(for: check.key) : known(check.key)
             answers[index].first = isValid(check.signature, check.digest, key)
             if !answers[index].first, index < alternatives.count, let alternative = alternatives[index] {
                 answers[index].alternative = multiplied
@@ -268,6 +281,26 @@ final class P256BatchVerifier {
             guard let known = known(signer), known.table == nil else { continue }
             keys[id]?.table = tables.table(forPoint: known.encodedPoint, adding: count)
         }
+    }
+
+    /// Whether a P-256 key among `signers` has no table (each key looked up once per run of equal keys).
+    private func anyWithoutTable(_ signers: [ECPublicKey]) -> Bool {
+        var previous: ObjectIdentifier?
+        for signer in signers where ObjectIdentifier(signer.evpKey) != previous {
+            previous = ObjectIdentifier(signer.evpKey)
+            if let known = known(signer), known.table == nil { return true }
+        }
+        return false
+    }
+
+    /// `key` as ``known(_:)`` has it, with the table another thread has built for it since this thread last
+    /// looked, if any.
+    private func pickUpTable(for key: ECPublicKey) -> KnownKey? {
+        let id = ObjectIdentifier(key.evpKey)
+        guard let known = known(key), known.table == nil,
+              let table = tables.existingTable(forPoint: known.encodedPoint) else { return known(key) }
+        keys[id]?.table = table
+        return keys[id]
     }
 
     /// X ≡ candidate·Z² (mod p), with `z` and `x` prepared as above (candidate < p).
