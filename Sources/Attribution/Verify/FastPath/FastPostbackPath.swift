@@ -59,7 +59,7 @@ package struct FastPostbackPath: Sendable {
         fileprivate let key: Int
         fileprivate let digest: SHA256Digest
         fileprivate let signature: [UInt8]
-        fileprivate let record: [UInt8]
+        fileprivate var record: [UInt8]
         fileprivate let postbackIdentifier: String
         fileprivate let content: ContentFingerprint
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
@@ -137,6 +137,16 @@ package struct FastPostbackPath: Sendable {
         -> (postbackIdentifier: String, record: [UInt8], content: ContentFingerprint)? {
         prepared.signatureVerified == true
             ? (prepared.postbackIdentifier, prepared.record, prepared.content) : nil
+    }
+
+    /// Step 3 as ``record(of:)``, the record moved out of `prepared` (left empty) rather than copied: for a
+    /// caller done with the item.
+    package func takeRecord(from prepared: inout Prepared)
+        -> (postbackIdentifier: String, record: [UInt8], content: ContentFingerprint)? {
+        guard prepared.signatureVerified == true else { return nil }
+        var record: [UInt8] = []
+        swap(&record, &prepared.record)
+        return (prepared.postbackIdentifier, record, prepared.content)
     }
 
     // MARK: - The parts
