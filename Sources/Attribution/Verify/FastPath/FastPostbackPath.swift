@@ -48,7 +48,7 @@ package struct FastPostbackPath: Sendable {
         checkSignature(&prepared)
         guard let (identifier, bytes, _) = self.record(of: prepared) else { return nil }
         record.append(contentsOf: bytes)
-        return identifier
+        return identifier.description
     }
 
     // MARK: - The same in three steps, for a pipeline that checks signatures in batches or on their own thread
@@ -60,7 +60,8 @@ package struct FastPostbackPath: Sendable {
         fileprivate let digest: SHA256Digest
         fileprivate let signature: [UInt8]
         fileprivate var record: [UInt8]
-        fileprivate let postbackIdentifier: String
+        /// The `postback-identifier`'s bytes, as deduplication keys it (no `String` made on the way).
+        fileprivate let postbackIdentifier: DeduplicationKey
         fileprivate let content: ContentFingerprint
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
         package fileprivate(set) var signatureVerified: Bool?
@@ -134,7 +135,7 @@ package struct FastPostbackPath: Sendable {
     /// Step 3: the item's `postback-identifier`, JSON Lines record (no line terminator) and content fingerprint
     /// (for D1 and D2) once its signature verified; nil otherwise, and the general path decides.
     package func record(of prepared: Prepared)
-        -> (postbackIdentifier: String, record: [UInt8], content: ContentFingerprint)? {
+        -> (postbackIdentifier: DeduplicationKey, record: [UInt8], content: ContentFingerprint)? {
         prepared.signatureVerified == true
             ? (prepared.postbackIdentifier, prepared.record, prepared.content) : nil
     }
@@ -142,7 +143,7 @@ package struct FastPostbackPath: Sendable {
     /// Step 3 as ``record(of:)``, the record moved out of `prepared` (left empty) rather than copied: for a
     /// caller done with the item.
     package func takeRecord(from prepared: inout Prepared)
-        -> (postbackIdentifier: String, record: [UInt8], content: ContentFingerprint)? {
+        -> (postbackIdentifier: DeduplicationKey, record: [UInt8], content: ContentFingerprint)? {
         guard prepared.signatureVerified == true else { return nil }
         var record: [UInt8] = []
         swap(&record, &prepared.record)
@@ -184,7 +185,7 @@ package struct FastPostbackPath: Sendable {
     private func appendRecord(
         payload segment: UnsafeBufferPointer<UInt8>, key: Int, body: Members, unsigned: UnsignedFields,
         signedDigest: SHA256Digest, source: String, line: Int, to record: inout [UInt8]
-    ) -> (String, ContentFingerprint)? {
+    ) -> (DeduplicationKey, ContentFingerprint)? {
         withDecoded(segment) { decoded in
             withUnsafeTemporaryAllocation(of: FlatJSONScanner.Value?.self, capacity: PayloadMember.names.count) {
                 guard let order = FlatJSONScanner.scan(decoded, names: PayloadMember.names, into: $0) else {
@@ -207,7 +208,7 @@ package struct FastPostbackPath: Sendable {
                 JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
                 record.append(UInt8(ascii: "0") + UInt8(tier))
                 record.append(UInt8(ascii: "}"))
-                return (String(decoding: payload.bytes(signed.postbackIdentifier), as: UTF8.self), content)
+                return (DeduplicationKey(utf8: Array(payload.bytes(signed.postbackIdentifier))), content)
             }
         } ?? nil
     }
