@@ -144,7 +144,7 @@ struct FastPostbackPathTests {
             var single: [UInt8] = []
             let singleIdentifier = fast.appendRecord(for: ArraySlice(body), source: "b", line: 1, to: &single)
             let batched = fast.record(of: checked)
-            let batchedIdentifier = batched?.postbackIdentifier
+            let batchedIdentifier = batched?.postbackIdentifier.description
             #expect(batchedIdentifier == singleIdentifier && (batched?.record ?? []) == single,
                     "\(String(decoding: body, as: UTF8.self))")
             if batchedIdentifier != nil { answered += 1 }

@@ -195,6 +195,36 @@ struct P256KeyTableTests {
         #expect(verifier.tableChecks == 8)
     }
 
+    @Test("Regression: another busy thread lowers the count a key must reach by what it checks during one build",
+          .enabled(if: tablesSupported))
+    func busyThreadsLowerTheThreshold() throws {
+        // --jobs 2 checked about twice as many signatures without a table as --jobs 1: the second worker went on
+        // without it while the first built it, on top of the whole threshold.
+        let signer = try ReferenceSigner()
+        let point = Array(signer.publicKey.derRepresentation.suffix(65))
+        let threshold = P256KeyTables.signaturesPerBuild + 100
+        // One busy thread (the caller): the whole threshold.
+        let alone = P256KeyTables(threshold: threshold, cores: 2)
+        alone.beginCheckingWithoutTable()
+        #expect(alone.table(forPoint: point, adding: 100) == nil)
+        #expect(alone.table(forPoint: point, adding: threshold - 101) == nil)
+        #expect(alone.table(forPoint: point, adding: 1) != nil)
+        alone.endCheckingWithoutTable()
+        // Two busy threads on two cores: built once the count reaches threshold - signaturesPerBuild.
+        let two = P256KeyTables(threshold: threshold, cores: 2)
+        two.beginCheckingWithoutTable()
+        two.beginCheckingWithoutTable()
+        #expect(two.table(forPoint: point, adding: 99) == nil)
+        #expect(two.table(forPoint: point, adding: 1) != nil)
+        two.endCheckingWithoutTable()
+        two.endCheckingWithoutTable()
+        // More busy threads than cores: the others beyond the cores check nothing meanwhile.
+        let crowded = P256KeyTables(threshold: threshold, cores: 1)
+        (0..<4).forEach { _ in crowded.beginCheckingWithoutTable() }
+        #expect(crowded.table(forPoint: point, adding: threshold - 1) == nil)
+        #expect(crowded.table(forPoint: point, adding: 1) != nil)
+    }
+
     @Test("Two values of one key (loaded twice, as the SKAdNetwork P-256 key and Apple's key are) share one table",
           .enabled(if: tablesSupported))
     func oneTablePerKey() throws {

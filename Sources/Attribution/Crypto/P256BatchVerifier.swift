@@ -28,6 +28,9 @@ internal import CAttributionOpenSSL
 final class P256BatchVerifier {
     /// Signatures per inversion; longer batches are split (bounds the per-thread numbers kept).
     static let chunkSize = 256
+    /// While checking signatures under a key without a table, how often (in signatures) to look whether another
+    /// thread has finished building it: a lock and a lookup every 16 checks of ~50 µs each.
+    static let tablePollInterval = 16
 
     private let group: OpaquePointer
     private let context: OpaquePointer
@@ -159,12 +162,23 @@ final class P256BatchVerifier {
             guard multiplied else { continue }
             candidates.append(index)
         }
-        noteSignatures(of: candidates.map { checks[$0].key })
+        let signers = Self.signers(of: checks, candidates)
+        // Busy without a table: other threads' counts take this thread's rent into account (P256KeyTables).
+        var withoutTable = anyWithoutTable(signers)
+        if withoutTable { tables.beginCheckingWithoutTable() }
+        defer { if withoutTable { tables.endCheckingWithoutTable() } }
+        noteSignatures(of: signers)
+        if withoutTable, !anyWithoutTable(signers) {
+            tables.endCheckingWithoutTable()
+            withoutTable = false
+        }
         guard let last = candidates.indices.last,
               BN_from_montgomery(inverse, prefixes[last], orderMontgomery, context) == 1,
               BN_mod_inverse(inverse, inverse, order, context) != nil,
               BN_to_montgomery(inverse, inverse, orderMontgomery, context) == 1 else { return }
         // inverse = (s0·…·sk)⁻¹ in Montgomery form; peel one s off per step, from the last.
+        var key: KnownKey?
+        var keyID: ObjectIdentifier?
         for slot in candidates.indices.reversed() {
             if slot > 0 {
                 guard BN_mod_mul_montgomery(sInverse, inverse, prefixes[slot - 1], orderMontgomery, context) == 1,
@@ -174,15 +188,39 @@ final class P256BatchVerifier {
             } else if BN_copy(sInverse, inverse) == nil {
                 return
             }
-            let check = checks[candidates[slot]]
             let index = candidates[slot]
-            let key = known(check.key)
-            answers[index].first = isValid(check.signature, check.digest, key)
+            // The key is looked up when it changes (batches hold one key or a few: no copy per signature), and a
+            // table another thread finished building during this chunk is used from here on.
+            let id = ObjectIdentifier(checks[index].key.evpKey)
+            if id != keyID {
+                key = known(checks[index].key)
+                keyID = id
+            } else if withoutTable, key?.table == nil, slot % Self.tablePollInterval == 0 {
+                key = pickUpTable(for: checks[index].key)
+            }
+            answers[index].first = isValid(checks[index].signature, checks[index].digest, key)
             if !answers[index].first, index < alternatives.count, let alternative = alternatives[index] {
                 answers[index].alternative = multiplied
-                    ? isValidAlternative(alternative) : isValid(check.signature, alternative, key)
+                    ? isValidAlternative(alternative) : isValid(checks[index].signature, alternative, key)
             }
         }
+    }
+
+    /// The distinct keys of the checks at `candidates`, each with its count of signatures.
+    private static func signers(of checks: [ES256SignatureCheck], _ candidates: [Int])
+        -> [(id: ObjectIdentifier, key: ECPublicKey, count: Int)] {
+        var signers: [(id: ObjectIdentifier, key: ECPublicKey, count: Int)] = []
+        for index in candidates {
+            let id = ObjectIdentifier(checks[index].key.evpKey)
+            if let last = signers.indices.last, signers[last].id == id {
+                signers[last].count += 1
+            } else if let known = signers.firstIndex(where: { $0.id == id }) {
+                signers[known].count += 1
+            } else {
+                signers.append((id, checks[index].key, 1))
+            }
+        }
+        return signers
     }
 
     /// The last steps for one signature, with s⁻¹ (in Montgomery form) in `sInverse`. Sets ``multiplied`` once R
@@ -252,22 +290,28 @@ final class P256BatchVerifier {
         return table != nil
     }
 
-    /// Counts a chunk's signatures per key, so keys that verify many get their table (``P256KeyTables``), and
-    /// takes the tables that are ready.
-    private func noteSignatures(of signers: [ECPublicKey]) {
-        var counts: [(id: ObjectIdentifier, key: ECPublicKey, count: Int)] = []
-        for signer in signers {
-            let id = ObjectIdentifier(signer.evpKey)
-            if let index = counts.firstIndex(where: { $0.id == id }) {
-                counts[index].count += 1
-            } else {
-                counts.append((id, signer, 1))
-            }
-        }
-        for (id, signer, count) in counts {
+    /// Counts a chunk's signatures per key (``signers(of:_:)``), so keys that verify many get their table
+    /// (``P256KeyTables``), and takes the tables that are ready.
+    private func noteSignatures(of signers: [(id: ObjectIdentifier, key: ECPublicKey, count: Int)]) {
+        for (id, signer, count) in signers {
             guard let known = known(signer), known.table == nil else { continue }
             keys[id]?.table = tables.table(forPoint: known.encodedPoint, adding: count)
         }
+    }
+
+    /// Whether a P-256 key among `signers` has no table.
+    private func anyWithoutTable(_ signers: [(id: ObjectIdentifier, key: ECPublicKey, count: Int)]) -> Bool {
+        signers.contains { known($0.key).map { $0.table == nil } ?? false }
+    }
+
+    /// `key` as ``known(_:)`` has it, with the table another thread has built for it since this thread last
+    /// looked, if any.
+    private func pickUpTable(for key: ECPublicKey) -> KnownKey? {
+        let id = ObjectIdentifier(key.evpKey)
+        guard let known = known(key), known.table == nil,
+              let table = tables.existingTable(forPoint: known.encodedPoint) else { return known(key) }
+        keys[id]?.table = table
+        return keys[id]
     }
 
     /// X ≡ candidate·Z² (mod p), with `z` and `x` prepared as above (candidate < p).

@@ -9,6 +9,14 @@ import Foundation
 /// threshold builds the table outside the lock while the others go on without it; once published a table is
 /// never modified or freed, so a thread keeps its reference without locking again.
 ///
+/// With several threads checking signatures at once, the others go on checking without the table while one
+/// builds it: that is rent too. So the count a key must reach is lowered by what the other busy threads will
+/// check without a table during one build (``signaturesPerBuild`` each, up to the core count): a `--jobs 2` run
+/// pays about the rent a `--jobs 1` run pays before its table is ready, instead of half as much again (the second
+/// worker checked ~770 more signatures without the table while the first built it). A thread is busy while it is
+/// inside ``P256BatchVerifier``'s check of signatures under a key without a table (``beginCheckingWithoutTable()``),
+/// so a slow stream spread over idle threads keeps the whole threshold.
+///
 /// Bounded: tables for at most ``maximumTables`` keys (real traffic has one key or a handful; each table holds a
 /// few hundred KiB; later keys keep the generic multiplication), and counts for a bounded number of keys (when
 /// full, the counts of keys without a table start over).
@@ -28,9 +36,17 @@ final class P256KeyTables: @unchecked Sendable {
     let maximumTables: Int
     private var maximumCountedKeys: Int { 8 * maximumTables }
 
+    /// Signatures one thread checks without a table in the time one table takes to build (21 ms against ~50 µs
+    /// per table-less check on the machine of Benchmarks/README.md; 282M against ~650k instructions).
+    static let signaturesPerBuild = 400
+    /// Threads that may run at once (busy threads beyond it wait for a core, so they check nothing meanwhile).
+    private let cores: Int
+
     private let lock = NSLock()
     private var keys: [[UInt8]: KeyState] = [:]
     private var builtTables = 0
+    /// Threads now checking signatures under a key without a table.
+    private var checkingWithoutTable = 0
 
     private struct KeyState {
         var verified = 0
@@ -39,9 +55,27 @@ final class P256KeyTables: @unchecked Sendable {
         var started = false
     }
 
-    init(threshold: Int, maximumTables: Int = 8) {
+    init(threshold: Int, maximumTables: Int = 8,
+         cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
         self.threshold = threshold
         self.maximumTables = maximumTables
+        self.cores = max(1, cores)
+    }
+
+    /// A thread starts checking signatures under a key without a table (``endCheckingWithoutTable()`` when done).
+    func beginCheckingWithoutTable() {
+        lock.withLock { checkingWithoutTable += 1 }
+    }
+
+    func endCheckingWithoutTable() {
+        lock.withLock { checkingWithoutTable -= 1 }
+    }
+
+    /// The count a key's signatures must reach, with the lock held: ``threshold`` less what the other busy threads
+    /// check without a table while the table is built.
+    private var effectiveThreshold: Int {
+        let others = min(checkingWithoutTable, cores) - 1
+        return others > 0 ? max(0, threshold - others * Self.signaturesPerBuild) : threshold
     }
 
     /// Counts `count` more signatures under the key whose uncompressed point is `point`, and returns its table:
@@ -58,7 +92,7 @@ final class P256KeyTables: @unchecked Sendable {
             }
             if let table = keys[point]!.table { return (table, false) }
             keys[point]!.verified += count
-            guard !keys[point]!.started, keys[point]!.verified >= threshold, builtTables < maximumTables else {
+            guard !keys[point]!.started, keys[point]!.verified >= effectiveThreshold, builtTables < maximumTables else {
                 return (nil, false)
             }
             keys[point]!.started = true

@@ -6,16 +6,20 @@ import Foundation
 /// first one's (duplicate marking aside, which the ``Deduplicator`` adds in order), so only the signature check is
 /// skipped; everything else is recomputed from the bytes. An entry is the SHA-256 of the signing input (computed
 /// anyway for the ECDSA) with the 64 signature bytes: canonical base64url makes that pair identify the token as
-/// received. Each entry also holds the key that
-/// verified it, so one cache shared by verifiers with different key rings can never vouch for a token under a
-/// key that did not verify it. Only successes are remembered (a failure costs nothing to store but could be
+/// received. Each entry also names the key that verified it (by identity; the entry's shard keeps that key alive),
+/// so one cache shared by verifiers with different key rings can never vouch for a token under a key that did not
+/// verify it. Only successes are remembered (a failure costs nothing to store but could be
 /// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity`
 /// entries of about 150 bytes.
 package final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest
         let signature: SignatureBytes
-        let key: ECPublicKey
+        /// The verifying key's identity (its libcrypto key object), which its shard keeps alive (``Shard/keys``) as
+        /// long as the entry exists, so no other key can take that identity meanwhile. Plain values only: an entry
+        /// costs no reference counting, where holding the key itself had every lookup and insertion of every worker
+        /// retain and release the same shared key objects (two threads then fight over their cache lines).
+        let key: ObjectIdentifier
 
         /// Hashes the digest's first word only: a SHA-256 output is already uniformly spread, and nobody can aim
         /// inputs at a bucket without breaking SHA-256. Equality (`==`, synthesised) still compares the whole
@@ -31,6 +35,8 @@ package final class VerifiedTokenCache: Sendable {
         // @unchecked: `entries` is read and written only while `lock` is held.
         let lock = NSLock()
         var entries: Set<Entry> = []
+        /// Every key an entry names, held so that its identity stays its own (emptied with `entries`).
+        var keys: [ObjectIdentifier: EVPPublicKey] = [:]
     }
 
     private let shards: [Shard]
@@ -59,22 +65,28 @@ package final class VerifiedTokenCache: Sendable {
     /// True when the signature over the signing input with this digest verified before with `key`.
     func contains(signingInput: SHA256Digest, signature: some Collection<UInt8>, verifiedBy key: ECPublicKey) -> Bool {
         guard let signature = SignatureBytes(signature) else { return false }
-        let entry = Entry(signingInput: signingInput, signature: signature, key: key)
+        let entry = Entry(signingInput: signingInput, signature: signature, key: ObjectIdentifier(key.evpKey))
         let shard = shard(for: signingInput)
         shard.lock.lock()
         defer { shard.lock.unlock() }
+        // An entry naming this identity means its shard holds the key that has it: this key.
         return shard.entries.contains(entry)
     }
 
     /// Records that the signature over the signing input with this digest verified with `key`.
     func insert(signingInput: SHA256Digest, signature: some Collection<UInt8>, verifiedBy key: ECPublicKey) {
         guard let signature = SignatureBytes(signature) else { return }
-        let entry = Entry(signingInput: signingInput, signature: signature, key: key)
+        let identity = ObjectIdentifier(key.evpKey)
+        let entry = Entry(signingInput: signingInput, signature: signature, key: identity)
         let shard = shard(for: signingInput)
         shard.lock.lock()
         defer { shard.lock.unlock() }
         // A full shard starts over: at most `capacity` entries in all (each shard holds capacity / shards).
-        if shard.entries.count >= shardCapacity { shard.entries.removeAll(keepingCapacity: true) }
+        if shard.entries.count >= shardCapacity {
+            shard.entries.removeAll(keepingCapacity: true)
+            shard.keys.removeAll()
+        }
+        if shard.keys[identity] == nil { shard.keys[identity] = key.evpKey }
         shard.entries.insert(entry)
     }
 

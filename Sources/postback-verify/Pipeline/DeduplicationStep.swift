@@ -101,7 +101,7 @@ final class DeduplicationStep {
                 let sighting: PostbackSighting?
                 switch outcome {
                 case .fast(let identifier, let content):
-                    sighting = PostbackSighting(key: ExactString(identifier), source: item.source,
+                    sighting = PostbackSighting(key: identifier, source: item.source,
                                                 line: item.line, content: content)
                 case .general(let result):
                     sighting = PostbackSighting(result, source: item.source, line: item.line)

@@ -28,7 +28,7 @@ package final class VerifiedBatch: @unchecked Sendable {
     package enum Outcome {
         /// By ``FastPostbackPath``: a valid postback with no finding, whose record is ready; its identifier is
         /// still to be checked for a repeat (D1), with its content's fingerprint (D2).
-        case fast(postbackIdentifier: String, content: ContentFingerprint)
+        case fast(postbackIdentifier: ExactString, content: ContentFingerprint)
         /// By the general path.
         case general(VerificationResult)
     }

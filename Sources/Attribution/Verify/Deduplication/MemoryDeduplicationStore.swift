@@ -26,17 +26,22 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
     public func claim(_ sightings: [PostbackSighting], at time: Date) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         return entries.withLock { entries in
-            sightings.map { sighting in
-                if let entry = entries[sighting.key] {
-                    return .duplicate(of: DuplicateReference(
-                        source: entry.source, line: entry.line, firstSeen: Date(milliseconds: entry.firstSeen),
-                        firstContent: entry.content, isPending: entry.isPending))
-                }
-                entries[sighting.key] = Entry(source: sighting.source, line: sighting.line, firstSeen: seen,
-                                              content: sighting.content, isPending: true)
-                return .firstSeen
-            }
+            // One lookup per sighting: the key's slot is read and, when empty, filled in place.
+            sightings.map { sighting in Self.claim(&entries[sighting.key], for: sighting, seen: seen) }
         }
+    }
+
+    /// A sighting's answer given its key's slot, which a first sighting fills.
+    private static func claim(_ slot: inout Entry?, for sighting: PostbackSighting, seen: Int64)
+        -> DeduplicationAnswer {
+        if let entry = slot {
+            return .duplicate(of: DuplicateReference(
+                source: entry.source, line: entry.line, firstSeen: Date(milliseconds: entry.firstSeen),
+                firstContent: entry.content, isPending: entry.isPending))
+        }
+        slot = Entry(source: sighting.source, line: sighting.line, firstSeen: seen, content: sighting.content,
+                     isPending: true)
+        return .firstSeen
     }
 
     public func confirm(_ keys: [ExactString]) {

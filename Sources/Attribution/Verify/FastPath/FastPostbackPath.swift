@@ -48,7 +48,7 @@ package struct FastPostbackPath: Sendable {
         checkSignature(&prepared)
         guard let (identifier, bytes, _) = self.record(of: prepared) else { return nil }
         record.append(contentsOf: bytes)
-        return identifier
+        return identifier.description
     }
 
     // MARK: - The same in three steps, for a pipeline that checks signatures in batches or on their own thread
@@ -59,8 +59,9 @@ package struct FastPostbackPath: Sendable {
         fileprivate let key: Int
         fileprivate let digest: SHA256Digest
         fileprivate let signature: [UInt8]
-        fileprivate let record: [UInt8]
-        fileprivate let postbackIdentifier: String
+        fileprivate var record: [UInt8]
+        /// The `postback-identifier`'s bytes, as deduplication keys it (no `String` made on the way).
+        fileprivate let postbackIdentifier: ExactString
         fileprivate let content: ContentFingerprint
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
         package fileprivate(set) var signatureVerified: Bool?
@@ -133,9 +134,19 @@ package struct FastPostbackPath: Sendable {
     /// Step 3: the item's `postback-identifier`, JSON Lines record (no line terminator) and content fingerprint
     /// (for D1 and D2) once its signature verified; nil otherwise, and the general path decides.
     package func record(of prepared: Prepared)
-        -> (postbackIdentifier: String, record: [UInt8], content: ContentFingerprint)? {
+        -> (postbackIdentifier: ExactString, record: [UInt8], content: ContentFingerprint)? {
         prepared.signatureVerified == true
             ? (prepared.postbackIdentifier, prepared.record, prepared.content) : nil
+    }
+
+    /// Step 3 as ``record(of:)``, the record moved out of `prepared` (left empty) rather than copied: for a
+    /// caller done with the item.
+    package func takeRecord(from prepared: inout Prepared)
+        -> (postbackIdentifier: ExactString, record: [UInt8], content: ContentFingerprint)? {
+        guard prepared.signatureVerified == true else { return nil }
+        var record: [UInt8] = []
+        swap(&record, &prepared.record)
+        return (prepared.postbackIdentifier, record, prepared.content)
     }
 
     // MARK: - The parts
@@ -166,8 +177,8 @@ package struct FastPostbackPath: Sendable {
     private func appendRecord(
         payload segment: ByteCursor, key: Int, body: Members, unsigned: UnsignedFields,
         signedDigest: SHA256Digest, source: String, line: Int, to record: inout [UInt8]
-    ) -> (String, ContentFingerprint)? {
-        withDecoded(segment) { decoded -> (String, ContentFingerprint)? in
+    ) -> (ExactString, ContentFingerprint)? {
+        withDecoded(segment) { decoded -> (ExactString, ContentFingerprint)? in
             guard let payload = Members(scanning: decoded, names: PayloadMember.names),
                   let signed = SignedFields(payload),
                   let tier = Self.tierIfNoFinding(
@@ -184,7 +195,7 @@ package struct FastPostbackPath: Sendable {
             JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
             record.append(UInt8(ascii: "0") + UInt8(tier))
             record.append(UInt8(ascii: "}"))
-            return (payload.bytes.string(signed.postbackIdentifier), content)
+            return (ExactString(utf8: payload.bytes.array(signed.postbackIdentifier)), content)
         } ?? nil
     }
 
