@@ -190,7 +190,7 @@ private func checkFastPath(_ item: ArraySlice<UInt8>, _ result: VerificationResu
         var prepared = unchecked
         fastPath.checkSignature(&prepared)
         if let (identifier, record, _) = fastPath.record(of: prepared) {
-            stepIdentifier = identifier
+            stepIdentifier = identifier.description
             stepRecord = record
         }
         // Checked in a batch (P256BatchVerifier: this fast path has no token cache), the signature gets the
