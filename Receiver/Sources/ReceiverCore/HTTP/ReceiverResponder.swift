@@ -56,7 +56,6 @@ public struct ReceiverResponder: HTTPResponder {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumBodyBytes {
             return Self.tooLarge
         }
-        var request = request
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maximumBodyBytes)
