@@ -85,6 +85,9 @@ struct FloodTests {
     struct Measured {
         let records: [Substring]
         let status: Int32
+        /// How the child ended (a signal's number is `status` too) and what it wrote on standard error (a
+        /// sanitizer's report, say), for the message of an expectation on `status`.
+        let ending: String
         /// The child's peak resident set (VmHWM), MiB; 0 where there is no /proc (not Linux): the memory bounds
         /// then hold trivially, and only the records are checked.
         let peakMiB: Double
@@ -107,7 +110,9 @@ struct FloodTests {
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        let errors = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
         var received = Data()
         var newlines = 0
@@ -130,13 +135,17 @@ struct FloodTests {
         #else
         let peak = hwm.map { $0 / 1024 } ?? 0
         #endif
-        return Measured(records: text.split(separator: "\n"), status: process.terminationStatus, peakMiB: peak)
+        let reason = process.terminationReason == .uncaughtSignal ? "signal" : "exit status"
+        let ending = "\(reason) \(process.terminationStatus); standard error: "
+            + String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self).suffix(4000)
+        return Measured(records: text.split(separator: "\n"), status: process.terminationStatus, ending: ending,
+                        peakMiB: peak)
     }
 
     /// Every record invalid with J1 `malformed-input` naming the parse budget.
     static func expectBudgetRecords(_ run: Measured, count: Int) {
         #expect(run.records.count == count)
-        #expect(run.status == 1)
+        #expect(run.status == 1, "\(run.ending)")
         let over = run.records.filter {
             $0.contains(#""code":"malformed-input","rule":"J1""#) && $0.contains("the parse budget")
         }
@@ -177,7 +186,7 @@ struct FloodTests {
         #expect(lines.allSatisfy { $0.utf8.count <= Self.cap && $0.utf8.count > Self.cap - 16 })
         let run = try Self.measure(lines, jobs: jobs)
         #expect(run.records.count == lines.count)
-        #expect(run.status == 0)
+        #expect(run.status == 0, "\(run.ending)")
         #expect(run.records.allSatisfy { $0.contains(#""verdict":"valid""#) })
         // Never truncated: the escapes come back decoded in full, the number's digits all there.
         let escapedCount = (Self.cap - honest[0].utf8.count - 8) / 6
