@@ -13,14 +13,12 @@
 #   MEM_JOBS="1 2 16"  --jobs of the memory runs
 #   PAIRS=3 PAIR_SECONDS=2
 #   FLOODS="..."     which floods (default: all of make-floods.py's)
-#   BUILD_PATH, NO_BUILD, BIN, PYTHON, KEEP   as in run.sh
+#   PACKAGE_DIR, BUILD_PATH, NO_BUILD, BIN, PYTHON (common.sh), KEEP
 set -euo pipefail
 
 main() {
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PACKAGE_DIR="$(cd "$HERE/.." && pwd)"
-BUILD_PATH="${BUILD_PATH:-$PACKAGE_DIR/.build}"
-PYTHON="${PYTHON:-python3}"
+SCRIPT=floods.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 N="${N:-20000}"
 MAX_N="${MAX_N:-2000}"
 MEM_N="${MEM_N:-10000}"
@@ -29,19 +27,8 @@ PAIRS="${PAIRS:-3}"
 PAIR_SECONDS="${PAIR_SECONDS:-2}"
 FLOODS="${FLOODS:-forged unknown-kid malformed skan-1.0 skan-2.0 skan-2.2 skan-4.0 nested objects numbers members escapes long-number}"
 KID="apple-cas-identifier/1"
-say() { echo "$*" >&2; }
-die() { echo "floods.sh: $*" >&2; exit 1; }
-calc() { awk "BEGIN {printf \"$1\", $2}"; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) exit 1; print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-if [[ -z "${BIN:-}" ]]; then
-  if [[ "${NO_BUILD:-0}" != 1 ]]; then
-    say "== swift build -c release"
-    swift build -c release --package-path "$PACKAGE_DIR" --scratch-path "$BUILD_PATH" >&2
-  fi
-  BIN="$BUILD_PATH/release/postback-verify"
-fi
-[[ -x "$BIN" ]] || die "no executable at $BIN"
+release_binary
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/postback-floods.XXXXXX")"
 if [[ "${KEEP:-0}" == 1 ]]; then say "work directory: $WORK"; else trap 'rm -rf "$WORK"' EXIT; fi
 

@@ -39,11 +39,9 @@ set -euo pipefail
 # long run is going cannot derail that run.
 main() {
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PACKAGE_GIVEN="${PACKAGE_DIR:+1}"
-PACKAGE_DIR="${PACKAGE_DIR:-$(cd "$HERE/.." && pwd)}"
-BUILD_PATH="${BUILD_PATH:-$PACKAGE_DIR/.build}"
-PYTHON="${PYTHON:-python3}"
+SCRIPT=run.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 NPROC="$(nproc)"
 QUICK="${QUICK:-0}"
 if [[ "$QUICK" == 1 ]]; then
@@ -80,8 +78,6 @@ MEM_TARGET_DEDUPE_MIB=96
 SINGLE_TARGET_MS=20
 RATIO_TARGET="1.6 (--jobs 1), 1.5 (all cores), 1.4 (mixed day)"
 
-die() { echo "run.sh: error: $*" >&2; exit 2; }
-say() { printf '%s\n' "$*" >&2; }       # progress goes to stderr, results to stdout
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found${2:+ ($2)}"; }
 
 need "$PYTHON"
@@ -99,15 +95,7 @@ trap 'exit 130' INT TERM
 
 # ------------------------------------------------------------------------------------------------ build
 BIN_GIVEN="${BIN:+1}"
-if [[ -z "${BIN:-}" ]]; then
-  if [[ "${NO_BUILD:-0}" != 1 ]]; then
-    need swift
-    say "== swift build -c release (package $PACKAGE_DIR, scratch path $BUILD_PATH)"
-    swift build -c release --package-path "$PACKAGE_DIR" --scratch-path "$BUILD_PATH" >&2
-  fi
-  BIN="$BUILD_PATH/release/postback-verify"
-fi
-[[ -x "$BIN" ]] || die "no executable at $BIN (build it, or set BIN / BUILD_PATH)"
+release_binary
 
 # ------------------------------------------------------------------------------------------------ helpers
 make_corpus() {  # DIR ARGS... : a fresh key and corpus in DIR
@@ -115,8 +103,6 @@ make_corpus() {  # DIR ARGS... : a fresh key and corpus in DIR
   "$PYTHON" "$HERE/make-corpus.py" --out "$dir" --kid "$KID" --shape "$SHAPE" "$@"
 }
 measure() { "$PYTHON" "$HERE/measure.py" "$@"; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) exit 1; print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN {printf \"$1\", $2}"; }
 
 IDLE_ARGS=()
 [[ "$IDLE" == 0 ]] || IDLE_ARGS=(--wait-idle "$IDLE" --max-wait "$IDLE_WAIT")

@@ -9,37 +9,25 @@
 #                            or anything --state accepts; a file is deleted before each run so every run starts empty
 #   RESET_STATE=             a command run before each --state run instead of deleting the file (for a state that
 #                            is not a file)
-#   BIN=path NO_BUILD=1 PACKAGE_DIR=.. BUILD_PATH=..   as in run.sh; PYTHON=python3 (with `cryptography`)
+#   BIN=path NO_BUILD=1 PACKAGE_DIR=.. BUILD_PATH=.. PYTHON=python3   as in common.sh
 #   KEEP=1                   keep the work directory
 set -euo pipefail
 
 main() {
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PACKAGE_DIR="${PACKAGE_DIR:-$(cd "$HERE/.." && pwd)}"
-BUILD_PATH="${BUILD_PATH:-$PACKAGE_DIR/.build}"
-PYTHON="${PYTHON:-python3}"
+SCRIPT=state-cost.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 N="${N:-20000}"
 PAIRS="${PAIRS:-9}"
 JOBS="${JOBS:-2}"
 KID="apple-cas-identifier/1"
 
-die() { echo "state-cost.sh: error: $*" >&2; exit 2; }
-say() { printf '%s\n' "$*" >&2; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) exit 1; print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 now() { date +%s.%N; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/postback-verify-state-cost.XXXXXX")"
 cleanup() { if [[ "${KEEP:-0}" == 1 ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi; }
 trap cleanup EXIT
 
-if [[ -z "${BIN:-}" ]]; then
-  if [[ "${NO_BUILD:-0}" != 1 ]]; then
-    say "== swift build -c release"
-    swift build -c release --package-path "$PACKAGE_DIR" --scratch-path "$BUILD_PATH" >&2
-  fi
-  BIN="$BUILD_PATH/release/postback-verify"
-fi
-[[ -x "$BIN" ]] || die "no executable at $BIN"
+release_binary
 
 say "== corpus: $N distinct Apple-shaped postbacks"
 "$PYTHON" "$HERE/make-corpus.py" --out "$WORK/corpus" -n "$N" --kid "$KID" --shape apple >&2
