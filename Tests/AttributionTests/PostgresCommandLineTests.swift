@@ -107,7 +107,7 @@ final class PostgresCommandLineTests {
         let outputs = orders.indices.map { scratch.url("out\($0).jsonl") }
         let processes = try orders.indices.map {
             try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", database, files[$0]],
-                      output: outputs[$0])
+                              output: outputs[$0])
         }
         for process in processes { process.waitUntilExit() }
         var delivered: [(file: String, records: [[String: Any]], order: [Int])] = []
@@ -146,7 +146,7 @@ final class PostgresCommandLineTests {
         try blocker.execute("LOCK TABLE postback_verify.owners IN EXCLUSIVE MODE")
         let output = scratch.url("whole-out.jsonl")
         let process = try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "2", "--state", database, file],
-                                output: output)
+                                        output: output)
         var waiting = false
         for _ in 0..<400 where !waiting {
             Thread.sleep(forTimeInterval: 0.025)
@@ -192,7 +192,7 @@ final class PostgresCommandLineTests {
         let outputs = orders.indices.map { scratch.url("killed\($0).jsonl") }
         let processes = try orders.indices.map {
             try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", database, files[$0]],
-                      output: outputs[$0])
+                              output: outputs[$0])
         }
         for process in processes {
             Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.4, using: &random))
@@ -209,7 +209,8 @@ final class PostgresCommandLineTests {
         // Round two: every input again, one run after another.
         for index in orders.indices {
             let output = scratch.url("again\(index).jsonl")
-            let process = try scratch.start(["--format", "jsonl", "--quiet", "--state", database, files[index]], output: output)
+            let process = try scratch.start(["--format", "jsonl", "--quiet", "--state", database, files[index]],
+                                            output: output)
             process.waitUntilExit()
             #expect(process.terminationStatus <= 1)
             let records = Self.records(try Data(contentsOf: output))
@@ -355,15 +356,21 @@ final class PostgresCommandLineTests {
         #expect(noPassword.terminationStatus == 2)
         #expect(refused.contains("PGPASSWORD or ~/.pgpass"), "\(refused)")
 
+        /// One run over `file` with `environment`: its status and its first record.
+        func runWith(_ environment: [String: String], output name: String) throws -> (Int32, [String: Any]) {
+            let output = scratch.url(name)
+            let process = try scratch.start(["--format", "jsonl", "--quiet", "--state", url, file], output: output,
+                                            environment: environment)
+            process.waitUntilExit()
+            return (process.terminationStatus, Self.records(try Data(contentsOf: output)).first ?? [:])
+        }
+
         // PGPASSWORD.
         var withVariable = environment
         withVariable["PGPASSWORD"] = server.password
-        let first = scratch.url("first.jsonl")
-        let one = try scratch.start(["--format", "jsonl", "--quiet", "--state", url, file], output: first,
-                            environment: withVariable)
-        one.waitUntilExit()
-        #expect(one.terminationStatus == 0)
-        #expect(Self.records(try Data(contentsOf: first)).first?["verdict"] as? String == "valid")
+        let (firstStatus, firstRecord) = try runWith(withVariable, output: "first.jsonl")
+        #expect(firstStatus == 0)
+        #expect(firstRecord["verdict"] as? String == "valid")
 
         // A password file, mode 0600 as libpq requires.
         let passfile = scratch.url("pgpass")
@@ -371,13 +378,9 @@ final class PostgresCommandLineTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passfile.path)
         var withFile = environment
         withFile["PGPASSFILE"] = passfile.path
-        let second = scratch.url("second.jsonl")
-        let two = try scratch.start(["--format", "jsonl", "--quiet", "--state", url, file], output: second,
-                            environment: withFile)
-        two.waitUntilExit()
-        #expect(two.terminationStatus == 1, "a duplicate of the first run's record")
-        #expect(StateCommandLineTests.firstCode(Self.records(try Data(contentsOf: second)).first ?? [:])
-                == "duplicate")
+        let (secondStatus, secondRecord) = try runWith(withFile, output: "second.jsonl")
+        #expect(secondStatus == 1, "a duplicate of the first run's record")
+        #expect(StateCommandLineTests.firstCode(secondRecord) == "duplicate")
 
         // A wrong password inside the URL: refused, and not printed.
         let wrong = "Wr0ng-\(UUID().uuidString.prefix(6))"

@@ -202,7 +202,7 @@ struct StateCommandLineTests {
         let outputs = (0..<inputs.count).map { scratch.url("out\($0).jsonl") }
         let processes = try (0..<inputs.count).map { number in
             try scratch.start(["--format", "jsonl", "--quiet", "--jobs", "1", "--state", statePath, files[number]],
-                      output: outputs[number])
+                              output: outputs[number])
         }
         for process in processes { process.waitUntilExit() }
         var validCount = [Int](repeating: 0, count: bodies.count)
