@@ -24,18 +24,6 @@ struct ByteCursorTests {
         }
     }
 
-    @Test("scan(to:) stops on the byte, or at the end reporting none", arguments: texts)
-    func scanToByte(_ text: String) {
-        let bytes = Array(text.utf8)
-        ByteCursor.over(bytes) { cursor in
-            var cursor = cursor
-            let found = cursor.scan(to: UInt8(ascii: "."))
-            let expected = bytes.firstIndex(of: UInt8(ascii: "."))
-            #expect(found == (expected != nil))
-            #expect(cursor.position == expected ?? bytes.count)
-        }
-    }
-
     @Test("Spans, iteration and copies hold exactly the bytes of the range", arguments: texts)
     func spansAndCopies(_ text: String) {
         let bytes = Array(text.utf8)

@@ -222,17 +222,6 @@ package struct ByteCursor: RandomAccessCollection {
         return true
     }
 
-    /// Moves the position to the next `byte` (memchr), or to the end when there is none; true when found.
-    @inlinable
-    package mutating func scan(to byte: UInt8) -> Bool {
-        if let found = firstIndex(of: byte, from: position) {
-            position = found
-            return true
-        }
-        position = count
-        return false
-    }
-
     // MARK: - Spans and searching
 
     /// A cursor over the bytes in `range` (indexed from 0 again, position 0), sharing this cursor's bytes.

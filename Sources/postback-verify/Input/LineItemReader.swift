@@ -35,7 +35,6 @@ final class LineItemReader {
     private var oversizedLine: OversizedLine?
     private var deferredError: InputFailure?
     private var isFinished = false
-    private let joinsPrintedDocuments: Bool
     /// A file read line by line: a printed document in it is one refused item, naming the remedy (InputShape).
     private let refusesPrintedDocuments: Bool
     private var document: PrintedDocument?
@@ -72,7 +71,6 @@ final class LineItemReader {
     /// one refused item naming the remedy.
     init(descriptor: FileDescriptor, maximumItemBytes: Int, joiningPrintedDocuments: Bool = false) {
         precondition(maximumItemBytes >= 0, "maximumItemBytes must not be negative")
-        self.joinsPrintedDocuments = true
         self.refusesPrintedDocuments = !joiningPrintedDocuments
         self.descriptor = descriptor
         self.source = descriptor.path
@@ -230,22 +228,20 @@ final class LineItemReader {
     }
 
     private func append(_ line: ByteCursor, to batch: inout ItemBatch) {
-        if joinsPrintedDocuments {
-            if var open = document {
-                if PrintedDocument.continues(first: line.first) || PrintedDocument.closes(first: line.first) {
-                    open.append(line)
-                    document = open
-                    documentLastLine = lineNumber
-                    if PrintedDocument.closes(first: line.first) { endDocument(into: &batch) }
-                    return
-                }
-                endDocument(into: &batch)
-            }
-            if PrintedDocument.opens(line) {
-                document = PrintedDocument(line: lineNumber, opening: line, maximumItemBytes: maximumItemBytes)
+        if var open = document {
+            if PrintedDocument.continues(first: line.first) || PrintedDocument.closes(first: line.first) {
+                open.append(line)
+                document = open
                 documentLastLine = lineNumber
+                if PrintedDocument.closes(first: line.first) { endDocument(into: &batch) }
                 return
             }
+            endDocument(into: &batch)
+        }
+        if PrintedDocument.opens(line) {
+            document = PrintedDocument(line: lineNumber, opening: line, maximumItemBytes: maximumItemBytes)
+            documentLastLine = lineNumber
+            return
         }
         guard LineKind(of: line) == .item else {
             return

@@ -13,11 +13,9 @@ import Foundation
 /// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``AttributionError``
 /// (code `unavailable`), and the next call reconnects. Closing (the last reference going) releases any claim
 /// still held. `docs/state.md` documents the schema and how to run several machines on one database.
-public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked Sendable {
-    // @unchecked: `database` (not thread-safe) is only used with `lock` held. NSLock rather than Mutex: its
-    // pthread mutex is one ThreadSanitizer sees (Mutex's contended path on Linux is not), so CI checks this too.
-    private let lock = NSLock()
-    private let database: PostgresStateDatabase
+public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
+    /// The connection (not thread-safe), used by one call at a time.
+    private let database: Locked<PostgresStateDatabase>
     private let heartbeat: LeaseHeartbeat
     /// The server and database, for messages: host, port, database and user, never the password.
     public let target: String
@@ -32,7 +30,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
         let opened = try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
                                                leaseSeconds: leaseSeconds)
         target = opened.target
-        database = opened
+        database = Locked(opened)
         let beat = WeakStoreLink<PostgreSQLDeduplicationStore>()
         heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.store?.renewLease() }
         beat.store = self
@@ -40,7 +38,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
 
     deinit {
         heartbeat.stop()
-        lock.withLock { database.close() }
+        database.withLock { $0.close() }
     }
 
     /// True when `--state` names a PostgreSQL server rather than a SQLite file: a `postgresql://` or `postgres://`
@@ -51,7 +49,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
 
     public func claim(_ sightings: [PostbackSighting], at time: Date)
         throws(AttributionError) -> [DeduplicationAnswer] {
-        try locked { () throws(AttributionError) in
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.claim(sightings, at: time)
         }
     }
@@ -59,39 +57,32 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, @unchecked 
     /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
-        try locked { () throws(AttributionError) in
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
     public func confirm(_ keys: [ExactString]) throws(AttributionError) {
-        try locked { () throws(AttributionError) in
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.confirm(keys)
         }
     }
 
     public func release(_ keys: [ExactString]) throws(AttributionError) {
-        try locked { () throws(AttributionError) in
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.release(keys)
         }
     }
 
     /// How many postbacks the database remembers, claimed or confirmed (expired ones not yet pruned included).
     package func count() throws(AttributionError) -> Int {
-        try locked { () throws(AttributionError) -> Int in
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) -> Int in
             try database.count()
         }
     }
 
-    /// Runs `body` with the lock held.
-    private func locked<Value>(_ body: () throws(AttributionError) -> Value) throws(AttributionError) -> Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-
     /// Renews the lease (the heartbeat thread calls this).
     fileprivate func renewLease() {
-        lock.withLock { try? database.heartbeat() }
+        database.withLock { try? $0.heartbeat() }
     }
 }

@@ -238,7 +238,7 @@ package final class PostgresStateDatabase {
         closed = true
         if connection.isConnected {
             try? connection.finishSent()
-            let pending = claimedBy.keys.map { ExactString(utf8: $0.utf8) }
+            let pending = Array(claimedBy.keys)
             if !pending.isEmpty { try? release(pending) }
             _ = try? connection.execute(PostgresSchema.close, [.int64(owner)])
         }
