@@ -37,11 +37,8 @@ extension ECPublicKey {
     /// keys that have verified many signatures (``P256KeyTables``); a lone check under a key without a table
     /// goes through ``isValidES256Signature(_:digest:)``, which is as cheap alone.
     package static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
-        let verifier = ThreadVerificationContexts.current?.batchVerifier
-        if checks.count < 2, !(checks.first.map { verifier?.hasTable(for: $0.key) ?? false } ?? false) {
-            return checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
-        }
-        return verifier?.verify(checks) ?? [Bool](repeating: false, count: checks.count)
+        if let verifier = batchVerifier(for: checks) { return verifier.verify(checks) }
+        return checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
     }
 
     /// As ``areValidES256Signatures(_:)``, and for each check that fails and has an alternative digest
@@ -52,15 +49,19 @@ extension ECPublicKey {
     package static func areValidES256Signatures(
         _ checks: [ES256SignatureCheck], orElse alternatives: [SHA256Digest?]
     ) -> [(first: Bool, alternative: Bool?)] {
-        let verifier = ThreadVerificationContexts.current?.batchVerifier
-        if let verifier, checks.count >= 2 || (checks.first.map { verifier.hasTable(for: $0.key) } ?? false) {
-            return verifier.verify(checks, orElse: alternatives)
-        }
+        if let verifier = batchVerifier(for: checks) { return verifier.verify(checks, orElse: alternatives) }
         return checks.indices.map { index in
             let check = checks[index]
             let first = check.key.isValidES256Signature(check.signature, digest: check.digest)
             let alternative = index < alternatives.count ? alternatives[index] : nil
             return (first, alternative.map { !first && check.key.isValidES256Signature(check.signature, digest: $0) })
         }
+    }
+
+    /// The thread's batch verifier when it should take `checks` (two or more, or one under a key with a table of
+    /// multiples); nil when the checks go one by one.
+    private static func batchVerifier(for checks: [ES256SignatureCheck]) -> P256BatchVerifier? {
+        guard let verifier = ThreadVerificationContexts.current?.batchVerifier else { return nil }
+        return checks.count >= 2 || (checks.first.map { verifier.hasTable(for: $0.key) } ?? false) ? verifier : nil
     }
 }
