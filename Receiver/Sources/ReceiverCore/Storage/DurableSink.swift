@@ -63,9 +63,9 @@ struct DurableSink: PostbackSink {
         if sightings.isEmpty {
             answers = []
         } else {
+            let arrival = Double(postbacks[sightingIndices[0]].receivedMilliseconds) / 1000
             answers = try deduplication.claim(
-                sightings, at: Date(milliseconds: postbacks[sightingIndices[0]].receivedMilliseconds),
-                confirming: backlog.keys)
+                sightings, at: Date(timeIntervalSince1970: arrival), confirming: backlog.keys)
             backlog.keys = []
         }
         for (answer, index) in zip(answers, sightingIndices) {
@@ -73,7 +73,7 @@ struct DurableSink: PostbackSink {
                 postbacks[index].result.markDuplicate(of: first)
             }
         }
-        let claimed = Self.claimedKeys(sightings, answers)
+        let claimed = type(of: deduplication).claimedKeys(sightings, answers)
         var outcomes: [SinkOutcome] = []
         outcomes.reserveCapacity(postbacks.count)
         var rows: [SQLiteReceivedArchive.Row] = []
@@ -110,11 +110,6 @@ struct DurableSink: PostbackSink {
         return outcomes
     }
 
-    /// The keys this group claimed (its first sightings), to confirm or release.
-    static func claimedKeys(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer]) -> [ExactString] {
-        SQLiteDeduplicationStore.claimedKeys(sightings, answers)
-    }
-
     /// The deduplication state (a SQLite file shared with `postback-verify --state`, or a PostgreSQL database
     /// shared by every receiver and run) and the received-postback archive file.
     static func open(_ state: ReceiverConfiguration.State, archivePath: String,
@@ -134,11 +129,5 @@ struct DurableSink: PostbackSink {
         }
         let archive = try SQLiteReceivedArchive(path: archivePath, synchronous: synchronous)
         return DurableSink(deduplication: deduplication, archive: archive, quota: quota, metrics: metrics)
-    }
-}
-
-extension Date {
-    init(milliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }
