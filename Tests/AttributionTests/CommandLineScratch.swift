@@ -3,12 +3,12 @@ import Foundation
 /// A scratch directory for the tests that run the built binary over files: input files written into it, and runs
 /// started with their records going to a file in it (so that no run ever waits on a reader).
 struct CommandLineScratch {
-    let directory: URL
+    /// The directory, made and deleted as every input test's is.
+    private let files: InputTestDirectory
+    var directory: URL { URL(fileURLWithPath: files.path) }
 
-    /// A new, empty directory under the system's temporary directory, its name starting with `prefix`.
-    init(_ prefix: String) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    init() throws {
+        files = try InputTestDirectory()
     }
 
     /// The file `name` in the directory.
@@ -18,9 +18,7 @@ struct CommandLineScratch {
 
     /// Writes `lines` as a JSON Lines input file named `name`; returns its path.
     func input(_ name: String, _ lines: [String]) throws -> String {
-        let url = url(name)
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
-        return url.path
+        try files.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: name)
     }
 
     /// Starts the binary (with the test-only signing key trusted) on `arguments`, its standard output into the file
@@ -39,8 +37,13 @@ struct CommandLineScratch {
         return process
     }
 
+    /// Runs the binary (with the test-only signing key trusted) on `arguments` and `stdin`, to its end.
+    func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
+        try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
+    }
+
     /// Deletes the directory and everything in it.
     func remove() {
-        try? FileManager.default.removeItem(at: directory)
+        files.remove()
     }
 }

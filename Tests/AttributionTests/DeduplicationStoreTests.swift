@@ -25,8 +25,9 @@ struct DeduplicationStoreTests {
         }
     }
 
-    static func sighting(_ key: String, _ source: String = "request", _ line: Int = 1) -> PostbackSighting {
-        PostbackSighting(key: ExactString(key), source: source, line: line)
+    static func sighting(_ key: String, _ source: String = "request", _ line: Int = 1,
+                         content: ContentFingerprint? = nil) -> PostbackSighting {
+        PostbackSighting(key: ExactString(key), source: source, line: line, content: content)
     }
 
     static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)

@@ -319,6 +319,7 @@ struct FloodTests {
             }))
         }
         let answers = verifier.verify(checks, orElse: alternatives)
+        try #require(answers.count == expected.count)
         var mismatches = 0
         for (answer, wanted) in zip(answers, expected) {
             let alternativeMatters = !wanted.0

@@ -15,15 +15,11 @@ final class PostgresCommandLineTests {
 
     init() throws {
         signer = try TestPostbackSigner()
-        scratch = try CommandLineScratch("postback-verify-pg-cli")
+        scratch = try CommandLineScratch()
     }
 
     deinit {
         scratch.remove()
-    }
-
-    func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
-        try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
     }
 
     /// The whole lines of `data` as JSON records (a torn last line is a record nobody received).
@@ -138,7 +134,7 @@ final class PostgresCommandLineTests {
         let database = try TestPostgres.database()
         let bodies = try signer.bodies(count: 2600, seed: 34)
         let file = try scratch.input("whole.jsonl", bodies)
-        _ = try run(["--state", database], stdin: "")  // creates the schema
+        _ = try scratch.run(["--state", database], stdin: "")  // creates the schema
         // The run's first claim waits on a table lock while the workers verify every batch, so that it claims as
         // many batches as it may at once (8: 2,048 keys), as a fast run does on a busy machine.
         let blocker = try PostgresConnection(try PostgresConnectionString(database)) { _ in }
@@ -269,7 +265,7 @@ final class PostgresCommandLineTests {
         #expect(first.count >= 600 && first.count < 1000, "\(first.count) records")
 
         // The server is back: the same input again.
-        let again = try run(["--format", "jsonl", "--quiet", "--state", state, file])
+        let again = try scratch.run(["--format", "jsonl", "--quiet", "--state", state, file])
         try #require(again.records.count == 1000, "\(again.stderr)")
         Self.checkNothingLost([("-", first, Array(0..<1000)), (file, again.records, Array(0..<1000))],
                               postbacks: 1000, maximumValid: 2)
@@ -384,7 +380,7 @@ final class PostgresCommandLineTests {
 
         // A wrong password inside the URL: refused, and not printed.
         let wrong = "Wr0ng-\(UUID().uuidString.prefix(6))"
-        let leaked = try run(["--state", url.replacingOccurrences(of: "postgres@", with: "postgres:\(wrong)@"), file])
+        let leaked = try scratch.run(["--state", url.replacingOccurrences(of: "postgres@", with: "postgres:\(wrong)@"), file])
         #expect(leaked.status == 2)
         #expect(!leaked.stderr.contains(wrong) && !leaked.stdout.contains(wrong), "\(leaked.stderr)")
         #expect(leaked.stderr.contains("password authentication failed"), "\(leaked.stderr)")
@@ -400,7 +396,7 @@ final class PostgresCommandLineTests {
                                  on: database)
         let before = try PostgresStateTests.snapshot(database)
         let body = try signer.body(postbackIdentifier: "6A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D")
-        let run = try run(["--format", "jsonl", "--state", database], stdin: body + "\n")
+        let run = try scratch.run(["--format", "jsonl", "--state", database], stdin: body + "\n")
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.hasPrefix("postback-verify: error: "), "\(run.stderr)")
@@ -416,7 +412,7 @@ final class PostgresCommandLineTests {
         let path = "./host=\(scratch.directory.lastPathComponent).sqlite"
         let created = TestPaths.packageRoot.appendingPathComponent(path).path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: created + suffix) } }
-        let run = try run(["--quiet", "--state", path], stdin: body + "\n")
+        let run = try scratch.run(["--quiet", "--state", path], stdin: body + "\n")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: created))
     }

@@ -17,11 +17,6 @@ struct PostgresStateTests {
                                          leaseSeconds: leaseSeconds)
     }
 
-    static func sighting(_ key: String, _ source: String = "s", _ line: Int = 1,
-                         content: ContentFingerprint? = nil) -> PostbackSighting {
-        PostbackSighting(key: ExactString(key), source: source, line: line, content: content)
-    }
-
     /// Everything in the schema and the rows of its tables, to show a refused database was left as it was.
     static func snapshot(_ connectionString: String) throws -> [String] {
         let described = try TestPostgres.execute(PostgresSchema.describe, on: connectionString)
@@ -119,10 +114,10 @@ struct PostgresStateTests {
     func keysByBytes() throws {
         let store = try Self.open(try TestPostgres.database())
         let keys = ["A\u{030A}", "\u{00C5}", "A\u{0}B", "A\u{1F}0", "A"]
-        let first = try store.claim(keys.enumerated().map { Self.sighting($1, "f", $0 + 1) }, at: Self.monday)
+        let first = try store.claim(keys.enumerated().map { Shared.sighting($1, "f", $0 + 1) }, at: Self.monday)
         #expect(first == [.firstSeen, .firstSeen, .firstSeen, .firstSeen, .firstSeen])
         try store.confirm(keys.map { ExactString($0) })
-        let second = try store.claim(keys.reversed().map { Self.sighting($0, "g") }, at: Self.monday)
+        let second = try store.claim(keys.reversed().map { Shared.sighting($0, "g") }, at: Self.monday)
         #expect(second.map { $0.duplicateOf?.line } == [5, 4, 3, 2, 1])
         #expect(second.allSatisfy { $0.duplicateOf?.source == "f" && $0.duplicateOf?.isPending == false
             && $0.duplicateOf?.firstSeen == Self.monday })
@@ -134,14 +129,14 @@ struct PostgresStateTests {
         var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
         builder.add(name: Array("conversion-value".utf8), value: Array("21".utf8))
         let content = builder.finish()
-        let answers = try store.claim([Self.sighting("C", "run-a", 7, content: content), Self.sighting("D"),
-                                       Self.sighting("C", "run-a", 9)], at: Self.monday)
+        let answers = try store.claim([Shared.sighting("C", "run-a", 7, content: content), Shared.sighting("D"),
+                                       Shared.sighting("C", "run-a", 9)], at: Self.monday)
         let pending = DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content,
                                          isPending: true)
         #expect(answers == [.firstSeen, .firstSeen, .duplicate(of: pending)])
-        #expect(try store.claim([Self.sighting("C", "run-b", 1)], at: Self.monday) == [.duplicate(of: pending)])
+        #expect(try store.claim([Shared.sighting("C", "run-b", 1)], at: Self.monday) == [.duplicate(of: pending)])
         try store.confirm([ExactString("C")])
-        #expect(try store.claim([Self.sighting("C", "run-c", 1)], at: Self.monday) == [.duplicate(of:
+        #expect(try store.claim([Shared.sighting("C", "run-c", 1)], at: Self.monday) == [.duplicate(of:
             DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content))])
     }
 
@@ -150,13 +145,15 @@ struct PostgresStateTests {
         let database = try TestPostgres.database()
         let store = try Self.open(database)
         let observer = try Self.open(database)
-        #expect(try store.claim([Self.sighting("W1"), Self.sighting("W2")], at: Self.monday) == [.firstSeen, .firstSeen])
-        #expect(try store.claim([Self.sighting("P1"), Self.sighting("P2")], at: Self.monday) == [.firstSeen, .firstSeen])
+        #expect(try store.claim([Shared.sighting("W1"), Shared.sighting("W2")], at: Self.monday)
+                == [.firstSeen, .firstSeen])
+        #expect(try store.claim([Shared.sighting("P1"), Shared.sighting("P2")], at: Self.monday)
+                == [.firstSeen, .firstSeen])
         // W1 and W2 are the whole first call; P1 is half of the second.
-        let answers = try store.claim([Self.sighting("N1")], at: Self.monday,
+        let answers = try store.claim([Shared.sighting("N1")], at: Self.monday,
                                       confirming: [ExactString("W1"), ExactString("W2"), ExactString("P1")])
         #expect(answers == [.firstSeen])
-        let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Self.sighting($0, "observer") },
+        let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Shared.sighting($0, "observer") },
                                       at: Self.monday)
         #expect(seen.map { $0.duplicateOf?.isPending } == [false, false, false, true, true])
     }
@@ -164,12 +161,12 @@ struct PostgresStateTests {
     @Test("A released claim is forgotten; release never drops a confirmed key")
     func release() throws {
         let store = try Self.open(try TestPostgres.database())
-        #expect(try store.claim([Self.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try store.claim([Shared.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
         try store.release([ExactString("R")])
-        #expect(try store.claim([Self.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
+        #expect(try store.claim([Shared.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
         try store.confirm([ExactString("R")])
         try store.release([ExactString("R")])
-        #expect(try store.deduplicate(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b")
+        #expect(try store.deduplicate(Shared.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b")
     }
 
     @Test("Another live store's claim makes a sighting its pending duplicate; once that store's connection is gone (its process died, on any machine), the next sighting takes the claim over")
@@ -177,8 +174,8 @@ struct PostgresStateTests {
         let database = try TestPostgres.database()
         let other = try Self.open(database)
         var owner: PostgreSQLDeduplicationStore? = try Self.open(database)
-        #expect(try owner!.claim([Self.sighting("K", "first", 3)], at: Self.monday) == [.firstSeen])
-        let whileAlive = try other.claim([Self.sighting("K", "second", 9)], at: Self.monday)
+        #expect(try owner!.claim([Shared.sighting("K", "first", 3)], at: Self.monday) == [.firstSeen])
+        let whileAlive = try other.claim([Shared.sighting("K", "second", 9)], at: Self.monday)
         #expect(whileAlive.first?.duplicateOf?.isPending == true)
         #expect(whileAlive.first?.duplicateOf?.line == 3)
         try other.confirm([ExactString("K")])  // not its claim: left alone
@@ -194,7 +191,7 @@ struct PostgresStateTests {
         #expect(killed.rowCount == 1)
         var taken = false
         for _ in 0..<100 where !taken {
-            let answer = try? other.claim([Self.sighting("K", "second", 9)], at: Self.monday)
+            let answer = try? other.claim([Shared.sighting("K", "second", 9)], at: Self.monday)
             taken = answer == [.firstSeen]
             if !taken { Thread.sleep(forTimeInterval: 0.05) }
         }
@@ -215,14 +212,15 @@ struct PostgresStateTests {
         try hung.execute("INSERT INTO postback_verify.postbacks (key, first_seen, source, line, claim) "
                          + "VALUES ('\\x48'::bytea, \(Self.monday.millisecondsSince1970), 'hung', 5, 1)")
         let store = try Self.open(database, leaseSeconds: 0.3)
-        #expect(try store.claim([Self.sighting("H", "mine", 1)], at: Self.monday).first?.duplicateOf?.source == "hung")
+        #expect(try store.claim([Shared.sighting("H", "mine", 1)], at: Self.monday).first?.duplicateOf?.source
+                == "hung")
         Thread.sleep(forTimeInterval: 0.4)
-        #expect(try store.claim([Self.sighting("H", "mine", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try store.claim([Shared.sighting("H", "mine", 1)], at: Self.monday) == [.firstSeen])
 
         let stalled = try Self.open(database, leaseSeconds: 0.3)
-        #expect(try stalled.claim([Self.sighting("S", "stalled", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try stalled.claim([Shared.sighting("S", "stalled", 1)], at: Self.monday) == [.firstSeen])
         Thread.sleep(forTimeInterval: 1.2)  // four leases without a call from its caller
-        #expect(try store.claim([Self.sighting("S", "other", 1)], at: Self.monday).first?.duplicateOf?.isPending
+        #expect(try store.claim([Shared.sighting("S", "other", 1)], at: Self.monday).first?.duplicateOf?.isPending
                 == true)
     }
 
@@ -231,10 +229,10 @@ struct PostgresStateTests {
         let database = try TestPostgres.database()
         do {
             let store = try Self.open(database)
-            #expect(try store.claim([Self.sighting("Q", "closed", 1)], at: Self.monday) == [.firstSeen])
+            #expect(try store.claim([Shared.sighting("Q", "closed", 1)], at: Self.monday) == [.firstSeen])
         }
         let next = try Self.open(database)
-        #expect(try next.claim([Self.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
+        #expect(try next.claim([Shared.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
         #expect(try next.count() == 1)
         let owners = try TestPostgres.execute("SELECT count(*) FROM postback_verify.owners", on: database)
         #expect(owners.int64(0, 0) == 1, "only the open store's owner is left")
@@ -254,7 +252,7 @@ struct PostgresStateTests {
                         // Overlapping batches in different orders.
                         let keys = (0..<50).map { "key-\((($0 * 7) + batch * 13 + caller) % 200)" }
                         let answers: [DeduplicationAnswer] = try await store.deduplicate(
-                            keys.enumerated().map { Self.sighting($1, "caller-\(caller)", $0) }, at: Self.monday
+                            keys.enumerated().map { Shared.sighting($1, "caller-\(caller)", $0) }, at: Self.monday
                         ) { answers in answers }
                         firsts += answers.filter { $0 == .firstSeen }.count
                     }
@@ -272,20 +270,20 @@ struct PostgresStateTests {
         let server = try TestPostgres.start(watching: getpid())
         defer { try? TestPostgres.control("stop", server.directory) }
         let store = try Self.open(server.connectionString)
-        _ = try store.deduplicate(Self.sighting("before", "a", 1), at: Self.monday)
+        _ = try store.deduplicate(Shared.sighting("before", "a", 1), at: Self.monday)
         // The store's commits do not wait for the disk; the server's WAL writer flushes them within 0.6 s.
         try await Task.sleep(for: .seconds(1))
         try TestPostgres.control("halt", server.directory)
         try TestPostgres.control("resume", server.directory)
         do {
-            _ = try await store.claim([Self.sighting("during", "b", 1)], at: Self.monday)
+            _ = try await store.claim([Shared.sighting("during", "b", 1)], at: Self.monday)
             Issue.record("a claim over a connection the server dropped succeeded")
         } catch let error as AttributionError {
             #expect(error.code == .unavailable, "\(error)")
             #expect(error.reason.contains("connection to the server was lost"), "\(error.reason)")
         }
         let answers: [DeduplicationAnswer] = try await store.claim(
-            [Self.sighting("before", "c", 1), Self.sighting("during", "c", 2)], at: Self.monday)
+            [Shared.sighting("before", "c", 1), Shared.sighting("during", "c", 2)], at: Self.monday)
         #expect(answers.first?.duplicateOf?.source == "a")
         #expect(answers.last == .firstSeen)
         try await store.confirm([ExactString("during")])
@@ -299,21 +297,21 @@ struct PostgresStateTests {
         let database = try TestPostgres.database()
         let store = try Self.open(database, retentionDays: 10)
         let old = Self.monday.addingTimeInterval(-30 * 86_400)
-        _ = try store.deduplicate((0..<1300).map { Self.sighting("old-\($0)") }, at: old) { $0 }
-        _ = try store.deduplicate(Self.sighting("E", "e", 1), at: old.addingTimeInterval(86_400))
+        _ = try store.deduplicate((0..<1300).map { Shared.sighting("old-\($0)") }, at: old) { $0 }
+        _ = try store.deduplicate(Shared.sighting("E", "e", 1), at: old.addingTimeInterval(86_400))
         #expect(try store.count() == 1301)
 
         // A later run: its first batch prunes the 512 oldest; E, expired but not among them, is first seen again.
         let later = try Self.open(database, retentionDays: 10)
-        #expect(try later.claim([Self.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
+        #expect(try later.claim([Shared.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
         #expect(try later.count() == 1301 - 512)
         try later.confirm([ExactString("E")])
-        #expect(try later.deduplicate(Self.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
+        #expect(try later.deduplicate(Shared.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
                 == "again")
         #expect(try later.count() == 1301 - 1024, "each call prunes at most 512")
-        _ = try later.claim([Self.sighting("new-1")], at: Self.monday)
+        _ = try later.claim([Shared.sighting("new-1")], at: Self.monday)
         #expect(try later.count() == 2, "the last 276 old rows pruned: E and new-1 remain")
-        _ = try later.claim([Self.sighting("new-2")], at: Self.monday)
+        _ = try later.claim([Shared.sighting("new-2")], at: Self.monday)
         #expect(try later.count() == 3)
     }
 
@@ -377,3 +375,6 @@ final class ThreadResult<Value: Sendable>: @unchecked Sendable {
         return try result!.get()
     }
 }
+
+/// The store tests' sightings (one definition for every store).
+private typealias Shared = DeduplicationStoreTests

@@ -65,7 +65,9 @@ struct PrintedDocumentTests {
         let items = try LineItemReaderTests.readAll(try LineItemReader(path: path))
         let lastLine = Self.lines.lastIndex { !$0.isEmpty }.map { $0 + 1 } ?? 0
         #expect(lastLine > 2)
-        #expect(items.map(ExpectedInputItem.init) == [ExpectedInputItem(line: 1, content: .refused(
-            reason: InputShape.printedDocumentRefusal(firstLine: 1, lastLine: lastLine)))])
+        // The wording users read, written out here rather than asked of the code that makes it.
+        let reason = "lines 1-\(lastLine) hold one JSON document printed over several lines, but this file is read "
+            + "one item per line: name it *.json (one document per file), or pipe it (postback-verify < FILE)"
+        #expect(items.map(ExpectedInputItem.init) == [ExpectedInputItem(line: 1, content: .refused(reason: reason))])
     }
 }

@@ -14,14 +14,10 @@ struct StateCommandLineTests {
 
     init() throws {
         signer = try TestPostbackSigner()
-        scratch = try CommandLineScratch("postback-verify-state")
+        scratch = try CommandLineScratch()
     }
 
     var statePath: String { scratch.url("state.sqlite").path }
-
-    func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
-        try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
-    }
 
     static func records(_ data: Data) -> [[String: Any]] {
         String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
@@ -41,13 +37,13 @@ struct StateCommandLineTests {
         let first = try scratch.input("first.jsonl", [bodies[0], bodies[1]])
         let second = try scratch.input("second.jsonl", [bodies[2], bodies[1]])
         let before = Date()
-        let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, first])
+        let one = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, first])
         let after = Date()
         #expect(one.status == 0, "\(one.stderr)")
         #expect(one.records.map { $0["verdict"] as? String } == ["valid", "valid"])
         #expect(FileManager.default.fileExists(atPath: statePath))
 
-        let two = try run(["--format", "jsonl", "--quiet", "--state", statePath, second])
+        let two = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, second])
         #expect(two.status == 1)
         let records = two.records
         try #require(records.count == 2, "\(two.stdout)\n\(two.stderr)")
@@ -63,7 +59,7 @@ struct StateCommandLineTests {
         #expect(runStart >= before.addingTimeInterval(-0.001) && runStart <= after, "\(runText)")
 
         // The text form says so too, with where and when.
-        let text = try run(["--quiet", "--color", "never", "--state", statePath, second])
+        let text = try scratch.run(["--quiet", "--color", "never", "--state", statePath, second])
         let lines = text.stdout.split(separator: "\n")
         try #require(lines.count == 2)
         #expect(lines[1].contains("DUPLICATE") && lines[1].contains("duplicate (D1)"))
@@ -74,12 +70,12 @@ struct StateCommandLineTests {
     func retentionForgets() throws {
         let body = try signer.body(postbackIdentifier: "9D1C0A52-7A3B-4E8D-B3B1-0C2D7E4F5A61")
         let file = try scratch.input("one.jsonl", [body])
-        let one = try run(["--quiet", "--state", statePath, file])
+        let one = try scratch.run(["--quiet", "--state", statePath, file])
         #expect(one.status == 0)
         Thread.sleep(forTimeInterval: 0.01)  // the next run must start at a later millisecond
-        let kept = try run(["--quiet", "--state", statePath, "--retention", "1", file])
+        let kept = try scratch.run(["--quiet", "--state", statePath, "--retention", "1", file])
         #expect(kept.status == 1, "within one day: a duplicate")
-        let forgotten = try run(["--format", "jsonl", "--quiet", "--state", statePath, "--retention", "0", file])
+        let forgotten = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, "--retention", "0", file])
         #expect(forgotten.status == 0, "\(forgotten.stdout)")
         #expect(forgotten.records.first?["verdict"] as? String == "valid")
     }
@@ -88,8 +84,8 @@ struct StateCommandLineTests {
     func withoutStateNoRunTime() throws {
         let body = try signer.body(postbackIdentifier: "7E0C4B1A-2D3F-4A5B-9C8D-1E2F3A4B5C6D")
         let file = try scratch.input("twice.jsonl", [body, body])
-        let one = try run(["--format", "jsonl", "--quiet", file])
-        let two = try run(["--format", "jsonl", "--quiet", file])
+        let one = try scratch.run(["--format", "jsonl", "--quiet", file])
+        let two = try scratch.run(["--format", "jsonl", "--quiet", file])
         try #require(one.records.count == 2)
         #expect(one.records[1]["duplicate-of"] as? Int == 1)
         #expect(one.records[1]["duplicate-of-source"] as? String == file)
@@ -106,13 +102,13 @@ struct StateCommandLineTests {
         let precomposed = try signer.body(postbackIdentifier: "\u{00C5}")
         let file = try scratch.input("equivalent.jsonl", [decomposed, precomposed])
         let state = withState ? ["--state", statePath] : []
-        let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
+        let run = try scratch.run(["--format", "jsonl", "--quiet"] + state + [file])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.records.map { $0["verdict"] as? String } == ["valid", "valid"])
         #expect(run.records.allSatisfy { $0["duplicate-of"] == nil })
         if withState {
             // Each is remembered under its own bytes: a second run finds each a duplicate of itself.
-            let again = try self.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+            let again = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
             #expect(again.records.map { $0["duplicate-of"] as? Int } == [1, 2])
         }
     }
@@ -124,7 +120,7 @@ struct StateCommandLineTests {
         let precomposed = try signer.skAdNetworkBody(transactionID: "\u{00C5}-transaction")
         let file = try scratch.input("skadnetwork.jsonl", [decomposed, precomposed, precomposed])
         let state = withState ? ["--state", statePath] : []
-        let run = try run(["--format", "jsonl", "--quiet"] + state + [file])
+        let run = try scratch.run(["--format", "jsonl", "--quiet"] + state + [file])
         #expect(run.records.map { $0["kind"] as? String } == ["skadnetwork", "skadnetwork", "skadnetwork"])
         #expect(run.records.map { $0["verdict"] as? String } == ["valid", "valid", "invalid"], "\(run.stdout)")
         #expect(run.records.map { $0["duplicate-of"] as? Int } == [nil, nil, 2])
@@ -169,7 +165,7 @@ struct StateCommandLineTests {
         #expect(firstRun.allSatisfy { $0["verdict"] as? String == "valid" })
         let receivedValid = Set(firstRun.compactMap { $0["line"] as? Int })
 
-        let again = try run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        let again = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
         let secondRun = again.records
         try #require(secondRun.count == count, "\(again.stderr)")
         var duplicates: Set<Int> = []
@@ -310,7 +306,7 @@ struct StateCommandLineTests {
         shell.currentDirectoryURL = TestPaths.packageRoot
         try shell.run()
         shell.waitUntilExit()
-        let again = try run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        let again = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
         try #require(again.records.count == 30)
         let duplicates = again.records.compactMap { $0["duplicate-of"] as? Int }
         #expect(duplicates.count < 30, "head took one buffer of records, not all of them")
@@ -408,7 +404,7 @@ struct StateCommandLineTests {
         try bad.make(statePath)
         let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
         let body = try signer.body(postbackIdentifier: "5B7D7C1E-1B0F-4F44-9C1B-5B8E0A0B6C2D")
-        let run = try run(["--format", "jsonl", "--state", statePath], stdin: body + "\n")
+        let run = try scratch.run(["--format", "jsonl", "--state", statePath], stdin: body + "\n")
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty, "no record before the state is accepted")
         #expect(run.stderr.contains(statePath), "\(run.stderr)")
@@ -472,7 +468,7 @@ struct StateCommandLineTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
         let filesBefore = try siblings()
         let body = try signer.body(postbackIdentifier: "3C1D5E7F-9A2B-4C6D-8E0F-1A3B5C7D9E2F")
-        let run = try run(["--format", "jsonl", "--state", statePath], stdin: body + "\n")
+        let run = try scratch.run(["--format", "jsonl", "--state", statePath], stdin: body + "\n")
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty, "no record before the state is accepted")
         #expect(run.stderr.hasPrefix("postback-verify: error: ") && run.stderr.contains(statePath), "\(run.stderr)")
@@ -491,7 +487,7 @@ struct StateCommandLineTests {
                     VALUES ('6A2F0C1E-5B3D-4E7A-9C8B-0D1E2F3A4B5C', 1795305600000, 'old.jsonl', 4);
                 """)
         }
-        let run = try run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        let run = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
         #expect(run.status == 1)
         #expect(run.records.first?["duplicate-of-source"] as? String == "old.jsonl")
         #expect(run.records.first?["duplicate-of-run"] as? String == "2026-11-22T00:00:00.000Z")
@@ -499,7 +495,7 @@ struct StateCommandLineTests {
             "SELECT version FROM postback_verify_schema")
         #expect(try version.step() && version.int64(0) == StateSchema.version)
         // The migrated file is a state of this version from now on: the next run takes it as it is.
-        let next = try self.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
+        let next = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
         #expect(next.status == 1, "\(next.stderr)")
         #expect(next.records.first?["duplicate-of-source"] as? String == "old.jsonl")
     }
@@ -514,11 +510,11 @@ struct StateCommandLineTests {
         changed["country-code"] = "FR"
         let second = String(decoding: try JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys]),
                             as: UTF8.self)
-        let one = try run(["--format", "jsonl", "--quiet", "--state", statePath, try scratch.input("a.jsonl", [first])])
+        let one = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, try scratch.input("a.jsonl", [first])])
         #expect(one.status == 0)
         for (name, lines, expected) in [("same.jsonl", [first], nil), ("changed.jsonl", [second], ["conversion-value",
                                                                                                "country-code"])] {
-            let run = try run(["--format", "jsonl", "--quiet", "--state", statePath, try scratch.input(name, lines)])
+            let run = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, try scratch.input(name, lines)])
             let duplicate = try #require(run.records.first)
             #expect(Self.firstCode(duplicate) == "duplicate")
             let differs = duplicate["duplicate-differs"] as? [String: Any]
@@ -544,7 +540,7 @@ struct StateCommandLineTests {
         }
         let body = try signer.body(postbackIdentifier: "0F1E2D3C-4B5A-4978-8695-A4B3C2D1E0F9")
         for path in paths {
-            let run = try run(["--state", path], stdin: body + "\n")
+            let run = try scratch.run(["--state", path], stdin: body + "\n")
             #expect(run.status == 2, "\(path)")
             #expect(run.stderr.contains(path), "\(run.stderr)")
             #expect(run.stdout.isEmpty)

@@ -55,17 +55,24 @@ struct TestReceiver {
         var record: String
     }
 
-    /// Every row of the archive, in insertion order.
-    func rows() -> [Row] {
+    /// The archive could not be read: no rows is then no answer, never an empty archive.
+    struct UnreadableArchive: Error {
+        let reason: String
+    }
+
+    /// Every row of the archive, in insertion order; throws when the archive or its table cannot be read.
+    func rows() throws -> [Row] {
         var database: OpaquePointer?
         guard sqlite3_open_v2(archivePath, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
             sqlite3_close(database)
-            return []
+            throw UnreadableArchive(reason: "cannot open \(archivePath)")
         }
         defer { sqlite3_close(database) }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(database, "SELECT verdict, code, body, record FROM received_postbacks ORDER BY id",
-                                 -1, &statement, nil) == SQLITE_OK else { return [] }
+                                 -1, &statement, nil) == SQLITE_OK else {
+            throw UnreadableArchive(reason: String(cString: sqlite3_errmsg(database)))
+        }
         defer { sqlite3_finalize(statement) }
         var rows: [Row] = []
         while sqlite3_step(statement) == SQLITE_ROW {

@@ -284,6 +284,7 @@ def graceful_stop(args, repo: Path, work: Path) -> None:
     ok = [bodies[n].read_bytes() for n, a in enumerate(answers) if a == "200"]
     stored = {r["body"] for r in rows(receiver.archive)}
     check(status == 0, f"exit status {status} after SIGTERM, not 0")
+    check(ok, "no request was answered 200 before the stop: nothing in flight was tested")
     check(all(body in stored for body in ok), "a request answered 200 has no row after SIGTERM")
     check(all(a in ("200", "000") for a in answers), f"answers during shutdown: {sorted(set(answers))}")
     # Every valid postback it stored is remembered in the state after the stop (its claim confirmed, not released
