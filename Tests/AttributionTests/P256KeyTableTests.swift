@@ -225,6 +225,47 @@ struct P256KeyTableTests {
         #expect(crowded.table(forPoint: point, adding: 1) != nil)
     }
 
+    @Test("Items read ahead count: a key gets its table on its first chunk when its share of them reaches the threshold",
+          .enabled(if: tablesSupported))
+    func announcedItemsBuildTablesEarly() throws {
+        let signers = try (0..<2).map { _ in try ReferenceSigner() }
+        let (major, minor) = (Array(signers[0].publicKey.derRepresentation.suffix(65)),
+                              Array(signers[1].publicKey.derRepresentation.suffix(65)))
+        // Nothing read ahead (a live stream, one item): the whole threshold, as before.
+        let live = P256KeyTables(threshold: 100, cores: 1)
+        live.noteChecked(64)
+        #expect(live.table(forPoint: major, adding: 64) == nil)
+        // 1,000 items read, 100 of them being checked: 90 under one key, 10 under another. The first key's share of
+        // the 900 to come (810) reaches the threshold; the second's (90, with its own 10: 100) too, just; a key with
+        // 5 of 100 does not (5 + 45 = 50).
+        let ahead = P256KeyTables(threshold: 100, cores: 1)
+        ahead.announce(1000)
+        ahead.noteChecked(100)
+        #expect(ahead.table(forPoint: major, adding: 90) != nil)
+        #expect(ahead.table(forPoint: minor, adding: 10) != nil)
+        let third = try ReferenceSigner()
+        let small = P256KeyTables(threshold: 100, cores: 1)
+        small.announce(1000)
+        small.noteChecked(100)
+        #expect(small.table(forPoint: Array(third.publicKey.derRepresentation.suffix(65)), adding: 5) == nil)
+        // Once the items read were checked, nothing is ahead: a new key starts from its own count again.
+        let caughtUp = P256KeyTables(threshold: 100, cores: 1)
+        caughtUp.announce(1000)
+        caughtUp.noteChecked(1000)
+        #expect(caughtUp.table(forPoint: minor, adding: 10) == nil)
+        // Through the batch verifier: 300 items announced, one chunk of 4 checks, threshold 100: built at once.
+        let tables = P256KeyTables(threshold: 100)
+        tables.announce(300)
+        let verifier = try #require(P256BatchVerifier(tables: tables))
+        let checks = (0..<4).map { index in
+            let digest = SHA256Digest(of: Array("ahead \(index)".utf8))
+            return ES256SignatureCheck(key: signers[0].publicKey, signature: signers[0].sign(digest), digest: digest)
+        }
+        #expect(verifier.verify(checks) == [true, true, true, true])
+        #expect(tables.existingTable(forPoint: major) != nil)
+        #expect(verifier.tableChecks == 4)
+    }
+
     @Test("Two values of one key (loaded twice, as the SKAdNetwork P-256 key and Apple's key are) share one table",
           .enabled(if: tablesSupported))
     func oneTablePerKey() throws {

@@ -293,6 +293,7 @@ final class P256BatchVerifier {
     /// Counts a chunk's signatures per key (``signers(of:_:)``), so keys that verify many get their table
     /// (``P256KeyTables``), and takes the tables that are ready.
     private func noteSignatures(of signers: [(id: ObjectIdentifier, key: ECPublicKey, count: Int)]) {
+        tables.noteChecked(signers.reduce(0) { $0 + $1.count })
         for (id, signer, count) in signers {
             guard let known = known(signer), known.table == nil else { continue }
             keys[id]?.table = tables.table(forPoint: known.encodedPoint, adding: count)

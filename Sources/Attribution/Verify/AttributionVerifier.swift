@@ -52,6 +52,8 @@ public struct AttributionVerifier: Sendable {
     public func verify<Items: Sequence>(batch items: Items) -> [VerificationResult]
     where Items.Element: Collection, Items.Element.Element == UInt8 {
         var prepared = items.map { item in prepare((item as? ArraySlice<UInt8>) ?? ArraySlice(item)) }
+        // Their signatures are about to be checked: a large batch builds its keys' tables on its first chunk.
+        P256KeyTables.shared.announce(prepared.count)
         checkSignatures(&prepared)
         return prepared.map(complete)
     }

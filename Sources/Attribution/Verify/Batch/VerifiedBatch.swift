@@ -33,8 +33,11 @@ package final class VerifiedBatch: @unchecked Sendable {
         case general(VerificationResult)
     }
 
+    /// A batch of items read, to be verified: their count is announced to the key tables, for which items read
+    /// ahead of the checks are the known near future (``P256KeyTables/announce(_:)``).
     package init(items: [InputItem]) {
         self.items = items
+        P256KeyTables.shared.announce(items.count)
     }
 
     /// Adds the next item's outcome and its record.
