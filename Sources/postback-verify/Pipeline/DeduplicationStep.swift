@@ -96,17 +96,8 @@ final class DeduplicationStep {
         var positions: [(batch: Int, item: Int)] = []
         var answers = batches.map { [Answer](repeating: .none, count: $0.items.count) }
         for (number, batch) in batches.enumerated() {
-            for (index, outcome) in batch.outcomes.enumerated() {
-                let item = batch.items[index]
-                let sighting: PostbackSighting?
-                switch outcome {
-                case .fast(let identifier, let content):
-                    sighting = PostbackSighting(key: identifier, source: item.source,
-                                                line: item.line, content: content)
-                case .general(let result):
-                    sighting = PostbackSighting(result, source: item.source, line: item.line)
-                }
-                if let sighting {
+            for index in batch.items.indices {
+                if let sighting = batch.sighting(at: index) {
                     sightings.append(sighting)
                     positions.append((number, index))
                 }
@@ -124,7 +115,7 @@ final class DeduplicationStep {
                 case .duplicate(let first):
                     // Without a state a run's records depend on its input alone: no time stamped.
                     answers[position.batch][position.item] = .duplicate(
-                        remembersAcrossRuns ? first : first.withoutTime, content: sighting.content)
+                        remembersAcrossRuns ? first : Self.withoutTime(first), content: sighting.content)
                 }
             }
             // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
@@ -135,6 +126,12 @@ final class DeduplicationStep {
         }
         claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
         return answers[0]
+    }
+
+    /// `first` without its time (without a state: records depend on the input alone).
+    private static func withoutTime(_ first: DuplicateReference) -> DuplicateReference {
+        DuplicateReference(source: first.source, line: first.line, firstSeen: nil, firstContent: first.firstContent,
+                           isPending: first.isPending)
     }
 
     /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
