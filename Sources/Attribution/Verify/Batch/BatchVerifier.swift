@@ -40,6 +40,16 @@ package struct BatchVerifier: Sendable {
         }
     }
 
+    /// From its parts: for tests that give the fast path and the general path verifiers of their own.
+    init(
+        verifier: AttributionVerifier, fastPath: FastPostbackPath?,
+        render: @escaping @Sendable (VerificationResult, _ source: String, _ line: Int) -> [UInt8]
+    ) {
+        self.verifier = verifier
+        self.fastPath = fastPath
+        self.render = render
+    }
+
     /// All three steps on one thread, each over the whole batch before the next, so the
     /// batch's signatures are checked together (one inversion for the batch: `ECPublicKey.areValidES256Signatures`).
     package func finish(_ batch: VerifiedBatch) {
