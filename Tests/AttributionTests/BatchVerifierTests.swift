@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Attribution
+@testable import postback_verify
 
 /// The command line's one entry point (`BatchVerifier`): a duplicate that the fast path decided is worded from
 /// what its outcome carries, byte for byte as the general path words it, and is never verified again.

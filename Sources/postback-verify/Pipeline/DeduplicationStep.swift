@@ -115,7 +115,7 @@ final class DeduplicationStep {
                 case .duplicate(let first):
                     // Without a state a run's records depend on its input alone: no time stamped.
                     answers[position.batch][position.item] = .duplicate(
-                        remembersAcrossRuns ? first : Self.withoutTime(first), content: sighting.content)
+                        remembersAcrossRuns ? first : first.withoutTime, content: sighting.content)
                 }
             }
             // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
@@ -126,12 +126,6 @@ final class DeduplicationStep {
         }
         claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
         return answers[0]
-    }
-
-    /// `first` without its time (without a state: records depend on the input alone).
-    private static func withoutTime(_ first: DuplicateReference) -> DuplicateReference {
-        DuplicateReference(source: first.source, line: first.line, firstSeen: nil, firstContent: first.firstContent,
-                           isPending: first.isPending)
     }
 
     /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
