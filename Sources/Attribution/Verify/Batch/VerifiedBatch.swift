@@ -59,13 +59,16 @@ extension VerifiedBatch {
     /// How one item was decided: what a caller counts and reports beside its record. Which path decided it is the
     /// verifier's business; nothing here depends on it.
     package struct Outcome: Sendable {
+        /// Three words for a fast answer, the usual case: the larger payloads are boxed (`indirect`), so an
+        /// outcome is cheap to append, copy and read once per item on the hot path (a `VerificationResult` inline
+        /// made every copy a few hundred bytes and one value-witness call).
         enum Decision {
             /// By the fast path: a valid postback with no finding (and what its duplicate's record needs).
             case fast(FastPostbackPath.Answer)
             /// The fast path's valid postback, then found a duplicate by D1.
-            case fastDuplicate(DuplicateMarking)
+            indirect case fastDuplicate(DuplicateMarking)
             /// By the general path (a duplicate's result marked).
-            case general(VerificationResult)
+            indirect case general(VerificationResult)
         }
 
         var decision: Decision
