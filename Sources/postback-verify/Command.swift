@@ -152,7 +152,8 @@ enum Command {
             run.records.write(line: batch.records[index])
             if case .first(let key) = duplicates[index] { deduplication.written(key, through: run.records.position) }
             if let expectation = options.expectation, batch.outcomes[index].verdict != expectation {
-                run.messages.write(line: mismatch(batch.outcomes[index], item: batch.items[index], expected: expectation))
+                run.messages.write(
+                    line: mismatch(batch.outcomes[index], item: batch.items[index], expected: expectation))
             }
         }
     }

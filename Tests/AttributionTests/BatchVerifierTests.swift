@@ -85,7 +85,8 @@ struct BatchVerifierTests {
         #expect(fast.records[1].contains(#","duplicate-of":1,"duplicate-of-source":"day.jsonl""#))
         #expect(fast.records[1].contains(#""warnings":[]"#))
         #expect(fast.records[2].contains(#""rule":"D2""#))
-        #expect(fast.records[2].contains(#""duplicate-differs":{"signed-payload":false,"unsigned":["conversion-value"]}"#))
+        #expect(fast.records[2].contains(
+            #""duplicate-differs":{"signed-payload":false,"unsigned":["conversion-value"]}"#))
         #expect(fast.records[2].contains("duplicate-of-run") == (firstSeen != nil))
         #expect(fast.records[6].contains(#""code":"bad-signature""#))
     }
@@ -98,7 +99,9 @@ struct BatchVerifierTests {
         let trusting = try Self.trusting()
         let renders = Counter()
         let untrusting = AttributionVerifier(keyRing: KeyRing())
-        let verifier = BatchVerifier(verifier: untrusting, fastPath: FastPostbackPath(trusting)) { result, source, line in
+        let verifier = BatchVerifier(
+            verifier: untrusting, fastPath: FastPostbackPath(trusting)
+        ) { result, source, line in
             renders.add()
             return JSONLinesRecord.render(result, source: source, line: line)
         }
