@@ -9,8 +9,8 @@ import Foundation
 /// pair identify the token as received. Each entry also names the key that verified it (by identity; the entry's
 /// shard keeps that key alive), so one cache shared by verifiers with different key rings can never vouch for a
 /// token under a key that did not verify it. Only successes are remembered (a failure costs nothing to store but
-/// could be used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity`
-/// entries of about 150 bytes.
+/// could be used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by
+/// `capacity` entries of about 150 bytes.
 package final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest
