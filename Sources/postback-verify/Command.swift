@@ -10,7 +10,7 @@ enum Command {
     static func main(_ arguments: [String]) -> Int32 {
         let errors = StandardStream(descriptor: 2)
         let options: CommandLineOptions
-        let verifier: AttributionVerifier
+        let keyRing: KeyRing
         do {
             options = try CommandLineOptions.parse(arguments)
             if options.showsHelp {
@@ -21,23 +21,17 @@ enum Command {
                 print(HelpText.version)
                 return 0
             }
-            verifier = AttributionVerifier(
-                keyRing: try keyRing(options),
-                policy: VerificationPolicy(
-                    isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge),
-                cache: VerifiedTokenCache())
+            keyRing = try Self.keyRing(options)
         } catch {
             errors.write(line: "postback-verify: error: \(TerminalText.escaped(error.message))")
             errors.write(line: "Run 'postback-verify --help' for usage.")
             errors.flush()
             return 2
         }
-        return run(options, verifier: verifier, errors: errors)
+        return run(options, keyRing: keyRing, errors: errors)
     }
 
-    private static func run(
-        _ options: CommandLineOptions, verifier: AttributionVerifier, errors: StandardStream
-    ) -> Int32 {
+    private static func run(_ options: CommandLineOptions, keyRing: KeyRing, errors: StandardStream) -> Int32 {
         let deduplication = DeduplicationStep(options)
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
@@ -52,21 +46,28 @@ enum Command {
         }
 
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
-        let render = RecordRenderer(
-            format: options.format,
-            text: TextRecord(
-                colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains),
-            explain: options.explains)
+        let records: BatchVerifier.Records
+        switch options.format {
+        case .jsonl:
+            // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general
+            // path's mismatch messages, and `--no-fast-path` is for comparing the two.
+            records = .jsonLines(
+                explain: options.explains, fastPath: options.usesFastPath && options.expectation != .invalid)
+        case .text:
+            let text = TextRecord(
+                colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains)
+            records = .rendered { Array(text.render($0, source: $1, line: $2).utf8) }
+        }
+        // With the steps split (`--jobs` below the core count), the reader prepares, the workers check signatures
+        // alone and the writer completes (`StageLayout`).
+        let verifier = BatchVerifier(
+            keyRing: keyRing,
+            policy: VerificationPolicy(isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge),
+            records: records)
         let input = ReaderHandle(
             InputReader(paths: options.paths, maximumItemBytes: AttributionVerifier.maximumItemBytes))
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
-        // The fast path writes JSON Lines records of valid postbacks; `--expect invalid` wants the general path's
-        // mismatch messages, and `--no-fast-path` is for comparing the two. With the steps split (`--jobs` below
-        // the core count) it runs in the same three steps as the general path: the worker does the ECDSA alone.
-        let fastPath = options.format == .jsonl && options.usesFastPath && options.expectation != .invalid
-            ? FastPostbackPath(verifier) : nil
-        let worker = BatchWorker(verifier: verifier, fastPath: fastPath) { render($0, source: $1, line: $2) }
         // With --state the batches claimed ahead stay in flight until written: room for them beside the workers'.
         let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(
             capacity: 4 * jobs + 4 + (deduplication.remembersAcrossRuns ? DeduplicationStep.claimAhead + 1 : 0))
@@ -88,23 +89,23 @@ enum Command {
                 guard let (items, failures) = input.next(maximumCount: batchSize) else { return nil }
                 let batch = VerifiedBatch(items: items)
                 if layout == .split {
-                    worker.prepare(batch)
+                    verifier.prepare(batch)
                 }
                 return ReadBatch(batch: batch, failures: failures)
             },
             transform: { read in
                 switch layout {
                 case .split:
-                    worker.checkSignatures(read.batch)
+                    verifier.checkSignatures(read.batch)
                 case .workers:
-                    worker.finish(read.batch)
+                    verifier.finish(read.batch)
                 }
                 return read
             },
             consume: { read, moreReady in
                 let batch = read.batch
                 if layout == .split {
-                    worker.complete(batch)
+                    verifier.complete(batch)
                 }
                 return run.batch { run in
                     // One short transaction claims the batch's keys; none is held while the records are written.
@@ -116,7 +117,7 @@ enum Command {
                         ? pipeline.outputsAhead(limit: DeduplicationStep.claimAhead).map(\.batch) : []
                     guard let duplicates = deduplication.claim(batch, ahead: ahead) else { return false }
                     write(batch, duplicates: duplicates, deduplication: deduplication, to: run, options: options,
-                          verifier: verifier, render: render)
+                          verifier: verifier)
                     run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
                     // With --state, also before the batch's claims are confirmed: a key is remembered only once its
@@ -138,36 +139,21 @@ enum Command {
     }
 
     /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
+    /// A duplicate's record is worded from what its outcome carries: no item is verified twice.
     private static func write(
         _ batch: VerifiedBatch, duplicates: [DeduplicationStep.Answer], deduplication: DeduplicationStep,
-        to run: RunOutput, options: CommandLineOptions, verifier: AttributionVerifier, render: RecordRenderer
+        to run: RunOutput, options: CommandLineOptions, verifier: BatchVerifier
     ) {
-        let outcomes = batch.outcomes
         for index in batch.items.indices {
-            let item = batch.items[index]
-            var result: VerificationResult
-            switch (outcomes[index], duplicates[index]) {
-            case (.fast, .duplicate):
-                // A repeat: the general path words D1 (its signature is in the token cache by now).
-                result = verifier.verify(item)
-            case (.fast, let answer):
-                run.summary.countValid(expectation: options.expectation)
-                run.records.write(line: batch.records[index])
-                if case .first(let key) = answer { deduplication.written(key, through: run.records.position) }
-                continue
-            case (.general(let general), _):
-                result = general
-            }
             if case .duplicate(let first, let content) = duplicates[index] {
-                result.markDuplicate(of: first, content: content)
+                verifier.markDuplicate(batch, at: index, of: first, content: content)
             }
-            let record = result.duplicateOf == nil
-                ? batch.records[index] : render(result, source: item.source, line: item.line)
-            run.summary.count(result, expectation: options.expectation)
-            run.records.write(line: record)
+            run.summary.count(batch.outcomes[index], expectation: options.expectation)
+            run.records.write(line: batch.records[index])
             if case .first(let key) = duplicates[index] { deduplication.written(key, through: run.records.position) }
-            if let expectation = options.expectation, result.verdict != expectation {
-                run.messages.write(line: mismatch(result, item: item, expected: expectation))
+            if let expectation = options.expectation, batch.outcomes[index].verdict != expectation {
+                run.messages.write(
+                    line: mismatch(batch.outcomes[index], item: batch.items[index], expected: expectation))
             }
         }
     }
@@ -216,10 +202,10 @@ enum Command {
         return (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     }
 
-    private static func mismatch(_ result: VerificationResult, item: InputItem, expected: Verdict) -> String {
-        let reason = result.firstError.map { " (\($0.code?.rawValue ?? "")): \(TerminalText.escaped($0.message))" }
+    private static func mismatch(_ outcome: VerifiedBatch.Outcome, item: InputItem, expected: Verdict) -> String {
+        let reason = outcome.firstError.map { " (\($0.code?.rawValue ?? "")): \(TerminalText.escaped($0.message))" }
         return "postback-verify: \(TerminalText.escaped(item.source)):\(item.line): expected \(expected.rawValue), "
-            + "got \(result.verdict.rawValue)\(reason ?? "")"
+            + "got \(outcome.verdict.rawValue)\(reason ?? "")"
     }
 
     /// Apple's keys plus every `--key`, each refused at load time unless it is an EC P-256 public key.

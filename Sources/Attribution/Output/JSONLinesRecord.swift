@@ -19,48 +19,61 @@ public enum JSONLinesRecord {
         out.reserveCapacity(1024)
         appendHead(source: source, line: line, kind: result.kind, verdict: result.verdict, signature: result.signature,
                    keyID: result.keyID, environment: result.environment, to: &out)
-        out.append(contentsOf: #","errors":["#.utf8)
-        for (position, finding) in result.errors.enumerated() {
-            if position > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: #"{"code":"#.utf8)
-            JSONValue.appendQuoted(finding.code?.rawValue ?? "", to: &out)
-            findingTail(finding, to: &out)
-        }
-        out.append(contentsOf: #"],"warnings":["#.utf8)
-        for (position, finding) in result.warnings.enumerated() {
-            if position > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "{"))
-            findingTail(finding, to: &out, leadingComma: false)
-        }
-        out.append(contentsOf: #"],"fields":"#.utf8)
+        appendFindings(errors: result.errors, warnings: result.warnings, to: &out)
+        out.append(contentsOf: #","fields":"#.utf8)
         object(result.fields, to: &out)
         out.append(contentsOf: #","unsigned":"#.utf8)
         object(result.unsigned, to: &out)
         out.append(contentsOf: #","tier":"#.utf8)
         out.append(contentsOf: (result.tier.map(String.init) ?? "null").utf8)
         if let first = result.duplicateOf {
-            out.append(contentsOf: #","duplicate-of":"#.utf8)
-            out.append(contentsOf: String(first.line).utf8)
-            member("duplicate-of-source", first.source, to: &out)
-            if let run = first.firstSeen {
-                member("duplicate-of-run", RFC3339Timestamp.string(run), to: &out)
-            }
-            if let differences = result.duplicateDifferences {
-                appendLiteral(#","duplicate-differs":{"signed-payload":"#, to: &out)
-                appendLiteral(differences.signedPayload ? "true" : "false", to: &out)
-                appendLiteral(#","unsigned":["#, to: &out)
-                for (position, name) in differences.unsignedMembers.enumerated() {
-                    if position > 0 { out.append(UInt8(ascii: ",")) }
-                    JSONValue.appendQuoted(name, to: &out)
-                }
-                appendLiteral("]}", to: &out)
-            }
+            appendDuplicate(of: first, differences: result.duplicateDifferences, to: &out)
         }
         if explain, let signedString = result.signedString {
             member("signed-string", signedString, to: &out)
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// `,"errors":[…],"warnings":[…]`: the findings, errors with their code.
+    static func appendFindings(errors: [Finding], warnings: [Finding], to out: inout [UInt8]) {
+        out.append(contentsOf: #","errors":["#.utf8)
+        for (position, finding) in errors.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: #"{"code":"#.utf8)
+            JSONValue.appendQuoted(finding.code?.rawValue ?? "", to: &out)
+            findingTail(finding, to: &out)
+        }
+        out.append(contentsOf: #"],"warnings":["#.utf8)
+        for (position, finding) in warnings.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "{"))
+            findingTail(finding, to: &out, leadingComma: false)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// `,"duplicate-of":…,"duplicate-of-source":…` (and the run, and what differs): a duplicate's last members.
+    static func appendDuplicate(
+        of first: DuplicateReference, differences: ContentFingerprint.Differences?, to out: inout [UInt8]
+    ) {
+        appendLiteral(#","duplicate-of":"#, to: &out)
+        out.append(contentsOf: String(first.line).utf8)
+        member("duplicate-of-source", first.source, to: &out)
+        if let run = first.firstSeen {
+            member("duplicate-of-run", RFC3339Timestamp.string(run), to: &out)
+        }
+        if let differences {
+            appendLiteral(#","duplicate-differs":{"signed-payload":"#, to: &out)
+            appendLiteral(differences.signedPayload ? "true" : "false", to: &out)
+            appendLiteral(#","unsigned":["#, to: &out)
+            for (position, name) in differences.unsignedMembers.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.appendQuoted(name, to: &out)
+            }
+            appendLiteral("]}", to: &out)
+        }
     }
 
     /// The record's opening up to and including `environment`:

@@ -65,25 +65,21 @@ extension VerificationResult {
 
     /// ``markDuplicate(of:)`` for a caller that has this result's fingerprint already (its sighting's).
     package mutating func markDuplicate(of first: DuplicateReference, content: ContentFingerprint?) {
-        guard verdict == .valid, deduplicationKey != nil else { return }
+        guard verdict == .valid, let key = deduplicationKey else { return }
+        let marking = DuplicateMarking(subject: duplicateSubject(key), first: first) {
+            content ?? ContentFingerprint(self)
+        }
         duplicateOf = first
-        let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
-        errors.append(Finding(
-            .d1, "\(duplicateSubject) was already seen valid at \(first.source):\(first.line)\(when)"))
-        guard let firstContent = first.firstContent, let content = content ?? ContentFingerprint(self) else { return }
-        let differences = content.differences(from: firstContent)
-        guard !differences.isEmpty else { return }
-        duplicateDifferences = differences
-        let named = (differences.signedPayload ? ["the signed payload"] : []) + differences.unsignedMembers
-        warnings.append(Finding(.d2, "this sighting's content differs from its first sighting at "
-                                + "\(first.source):\(first.line): \(named.joined(separator: ", "))"))
+        errors.append(marking.error)
+        duplicateDifferences = marking.differences
+        if let warning = marking.warning { warnings.append(warning) }
     }
 
     /// What D1 and D2 name: the postback by its identifier (SKAdNetwork: transaction and index).
-    private var duplicateSubject: String {
+    private func duplicateSubject(_ key: ExactString) -> String {
         skAdNetwork.map {
             "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
-        } ?? "postback-identifier \(deduplicationKey?.description ?? "")"
+        } ?? DuplicateMarking.postback(key)
     }
 }
 

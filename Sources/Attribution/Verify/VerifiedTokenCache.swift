@@ -3,14 +3,14 @@ import Foundation
 /// Remembers tokens whose signature already verified, so an exact repeat skips the ECDSA.
 ///
 /// Apple retries a postback delivery up to nine times with the same bytes. A repeat's record must be exactly the
-/// first one's (duplicate marking aside, which the ``Deduplicator`` adds in order), so only the signature check is
-/// skipped; everything else is recomputed from the bytes. An entry is the SHA-256 of the signing input (computed
-/// anyway for the ECDSA) with the 64 signature bytes: canonical base64url makes that pair identify the token as
-/// received. Each entry also names the key that verified it (by identity; the entry's shard keeps that key alive),
-/// so one cache shared by verifiers with different key rings can never vouch for a token under a key that did not
-/// verify it. Only successes are remembered (a failure costs nothing to store but could be
-/// used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by `capacity`
-/// entries of about 150 bytes.
+/// first one's (duplicate marking aside, which D1 adds in order: ``BatchVerifier/markDuplicate(_:at:of:content:)``),
+/// so only the signature check is skipped; everything else is recomputed from the bytes. An entry is the SHA-256
+/// of the signing input (computed anyway for the ECDSA) with the 64 signature bytes: canonical base64url makes that
+/// pair identify the token as received. Each entry also names the key that verified it (by identity; the entry's
+/// shard keeps that key alive), so one cache shared by verifiers with different key rings can never vouch for a
+/// token under a key that did not verify it. Only successes are remembered (a failure costs nothing to store but
+/// could be used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by
+/// `capacity` entries of about 150 bytes.
 package final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest

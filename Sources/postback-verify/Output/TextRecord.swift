@@ -79,7 +79,7 @@ struct TextRecord {
             // Quoted so control characters in an unauthenticated value cannot break the one-line record.
             let visible = signedString.split(separator: "\u{2063}", omittingEmptySubsequences: false)
                 .joined(separator: "|")
-            facts.append("signed=\(TerminalText.escaped(JSONValue.quoted(visible)))")
+            facts.append("signed=\(TerminalText.escaped(JSONValue.string(visible).jsonText))")
         }
         return facts
     }

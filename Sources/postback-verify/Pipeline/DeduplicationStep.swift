@@ -96,17 +96,8 @@ final class DeduplicationStep {
         var positions: [(batch: Int, item: Int)] = []
         var answers = batches.map { [Answer](repeating: .none, count: $0.items.count) }
         for (number, batch) in batches.enumerated() {
-            for (index, outcome) in batch.outcomes.enumerated() {
-                let item = batch.items[index]
-                let sighting: PostbackSighting?
-                switch outcome {
-                case .fast(let identifier, let content):
-                    sighting = PostbackSighting(key: identifier, source: item.source,
-                                                line: item.line, content: content)
-                case .general(let result):
-                    sighting = PostbackSighting(result, source: item.source, line: item.line)
-                }
-                if let sighting {
+            for index in batch.items.indices {
+                if let sighting = batch.sighting(at: index) {
                     sightings.append(sighting)
                     positions.append((number, index))
                 }

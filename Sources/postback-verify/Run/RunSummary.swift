@@ -11,23 +11,16 @@ struct RunSummary {
 
     var invalid: Int { items - valid }
 
-    /// Counts a valid item with no warning and no duplicate marking (one ``FastPostbackPath`` answered).
-    mutating func countValid(expectation: Verdict?) {
+    mutating func count(_ outcome: VerifiedBatch.Outcome, expectation: Verdict?) {
         items += 1
-        valid += 1
-        if expectation == .invalid { unexpected += 1 }
-    }
-
-    mutating func count(_ result: VerificationResult, expectation: Verdict?) {
-        items += 1
-        if let first = result.firstError {
+        if let first = outcome.firstError {
             invalidByCode[first.code?.rawValue ?? "", default: 0] += 1
         } else {
             valid += 1
         }
-        warnings += result.warnings.count
-        if result.duplicateOf != nil { duplicates += 1 }
-        if result.verdict != (expectation ?? .valid) { unexpected += 1 }
+        warnings += outcome.warningCount
+        if outcome.isDuplicate { duplicates += 1 }
+        if outcome.verdict != (expectation ?? .valid) { unexpected += 1 }
     }
 
     /// The summary line; `note` (an interruption) comes first when given.

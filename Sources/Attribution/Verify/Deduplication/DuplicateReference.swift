@@ -30,10 +30,4 @@ public struct DuplicateReference: Sendable, Hashable {
     static func wholeMilliseconds(_ date: Date) -> Date {
         Date(milliseconds: date.millisecondsSince1970)
     }
-
-    /// The same reference without its time (the CLI without `--state`: records depend on the input alone).
-    package var withoutTime: DuplicateReference {
-        DuplicateReference(source: source, line: line, firstSeen: nil, firstContent: firstContent,
-                           isPending: isPending)
-    }
 }

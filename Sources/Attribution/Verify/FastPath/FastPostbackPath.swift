@@ -139,14 +139,52 @@ package struct FastPostbackPath: Sendable {
             ? (prepared.postbackIdentifier, prepared.record, prepared.content) : nil
     }
 
+    /// What the fast path's answer for a valid item carries beside its record: the `postback-identifier` and
+    /// content fingerprint that D1 and D2 decide on, and the key that verified it, so that the record of a
+    /// duplicate is written from the record's own bytes (``duplicateRecord(_:of:source:line:marking:)``) and the
+    /// item is never verified a second time.
+    package struct Answer: Sendable {
+        package let postbackIdentifier: ExactString
+        package let content: ContentFingerprint
+        /// The index in ``FastPostbackPath/keys`` of the key whose signature verified.
+        fileprivate let key: Int
+    }
+
     /// Step 3 as ``record(of:)``, the record moved out of `prepared` (left empty) rather than copied: for a
     /// caller done with the item.
-    package func takeRecord(from prepared: inout Prepared)
-        -> (postbackIdentifier: ExactString, record: [UInt8], content: ContentFingerprint)? {
+    package func takeRecord(from prepared: inout Prepared) -> (answer: Answer, record: [UInt8])? {
         guard prepared.signatureVerified == true else { return nil }
         var record: [UInt8] = []
         swap(&record, &prepared.record)
-        return (prepared.postbackIdentifier, record, prepared.content)
+        return (Answer(postbackIdentifier: prepared.postbackIdentifier, content: prepared.content, key: prepared.key),
+                record)
+    }
+
+    /// The record of an answered item that D1 found to be a duplicate, written from its valid record `record`
+    /// (from ``takeRecord(from:)``, for the item at `source`:`line`): byte for byte what
+    /// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for the general path's result once
+    /// ``VerificationResult/markDuplicate(of:)`` marked it. Only the parts a duplicate changes are written anew
+    /// (verdict, findings, the `duplicate-of` members); `fields`, `unsigned` and `tier` are the valid record's bytes.
+    package func duplicateRecord(
+        _ record: [UInt8], of answer: Answer, source: String, line: Int, marking: DuplicateMarking
+    ) -> [UInt8] {
+        let key = keys[answer.key]
+        var out: [UInt8] = []
+        out.reserveCapacity(record.count + 256)
+        JSONLinesRecord.appendSource(source, line: line, to: &out)
+        // The valid record is this opening, the key's status (which ends with `"fields":`), then the fields on.
+        let fieldsStart = out.count + key.recordStatus.count
+        assert(record.count > fieldsStart && record[out.count..<fieldsStart].elementsEqual(key.recordStatus),
+               "not the record of this answer")
+        JSONLinesRecord.appendStatus(kind: .postback, verdict: .invalid, signature: .verified,
+                                     keyID: key.trusted.keyID, environment: key.trusted.environment, to: &out)
+        JSONLinesRecord.appendFindings(errors: [marking.error], warnings: marking.warning.map { [$0] } ?? [],
+                                       to: &out)
+        JSONLinesRecord.appendLiteral(#","fields":"#, to: &out)
+        out.append(contentsOf: record[fieldsStart..<(record.count - 1)])
+        JSONLinesRecord.appendDuplicate(of: marking.first, differences: marking.differences, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     // MARK: - The parts
