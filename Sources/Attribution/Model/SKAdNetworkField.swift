@@ -26,29 +26,51 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The conversion window, 0, 1 or 2, an integer (4.0).
     case postbackSequenceIndex = "postback-sequence-index"
 
-    /// The member's JSON type.
-    package var valueType: ValueType {
-        switch self {
-        case .version, .adNetworkID, .sourceIdentifier, .transactionID, .sourceDomain: .string
-        case .campaignID, .appID, .sourceAppID, .fidelityType, .postbackSequenceIndex: .integer
-        case .redownload, .didWin: .boolean
+    /// The member as the tables define it: JSON type, signed, required unless optional (in the versions that sign
+    /// it: ``SKAdNetworkVersion/signedLayout(_:)``), and its values (rule S4). The conversion window and the source
+    /// identifier are AdAttributionKit's (``PostbackPayloadMember``).
+    package var member: MessageMember { Self.members[Self.position[self]!] }
+
+    private static let members = allCases.map(\.definition)
+    private static let position = Dictionary(uniqueKeysWithValues: allCases.enumerated().map { ($1, $0) })
+
+    private var definition: MessageMember {
+        let required = !isOptional
+        return switch self {
+        case .version, .sourceDomain:
+            MessageMember(rawValue, .string, signed: true, required: required)
+        case .adNetworkID, .transactionID:
+            MessageMember(rawValue, .string, signed: true, required: required, domain: .nonEmpty(lowercase: false))
+        case .sourceIdentifier:
+            MessageMember(rawValue, .string, signed: true, required: required,
+                          domain: PostbackPayloadMember.sourceIdentifiers)
+        case .campaignID, .appID, .sourceAppID:
+            MessageMember(rawValue, .integer, signed: true, required: required)
+        case .fidelityType:
+            MessageMember(rawValue, .integer, signed: true, required: required,
+                          domain: .integers(0...1, wording: "0 (view-through) or 1 (StoreKit-rendered)"))
+        case .postbackSequenceIndex:
+            MessageMember(rawValue, .integer, signed: true, required: required,
+                          domain: PostbackPayloadMember.sequenceIndexes)
+        case .redownload, .didWin:
+            MessageMember(rawValue, .boolean, signed: true, required: required)
         }
     }
+
+    /// The member's JSON type.
+    package var valueType: ValueType { member.type }
 
     /// True for the members a postback may leave out (then the signed string leaves them out too).
     package var isOptional: Bool {
         self == .sourceAppID || self == .sourceDomain
     }
-}
 
-extension SKAdNetworkField {
-    /// The JSON type of a signed SKAdNetwork member, which also decides how it is written in the signed string.
-    package enum ValueType: String, Sendable, Hashable {
-        /// Written as received, after JSON unescaping.
-        case string
-        /// A plain non-negative JSON integer up to 2^64-1, written in decimal.
-        case integer
-        /// Written `true` or `false`.
-        case boolean
+    /// The member named by these exact bytes.
+    package init?(exactly name: String) {
+        guard let field = Self.allCases.first(where: { $0.rawValue.isExactlyEqual(to: name) }) else { return nil }
+        self = field
     }
+
+    /// The JSON type of a signed SKAdNetwork member, which also decides how it is written in the signed string.
+    package typealias ValueType = MessageMember.ValueType
 }

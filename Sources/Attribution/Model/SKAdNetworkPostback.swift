@@ -57,17 +57,17 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     package static func decode(
         _ body: JSONObject, version: SKAdNetworkVersion, signedFields: [SKAdNetworkField], findings: inout [Finding]
     ) -> SKAdNetworkPostback? {
-        var reader = FieldReader(
-            body, owner: "the \(version.rawValue) postback", typeRule: .s2, rangeRule: .s2)
+        var reader = FieldReader(body, owner: "the \(version.rawValue) postback", typeRule: .s2, rangeRule: .s2)
         var strings: [SKAdNetworkField: String] = [:]
         var integers: [SKAdNetworkField: UInt64] = [:]
         var booleans: [SKAdNetworkField: Bool] = [:]
+        // S2 reads types only (integers within 0 ... 2^64-1); the values are S4's, once the signature holds.
         for field in signedFields {
-            let required = !field.isOptional
-            switch field.valueType {
-            case .string: strings[field] = reader.string(field.rawValue, required: required)
-            case .integer: integers[field] = reader.integer(field.rawValue, required: required)
-            case .boolean: booleans[field] = reader.bool(field.rawValue, required: required)
+            switch reader.read(field.member, checkingDomain: false) {
+            case .string(let string)?: strings[field] = string
+            case .number(let number)?: integers[field] = number.uint64Value
+            case .bool(let bool)?: booleans[field] = bool
+            default: break
             }
         }
         findings += reader.findings

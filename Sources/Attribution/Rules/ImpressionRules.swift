@@ -6,11 +6,11 @@
 enum ImpressionRules {
     static func check(_ payload: JSONObject, keyID: String, policy: VerificationPolicy) -> [Finding] {
         var findings: [Finding] = []
-        if case .string(let network)? = payload["ad-network-identifier"], !network.isExactlyEqual(to: keyID) {
-            findings.append(Finding(.i2, "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid "
+        if case .string(let network)? = payload[ImpressionMember.adNetworkIdentifier.name], !network.isExactlyEqual(to: keyID) {
+            findings.append(Finding(.i2, "\(ImpressionMember.adNetworkIdentifier.name) \(JSONValue.quoted(network)) is not the signing kid "
                     + JSONValue.quoted(keyID)))
         }
-        guard let timestamp = payload["timestamp"]?.numberValue?.uint64Value else { return findings }
+        guard let timestamp = payload[ImpressionMember.timestamp.name]?.numberValue?.uint64Value else { return findings }
         let now = policy.clock()
         if timestamp > now {
             // The message names no clock reading, so one input gives the same record on every run.

@@ -27,7 +27,7 @@ enum PostbackRules {
                 + "ad-network-identifier is \(developmentNetworkIdentifier) (the payload's is in fields)"
         },
         Rule(id: .u2, fires: { $0.hasFineValue && $0.hasCoarseValue }) { _ in
-            "a body carries conversion-value or coarse-conversion-value, not both"
+            "a body \(PostbackBodyMember.exclusiveValuesSentence)"
         },
         Rule(id: .u3, fires: {
             guard let body = $0.body, $0.conversionType == .reEngagement else { return false }

@@ -1,0 +1,82 @@
+/// A message's table: every member it defines, one ``MessageMember`` each (name, JSON type, signed, required,
+/// values), in the order the decoders read and report them. The tables are ``postbackPayload``, ``postbackBody``
+/// and ``impressionPayload`` (built from ``PostbackPayloadMember``, ``PostbackBodyMember`` and
+/// ``ImpressionMember``, whose cases are the slots the code reads) and, for SKAdNetwork, ``SKAdNetworkField`` by
+/// version (``SKAdNetworkVersion/signedLayout(_:)``) and ``skAdNetworkUnsigned``.
+///
+/// Everything reads the table rather than restating it: the general decoders (``FieldReader/read(_:skipping:)``),
+/// the fast path's scanner (which knows exactly ``names``) and its checks (``FastPostbackPath`` asks
+/// ``ValueDomain/admits(_:)-(some Collection<UInt8>)`` of each present member), the facts the rules read and the
+/// messages. A layout is a value, so a test can add a member (``adding(_:)``) and hand the result to both paths.
+package struct MessageLayout: Sendable {
+    /// What the members belong to, for messages ("payload", "body", "the 4.0 postback").
+    package let owner: String
+    /// The members, by slot.
+    package let members: [MessageMember]
+    /// Each member's name as UTF-8, by slot: what the fast path's scanner matches.
+    package let names: [[UInt8]]
+    /// A bit per slot, set for the members a message must carry.
+    package let requiredSlots: UInt32
+
+    /// At most 16 members: the fast path's scanner keeps a slot in 4 bits.
+    package static let capacity = 16
+
+    package init(owner: String, members: [MessageMember]) {
+        precondition(members.count <= Self.capacity, "a layout has at most \(Self.capacity) members")
+        self.owner = owner
+        self.members = members
+        names = members.map(\.utf8)
+        requiredSlots = members.indices.reduce(0) { $0 | (members[$1].isRequired ? 1 << UInt32($1) : 0) }
+    }
+
+    /// The layout with `member` added after the others (its slot is the old member count): a new member Apple
+    /// defines, or a test's.
+    package func adding(_ member: MessageMember) -> MessageLayout {
+        MessageLayout(owner: owner, members: members + [member])
+    }
+
+    package subscript(slot: Int) -> MessageMember { members[slot] }
+
+    /// The slot of the member with these name bytes.
+    package func slot(named name: some Collection<UInt8>) -> Int? {
+        names.firstIndex { $0.elementsEqual(name) }
+    }
+}
+
+/// The layouts a verifier reads the AdAttributionKit messages with: Apple's (``apple``), or in tests one with an
+/// added member.
+package struct MessageLayouts: Sendable {
+    package var postbackPayload: MessageLayout
+    package var postbackBody: MessageLayout
+    package var impressionPayload: MessageLayout
+
+    package init(postbackPayload: MessageLayout = .postbackPayload, postbackBody: MessageLayout = .postbackBody,
+                 impressionPayload: MessageLayout = .impressionPayload) {
+        self.postbackPayload = postbackPayload
+        self.postbackBody = postbackBody
+        self.impressionPayload = impressionPayload
+    }
+
+    /// The members Apple defines.
+    package static let apple = MessageLayouts()
+}
+
+/// A message's slot names: an enumeration whose cases are its members, in table order, each defining its member.
+package protocol MessageSlot: CaseIterable, RawRepresentable, Sendable where RawValue == Int {
+    /// The case's member, as the table defines it (read ``table`` rather than this, which builds it anew).
+    var member: MessageMember { get }
+    /// The table: every case's member, made once.
+    static var table: MessageLayout { get }
+}
+
+extension MessageSlot {
+    /// The member's name.
+    package var name: String { Self.table[rawValue].name }
+    /// The member's slot in its table.
+    package var slot: Int { rawValue }
+
+    /// The table of every case's member, in order.
+    static func layout(owner: String) -> MessageLayout {
+        MessageLayout(owner: owner, members: allCases.map(\.member))
+    }
+}

@@ -1,0 +1,55 @@
+/// One member of a message's layout (``MessageLayout``): its name, JSON type, whether the signature covers it,
+/// whether a message must carry it, and the values it may take. Written once per member, in the message's table;
+/// the decoders, the fast path's scanner and checks, the rules' facts and the messages all read it from there.
+package struct MessageMember: Sendable {
+    /// The member's name, as the JSON spells it.
+    package let name: String
+    /// The name's UTF-8 bytes, which the fast path's scanner matches.
+    package let utf8: [UInt8]
+    package let type: ValueType
+    /// True when a signature covers the member (a JWS payload, an SKAdNetwork signed string); false for a body's
+    /// members beside it, which anyone on the path could change.
+    package let isSigned: Bool
+    /// True when a message without the member is refused (under the decoder's type rule).
+    package let isRequired: Bool
+    package let domain: ValueDomain
+
+    package init(_ name: String, _ type: ValueType, signed isSigned: Bool, required isRequired: Bool,
+                 domain: ValueDomain = .any) {
+        self.name = name
+        utf8 = Array(name.utf8)
+        self.type = type
+        self.isSigned = isSigned
+        self.isRequired = isRequired
+        self.domain = domain
+    }
+
+    /// The JSON type of a member (for SKAdNetwork's signed members, also how it is written in the signed string).
+    package enum ValueType: String, Sendable, Hashable {
+        /// A JSON string (written as received, after JSON unescaping).
+        case string
+        /// A plain non-negative JSON integer up to 2^64-1 (written in decimal).
+        case integer
+        /// `true` or `false`.
+        case boolean
+
+        /// The phrase for messages: "a string", "an integer", "a boolean".
+        var phrase: String {
+            switch self {
+            case .string: "a string"
+            case .integer: "an integer"
+            case .boolean: "a boolean"
+            }
+        }
+    }
+
+    /// This member with another `isRequired` (an SKAdNetwork version that leaves it optional).
+    package func required(_ isRequired: Bool) -> MessageMember {
+        MessageMember(name, type, signed: isSigned, required: isRequired, domain: domain)
+    }
+
+    /// This member as an unsigned one (SKAdNetwork's body members, which no signature covers).
+    package func unsigned() -> MessageMember {
+        MessageMember(name, type, signed: false, required: isRequired, domain: domain)
+    }
+}

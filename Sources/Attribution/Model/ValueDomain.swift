@@ -1,0 +1,116 @@
+/// The values a member may take beyond its JSON type (``MessageMember/domain``), and what a message says when a
+/// value is outside them. One definition serves both paths: ``admits(_:)-(some Collection<UInt8>)`` and
+/// ``admits(_:)-(UInt64)`` are what the fast path asks of the bytes it scanned (no `String` made), and
+/// ``complaint(about:)-(String)`` words the general path's finding, built only when a value fails.
+package enum ValueDomain: Sendable {
+    /// Any value of the member's type (integers: 0 ... 2^64-1).
+    case any
+    /// A string that is not empty; with `lowercase`, holding no ASCII capital letter either.
+    case nonEmpty(lowercase: Bool)
+    /// An integer in `range`; `wording` names the values in messages ("0, 1 or 2"), else the range is shown.
+    case integers(ClosedRange<UInt64>, wording: String? = nil)
+    /// A string spelled exactly as one of `values`, which messages name as `wording`; a `hint` is added when the
+    /// value is `misspelling` (Apple's own spelling differs from an obvious one).
+    case oneOf([String], wording: String, hint: (misspelling: String, hint: String)? = nil)
+    /// A string of ASCII digits whose count is in `counts` (leading zeros allowed: "07" has two).
+    case digits(ClosedRange<Int>)
+    /// A string of exactly `count` ASCII capital letters, named `wording` in messages.
+    case capitalLetters(count: Int, wording: String)
+    /// 36 characters, hex digits in groups 8-4-4-4-12, either case; version and variant bits not checked.
+    case uuid
+
+    // MARK: - Strings
+
+    /// Whether a string with these UTF-8 bytes is in the domain (always false for an integer domain).
+    @inline(__always)
+    package func admits(_ utf8: some Collection<UInt8>) -> Bool {
+        switch self {
+        case .any:
+            return true
+        case .nonEmpty(let lowercase):
+            return !utf8.isEmpty && !(lowercase && utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+        case .integers:
+            return false
+        case .oneOf(let values, _, _):
+            return values.contains { $0.utf8.elementsEqual(utf8) }
+        case .digits(let counts):
+            return counts.contains(utf8.count) && utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        case .capitalLetters(let count, _):
+            return utf8.count == count && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        case .uuid:
+            return Self.isUUID(utf8)
+        }
+    }
+
+    /// What a message says after the member's name when `value` is outside the domain; nil when it is inside.
+    package func complaint(about value: String) -> String? {
+        guard !admits(value.utf8) else { return nil }
+        let quoted = JSONValue.quoted(value)
+        switch self {
+        case .any, .integers:
+            return nil
+        case .nonEmpty:
+            return value.isEmpty ? "must not be empty" : "must be lowercase"
+        case .oneOf(_, let wording, let hint):
+            let extra = hint.flatMap { value.isExactlyEqual(to: $0.misspelling) ? " (\($0.hint))" : nil } ?? ""
+            return "is \(quoted), not \(wording)\(extra)"
+        case .digits(let counts):
+            return "is \(quoted), not \(Self.alternatives(counts.map(String.init))) ASCII digits"
+        case .capitalLetters(_, let wording):
+            return "is \(quoted), not \(wording)"
+        case .uuid:
+            return "is \(quoted), not a UUID (8-4-4-4-12 hex digits)"
+        }
+    }
+
+    // MARK: - Integers
+
+    /// Whether the integer is in the domain (always false for a string domain).
+    @inline(__always)
+    package func admits(_ integer: UInt64) -> Bool {
+        switch self {
+        case .any: true
+        case .integers(let range, _): range.contains(integer)
+        default: false
+        }
+    }
+
+    /// The integers the domain admits (all of them for ``any``).
+    var range: ClosedRange<UInt64> {
+        if case .integers(let range, _) = self { return range }
+        return 0...UInt64.max
+    }
+
+    /// What a message says after the member's name when the integer whose literal is `literal` is outside the
+    /// domain (or beyond 2^64-1: `value` nil).
+    package func complaint(aboutInteger value: UInt64?, literal: String) -> String? {
+        if let value, admits(value) { return nil }
+        if case .integers(_, let wording?) = self {
+            return "is \(literal), not \(wording)"
+        }
+        return "is \(literal), outside \(range.lowerBound)...\(range.upperBound)"
+    }
+
+    // MARK: - Helpers
+
+    /// "a", "a or b", "a, b or c".
+    private static func alternatives(_ words: [String]) -> String {
+        guard words.count > 1 else { return words.first ?? "" }
+        return words.dropLast().joined(separator: ", ") + " or " + words[words.count - 1]
+    }
+
+    private static func isUUID(_ utf8: some Collection<UInt8>) -> Bool {
+        guard utf8.count == 36 else { return false }
+        for (offset, byte) in utf8.enumerated() {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                let isHex = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+                guard isHex else { return false }
+            }
+        }
+        return true
+    }
+}
