@@ -8,24 +8,43 @@
 /// the fast path's scanner (which knows exactly ``names``) and its checks (``FastPostbackPath`` asks
 /// ``ValueDomain/admits(_:)-(some Collection<UInt8>)`` of each present member), the facts the rules read and the
 /// messages. A layout is a value, so a test can add a member (``adding(_:)``) and hand the result to both paths.
-package struct MessageLayout: Sendable {
+package final class MessageLayout: Sendable {
     /// What the members belong to, for messages ("payload", "body", "the 4.0 postback").
     package let owner: String
     /// The members, by slot.
     package let members: [MessageMember]
     /// Each member's name as UTF-8, by slot: what the fast path's scanner matches.
     package let names: [[UInt8]]
+    /// Each member's type and values as plain data, by slot: what the fast path checks scanned values against
+    /// (``ValueDomain/admits(_:)-(UInt64)``, ``ValueDomain/TextShape``), read without retaining anything.
+    package let checks: [Check]
+    /// The spellings of each slot's ``ValueDomain/oneOf(_:wording:hint:)`` values (empty for other domains).
+    package let choices: [[[UInt8]]]
     /// A bit per slot, set for the members a message must carry.
     package let requiredSlots: UInt32
 
     /// At most 16 members: the fast path's scanner keeps a slot in 4 bits.
     package static let capacity = 16
 
+    /// A member's type and values, compiled from its ``MessageMember`` once, when the table is made.
+    package struct Check: Sendable {
+        package let type: MessageMember.ValueType
+        /// The integers the member admits (an integer member; see ``ValueDomain/range``).
+        package let integers: ClosedRange<UInt64>
+        /// The strings the member admits (a string member).
+        package let text: ValueDomain.TextShape
+    }
+
     package init(owner: String, members: [MessageMember]) {
         precondition(members.count <= Self.capacity, "a layout has at most \(Self.capacity) members")
         self.owner = owner
         self.members = members
         names = members.map(\.utf8)
+        checks = members.map { Check(type: $0.type, integers: $0.domain.range, text: $0.domain.textShape) }
+        choices = members.map { member in
+            guard case .oneOf(let values, _, _) = member.domain else { return [] }
+            return values.map { Array($0.utf8) }
+        }
         requiredSlots = members.indices.reduce(0) { $0 | (members[$1].isRequired ? 1 << UInt32($1) : 0) }
     }
 

@@ -22,23 +22,55 @@ package enum ValueDomain: Sendable {
     // MARK: - Strings
 
     /// Whether a string with these UTF-8 bytes is in the domain (always false for an integer domain).
-    @inline(__always)
     package func admits(_ utf8: some Collection<UInt8>) -> Bool {
+        let choices: [String] = if case .oneOf(let values, _, _) = self { values } else { [] }
+        return textShape.admits(utf8, choices: choices.lazy.map(\.utf8))
+    }
+
+    /// The domain's string values as plain data (the choices apart): what ``MessageLayout`` keeps per slot for
+    /// the fast path, so checking a value retains nothing.
+    package var textShape: TextShape {
         switch self {
-        case .any:
-            return true
-        case .nonEmpty(let lowercase):
-            return !utf8.isEmpty && !(lowercase && utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
-        case .integers:
-            return false
-        case .oneOf(let values, _, _):
-            return values.contains { $0.utf8.elementsEqual(utf8) }
-        case .digits(let counts):
-            return counts.contains(utf8.count) && utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-        case .capitalLetters(let count, _):
-            return utf8.count == count && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-        case .uuid:
-            return Self.isUUID(utf8)
+        case .any: .any
+        case .nonEmpty(let lowercase): lowercase ? .nonEmptyLowercase : .nonEmpty
+        case .integers: .never
+        case .oneOf: .choices
+        case .digits(let counts): .digits(counts)
+        case .capitalLetters(let count, _): .capitalLetters(count)
+        case .uuid: .uuid
+        }
+    }
+
+    /// The values a string member may take, without their wording (see the cases of ``ValueDomain``).
+    package enum TextShape: Sendable, Equatable {
+        case any, nonEmpty, nonEmptyLowercase, choices, uuid
+        case digits(ClosedRange<Int>)
+        case capitalLetters(Int)
+        /// Not a string domain.
+        case never
+
+        /// Whether a string with these UTF-8 bytes is in the domain; `choices` are the spellings of ``choices``.
+        @inline(__always)
+        package func admits<Choices: Sequence>(_ utf8: some Collection<UInt8>, choices: Choices) -> Bool
+        where Choices.Element: Collection<UInt8> {
+            switch self {
+            case .any:
+                true
+            case .nonEmpty:
+                !utf8.isEmpty
+            case .nonEmptyLowercase:
+                !utf8.isEmpty && !utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            case .choices:
+                choices.contains { $0.elementsEqual(utf8) }
+            case .digits(let counts):
+                counts.contains(utf8.count) && utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            case .capitalLetters(let count):
+                utf8.count == count && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            case .uuid:
+                ValueDomain.isUUID(utf8)
+            case .never:
+                false
+            }
         }
     }
 
@@ -76,7 +108,7 @@ package enum ValueDomain: Sendable {
     }
 
     /// The integers the domain admits (all of them for ``any``).
-    var range: ClosedRange<UInt64> {
+    package var range: ClosedRange<UInt64> {
         if case .integers(let range, _) = self { return range }
         return 0...UInt64.max
     }
@@ -99,7 +131,7 @@ package enum ValueDomain: Sendable {
         return words.dropLast().joined(separator: ", ") + " or " + words[words.count - 1]
     }
 
-    private static func isUUID(_ utf8: some Collection<UInt8>) -> Bool {
+    fileprivate static func isUUID(_ utf8: some Collection<UInt8>) -> Bool {
         guard utf8.count == 36 else { return false }
         for (offset, byte) in utf8.enumerated() {
             if offset == 8 || offset == 13 || offset == 18 || offset == 23 {

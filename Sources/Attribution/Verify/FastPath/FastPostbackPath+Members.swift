@@ -52,15 +52,15 @@ extension FastPostbackPath {
         /// decoder's ``FieldReader/read(_:skipping:)`` finds nothing wrong with, asked of the scanned bytes.
         func conform(to layout: MessageLayout) -> Bool {
             var required = layout.requiredSlots
-            for slot in 0..<layout.members.count {
+            for slot in layout.checks.indices {
                 guard let value = slots[slot] else { continue }
                 required &= ~(1 << UInt32(slot))
-                let member = layout[slot]
-                switch (member.type, value.kind) {
+                let check = layout.checks[slot]
+                switch (check.type, value.kind) {
                 case (.string, .string):
-                    guard member.domain.admits(bytes(value.range)) else { return false }
+                    guard check.text.admits(bytes(value.range), choices: layout.choices[slot]) else { return false }
                 case (.integer, .integer):
-                    guard member.domain.admits(value.number) else { return false }
+                    guard check.integers.contains(value.number) else { return false }
                 case (.boolean, .boolean):
                     break
                 default:

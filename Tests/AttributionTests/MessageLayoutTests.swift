@@ -1,0 +1,108 @@
+import Testing
+@testable import Attribution
+
+/// The tables (``MessageLayout``) are the one place a message's members are defined: a member added to a table
+/// reaches the general decoders and the fast path alike, with no change to either, and the two still agree byte
+/// for byte (``FastPostbackPathTests/compare(_:verifier:source:line:expectAnswer:sourceLocation:)``).
+@Suite("Message tables")
+struct MessageLayoutTests {
+    /// One body, and what both paths must make of it under the extended tables.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let signedExtra: String
+        let unsignedExtra: String
+        /// The one finding the general path gives, as `RULE: message`; nil when the item is valid (and the fast
+        /// path must then answer, with the general path's record).
+        let finding: String?
+    }
+
+    /// A signed optional integer 0 ... 9, a signed required Boolean and an unsigned optional string `on`/`off`:
+    /// one member of each type, with a value domain where the type has one.
+    static let signedCount = MessageMember("example-count", .integer, signed: true, required: false,
+                                           domain: .integers(0...9))
+    static let signedFlag = MessageMember("example-flag", .boolean, signed: true, required: true)
+    static let unsignedSwitch = MessageMember("example-switch", .string, signed: false, required: false,
+                                              domain: .oneOf(["on", "off"], wording: "\"on\" or \"off\""))
+
+    static let extended = MessageLayouts(
+        postbackPayload: MessageLayout.postbackPayload.adding(signedCount).adding(signedFlag),
+        postbackBody: MessageLayout.postbackBody.adding(unsignedSwitch))
+
+    static let cases: [Case] = [
+        Case(testDescription: "every added member, valid", signedExtra: #","example-count":3,"example-flag":true"#,
+             unsignedExtra: #","example-switch":"on""#, finding: nil),
+        Case(testDescription: "the optional ones absent", signedExtra: #","example-flag":false"#,
+             unsignedExtra: #","conversion-value":7"#, finding: nil),
+        Case(testDescription: "in another order", signedExtra: #","example-flag":true,"example-count":0"#,
+             unsignedExtra: #","example-switch":"off","country-code":"FR""#, finding: nil),
+        Case(testDescription: "a signed integer outside its range",
+             signedExtra: #","example-count":10,"example-flag":true"#, unsignedExtra: "",
+             finding: "P2: example-count is 10, outside 0...9"),
+        Case(testDescription: "a signed member of the wrong type",
+             signedExtra: #","example-count":"3","example-flag":true"#, unsignedExtra: "",
+             finding: "P1: example-count must be an integer, not a string"),
+        Case(testDescription: "a required signed member missing", signedExtra: "", unsignedExtra: "",
+             finding: "P1: payload has no example-flag (a boolean is required)"),
+        Case(testDescription: "an unsigned string outside its values", signedExtra: #","example-flag":true"#,
+             unsignedExtra: #","example-switch":"maybe""#,
+             finding: #"U1: example-switch is "maybe", not "on" or "off""#),
+        Case(testDescription: "an unsigned member of the wrong type", signedExtra: #","example-flag":true"#,
+             unsignedExtra: #","example-switch":true"#,
+             finding: "U1: example-switch must be a string, not a boolean"),
+    ]
+
+    static func verifier(_ layouts: MessageLayouts) throws -> AttributionVerifier {
+        let base = try FixtureManifestTests.verifier(allowingDevelopment: false)
+        return AttributionVerifier(keyRing: base.keyRing, policy: base.policy, cache: nil, layouts: layouts)
+    }
+
+    @Test("A member added to a table: the fast path answers exactly where the general path finds nothing, with its record",
+          arguments: cases)
+    func addedMember(_ testCase: Case) throws {
+        let body = try TestPostbackSigner().body(postbackIdentifier: "3F50FE57-29AE-4861-8C0B-AC6ADDDFF72C",
+                                                 signedExtra: testCase.signedExtra,
+                                                 unsignedExtra: testCase.unsignedExtra)
+        let bytes = ArraySlice(body.utf8)
+        let verifier = try Self.verifier(Self.extended)
+        let general = verifier.verify(bytes)
+        #expect((general.errors + general.warnings).map { "\($0.rule): \($0.message)" }
+                    == (testCase.finding.map { [$0] } ?? []))
+        // With a finding the fast path must decline; without, it must answer with the general path's record.
+        FastPostbackPathTests.compare(bytes, verifier: verifier, expectAnswer: testCase.finding == nil)
+        if testCase.finding == nil {
+            // The members reached the record: signed ones in `fields`, unsigned ones in `unsigned`.
+            #expect(general.fields?.contains(Self.signedFlag.name) == true)
+            #expect(general.unsigned?.contains(Self.unsignedSwitch.name)
+                        == testCase.unsignedExtra.contains(Self.unsignedSwitch.name))
+        }
+    }
+
+    @Test("Under Apple's tables the same members are unknown: the fast path declines them, the general path keeps them")
+    func appleTables() throws {
+        let body = try TestPostbackSigner().body(postbackIdentifier: "3F50FE57-29AE-4861-8C0B-AC6ADDDFF72C",
+                                                 signedExtra: #","example-count":3,"example-flag":true"#,
+                                                 unsignedExtra: #","example-switch":"on""#)
+        let verifier = try Self.verifier(.apple)
+        FastPostbackPathTests.compare(ArraySlice(body.utf8), verifier: verifier, expectAnswer: false)
+        let general = verifier.verify(ArraySlice(body.utf8))
+        #expect(general.verdict == .valid && general.errors.isEmpty && general.warnings.isEmpty)
+        #expect(general.unsigned?.contains(Self.unsignedSwitch.name) == true)
+    }
+
+    @Test("Each table names every member once; SKAdNetwork's versions and unsigned members read the same definitions")
+    func tables() throws {
+        for layout in [MessageLayout.postbackPayload, .postbackBody, .impressionPayload] {
+            #expect(Set(layout.members.map(\.name)).count == layout.members.count)
+            #expect(layout.members.count <= MessageLayout.capacity)
+        }
+        #expect(MessageLayout.postbackPayload.members.allSatisfy { $0.isSigned })
+        #expect(MessageLayout.postbackBody.members.allSatisfy { !$0.isSigned })
+        // SKAdNetwork 4.0's index and source identifier are AdAttributionKit's members' values.
+        let v4 = SKAdNetworkVersion.v4_0.signedLayout(SKAdNetworkVersion.v4_0.signedFields)
+        let index = try #require(v4.slot(named: Array("postback-sequence-index".utf8)))
+        #expect(v4[index].domain.admits(UInt64(2)) && !v4[index].domain.admits(UInt64(3)))
+        #expect(SKAdNetworkVersion.unsignedLayout.members.map(\.name)
+                    == ["conversion-value", "coarse-conversion-value", "country-code"])
+        #expect(SKAdNetworkVersion.unsignedLayout.members.allSatisfy { !$0.isSigned && !$0.isRequired })
+    }
+}
