@@ -56,7 +56,7 @@ struct MessageLayoutTests {
         return AttributionVerifier(keyRing: base.keyRing, policy: base.policy, cache: nil, layouts: layouts)
     }
 
-    @Test("A member added to a table: the fast path answers exactly where the general path finds nothing, with its record",
+    @Test("A member added to a table: the fast path answers where the general path finds nothing, alike",
           arguments: cases)
     func addedMember(_ testCase: Case) throws {
         let body = try TestPostbackSigner().body(postbackIdentifier: "3F50FE57-29AE-4861-8C0B-AC6ADDDFF72C",

@@ -18,7 +18,8 @@ package enum PostbackPayloadMember: Int, MessageSlot {
         switch self {
         case .postbackIdentifier:
             // The deduplication key (UUID in practice, either letter case).
-            MessageMember("postback-identifier", .string, signed: true, required: true, domain: .nonEmpty(lowercase: false))
+            MessageMember("postback-identifier", .string, signed: true, required: true,
+                          domain: .nonEmpty(lowercase: false))
         case .adNetworkIdentifier:
             MessageMember("ad-network-identifier", .string, signed: true, required: true,
                           domain: .nonEmpty(lowercase: false))

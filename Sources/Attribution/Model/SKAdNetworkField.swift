@@ -65,6 +65,9 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
         self == .sourceAppID || self == .sourceDomain
     }
 
+    /// The body member that holds the signature (base64 DER), beside the signed ones.
+    package static let attributionSignature = "attribution-signature"
+
     /// The member named by these exact bytes.
     package init?(exactly name: String) {
         guard let field = Self.allCases.first(where: { $0.rawValue.isExactlyEqual(to: name) }) else { return nil }

@@ -88,7 +88,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
 
     /// The body's members that `signedFields` does not cover, `attribution-signature` left out, in received order.
     package static func unsignedMembers(of body: JSONObject, signedFields: [SKAdNetworkField]) -> JSONObject {
-        body.removing(signedFields.map(\.rawValue) + ["attribution-signature"])
+        body.removing(signedFields.map(\.rawValue) + [SKAdNetworkField.attributionSignature])
     }
 
     /// One value as the signed string writes it: strings as received (after JSON unescaping), Booleans `true` or

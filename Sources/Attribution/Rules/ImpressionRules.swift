@@ -6,11 +6,14 @@
 enum ImpressionRules {
     static func check(_ payload: JSONObject, keyID: String, policy: VerificationPolicy) -> [Finding] {
         var findings: [Finding] = []
-        if case .string(let network)? = payload[ImpressionMember.adNetworkIdentifier.name], !network.isExactlyEqual(to: keyID) {
-            findings.append(Finding(.i2, "\(ImpressionMember.adNetworkIdentifier.name) \(JSONValue.quoted(network)) is not the signing kid "
+        let networkName = ImpressionMember.adNetworkIdentifier.name
+        if case .string(let network)? = payload[networkName], !network.isExactlyEqual(to: keyID) {
+            findings.append(Finding(.i2, "\(networkName) \(JSONValue.quoted(network)) is not the signing kid "
                     + JSONValue.quoted(keyID)))
         }
-        guard let timestamp = payload[ImpressionMember.timestamp.name]?.numberValue?.uint64Value else { return findings }
+        guard let timestamp = payload[ImpressionMember.timestamp.name]?.numberValue?.uint64Value else {
+            return findings
+        }
         let now = policy.clock()
         if timestamp > now {
             // The message names no clock reading, so one input gives the same record on every run.

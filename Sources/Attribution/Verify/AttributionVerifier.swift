@@ -183,7 +183,7 @@ public struct AttributionVerifier: Sendable {
             prepared.form = .body(body)
             prepared.jws = JWSVerification.prepare(ArraySlice(token.utf8), keyFor: keyRing.trustedKey(for:),
                                                    cache: cache)
-        } else if body.contains("attribution-signature") {
+        } else if body.contains(SKAdNetworkField.attributionSignature) {
             prepared.result.kind = .skadnetwork
             if let check = prepareSKAdNetwork(body, into: &prepared.result, findings: &prepared.findings) {
                 prepared.form = .skAdNetwork
@@ -245,7 +245,8 @@ public struct AttributionVerifier: Sendable {
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,
                                  into result: inout VerificationResult, findings: inout [Finding]) {
-        result.impression = ImpressionPayload.decode(payloadObject, layout: layouts.impressionPayload, findings: &findings)
+        result.impression = ImpressionPayload.decode(
+            payloadObject, layout: layouts.impressionPayload, findings: &findings)
         // I2 and I3 read the raw members, so a warning still shows beside an I1 error in another field.
         findings += ImpressionRules.check(payloadObject, keyID: keyID, policy: policy)
     }
