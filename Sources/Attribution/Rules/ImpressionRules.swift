@@ -18,9 +18,11 @@ enum ImpressionRules {
         if timestamp > now {
             // The message names no clock reading, so one input gives the same record on every run.
             findings.append(Finding(.i3,
-                "timestamp \(timestamp) ms since 1970 is in the future (later than the verifying machine's clock)"))
+                "\(ImpressionMember.timestamp.name) \(timestamp) ms since 1970 is in the future (later than the "
+                    + "verifying machine's clock)"))
         } else if let maximumAge = policy.maximumImpressionAge, now - timestamp > maximumAge {
-            findings.append(Finding(.i3, "timestamp \(timestamp) is older than the limit of \(maximumAge) ms"))
+            findings.append(Finding(.i3,
+                "\(ImpressionMember.timestamp.name) \(timestamp) is older than the limit of \(maximumAge) ms"))
         }
         return findings
     }

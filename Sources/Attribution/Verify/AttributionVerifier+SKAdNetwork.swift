@@ -104,7 +104,8 @@ extension AttributionVerifier {
             verified = fallback
             result.signedString = fallback.signedString
             findings.append(Finding(.s6,
-                "this 2.2 postback verifies only over the 2.0/2.1 order, without fidelity-type, which is "
+                "this 2.2 postback verifies only over the 2.0/2.1 order, without "
+                    + "\(SKAdNetworkField.fidelityType.rawValue), which is "
                     + "therefore unsigned"))
         }
         result.signature = .verified

@@ -191,7 +191,8 @@ public struct AttributionVerifier: Sendable {
             }
         } else {
             prepared.findings.append(Finding(.j1,
-                "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+                "a JSON item needs \(PostbackBodyMember.jwsString.name) (postback) or "
+                    + "\(SKAdNetworkField.attributionSignature) (SKAdNetwork)"))
         }
     }
 

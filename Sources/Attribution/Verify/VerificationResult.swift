@@ -82,8 +82,9 @@ extension VerificationResult {
     /// What D1 and D2 name: the postback by its identifier (SKAdNetwork: transaction and index).
     private var duplicateSubject: String {
         skAdNetwork.map {
-            "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
-        } ?? "postback-identifier \(deduplicationKey?.description ?? "")"
+            "\(SKAdNetworkField.transactionID.rawValue) \($0.transactionID) at "
+                + "\(SKAdNetworkField.postbackSequenceIndex.rawValue) \($0.postbackSequenceIndex ?? 0)"
+        } ?? "\(PostbackPayloadMember.postbackIdentifier.name) \(deduplicationKey?.description ?? "")"
     }
 }
 
