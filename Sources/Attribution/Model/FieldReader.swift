@@ -43,34 +43,71 @@ struct FieldReader {
         return values
     }
 
-    /// One member's presence and type (and an integer's value, unless `checkingDomain` is false: then only
-    /// 0 ... 2^64-1); nil (with a finding when it must be there) when absent, mistyped or outside its values.
-    mutating func read(_ member: MessageMember, checkingDomain: Bool = true) -> JSONValue? {
-        guard let value = object[member.name] else {
-            if member.isRequired {
-                findings.append(Finding(typeRule,
-                                        "\(owner) has no \(member.name) (\(member.type.phrase) is required)"))
+    /// One member's presence and type, and an integer's value; nil (with a finding when it must be there) when
+    /// absent, mistyped or outside its values.
+    mutating func read(_ member: MessageMember) -> JSONValue? {
+        read(member.name, member.type, required: member.isRequired, domain: member.domain)
+    }
+
+    /// The member `name` of JSON type `type`: nil (with a finding when `required`) when absent or mistyped, or an
+    /// integer outside `domain` (with ``ValueDomain/any``, 0 ... 2^64-1).
+    mutating func read(_ name: String, _ type: MessageMember.ValueType, required: Bool, domain: ValueDomain = .any)
+        -> JSONValue? {
+        guard let value = typed(name, type, required: required) else { return nil }
+        if case .number(let number) = value, integer(name, number, domain: domain) == nil { return nil }
+        return value
+    }
+
+    /// A string member; nil (and a type finding when required) when absent or not a string.
+    mutating func string(_ name: String, required: Bool) -> String? {
+        guard case .string(let string)? = typed(name, .string, required: required) else { return nil }
+        return string
+    }
+
+    /// A Boolean member; nil (and a type finding when required) when absent or not a Boolean.
+    mutating func bool(_ name: String, required: Bool) -> Bool? {
+        guard case .bool(let bool)? = typed(name, .boolean, required: required) else { return nil }
+        return bool
+    }
+
+    /// An integer member read exactly, within 0 ... 2^64-1; nil (and a finding) when absent and required,
+    /// mistyped, or not such an integer.
+    mutating func integer(_ name: String, required: Bool) -> UInt64? {
+        guard case .number(let number)? = typed(name, .integer, required: required) else { return nil }
+        return integer(name, number, domain: .any)
+    }
+
+    /// The member `name` when present and of JSON type `type`; nil (with a finding when `required`) when absent or
+    /// mistyped.
+    private mutating func typed(_ name: String, _ type: MessageMember.ValueType, required: Bool) -> JSONValue? {
+        guard let value = object[name] else {
+            if required {
+                findings.append(Finding(typeRule, "\(owner) has no \(name) (\(type.phrase) is required)"))
             }
             return nil
         }
-        switch (member.type, value) {
-        case (.string, .string), (.boolean, .bool):
-            return value
-        case (.integer, .number(let number)):
-            guard number.isInteger else {
-                require(false, member.name, "must be an integer, not \(number.literal)")
-                return nil
-            }
-            let domain = checkingDomain ? member.domain : .any
-            if let complaint = domain.complaint(aboutInteger: number.uint64Value, literal: number.literal) {
-                require(false, member.name, complaint)
-                return nil
-            }
+        switch (type, value) {
+        case (.string, .string), (.boolean, .bool), (.integer, .number):
             return value
         default:
-            findings.append(Finding(typeRule, "\(member.name) must be \(member.type.phrase), not \(value.typeName)"))
+            findings.append(Finding(typeRule, "\(name) must be \(type.phrase), not \(value.typeName)"))
             return nil
         }
+    }
+
+    /// The integer member `name` (which is present, of type integer) read exactly, within `domain`; a fraction,
+    /// exponent or out-of-range value is a value error.
+    mutating func integer(_ name: String, _ number: JSONNumber, domain: ValueDomain) -> UInt64? {
+        guard number.isInteger else {
+            require(false, name, "must be an integer, not \(number.literal)")
+            return nil
+        }
+        let exact = number.uint64Value
+        if let complaint = domain.complaint(aboutInteger: exact, literal: number.literal) {
+            require(false, name, complaint)
+            return nil
+        }
+        return exact
     }
 
     /// Records a value error when the string `value` is outside `member`'s values; returns whether it is inside.

@@ -39,7 +39,7 @@ package final class MessageLayout: Sendable {
         precondition(members.count <= Self.capacity, "a layout has at most \(Self.capacity) members")
         self.owner = owner
         self.members = members
-        names = members.map(\.utf8)
+        names = members.map { Array($0.name.utf8) }
         checks = members.map { Check(type: $0.type, integers: $0.domain.range, text: $0.domain.textShape) }
         choices = members.map { member in
             guard case .oneOf(let values, _, _) = member.domain else { return [] }

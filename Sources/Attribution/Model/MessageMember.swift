@@ -4,8 +4,6 @@
 package struct MessageMember: Sendable {
     /// The member's name, as the JSON spells it.
     package let name: String
-    /// The name's UTF-8 bytes, which the fast path's scanner matches.
-    package let utf8: [UInt8]
     package let type: ValueType
     /// True when a signature covers the member (a JWS payload, an SKAdNetwork signed string); false for a body's
     /// members beside it, which anyone on the path could change.
@@ -17,7 +15,6 @@ package struct MessageMember: Sendable {
     package init(_ name: String, _ type: ValueType, signed isSigned: Bool, required isRequired: Bool,
                  domain: ValueDomain = .any) {
         self.name = name
-        utf8 = Array(name.utf8)
         self.type = type
         self.isSigned = isSigned
         self.isRequired = isRequired

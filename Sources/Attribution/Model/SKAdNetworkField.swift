@@ -29,36 +29,29 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The member as the tables define it: JSON type, signed, required unless optional (in the versions that sign
     /// it: ``SKAdNetworkVersion/signedLayout(_:)``), and its values (rule S4). The conversion window and the source
     /// identifier are AdAttributionKit's (``PostbackPayloadMember``).
-    package var member: MessageMember { Self.members[Self.position[self]!] }
-
-    private static let members = allCases.map(\.definition)
-    private static let position = Dictionary(uniqueKeysWithValues: allCases.enumerated().map { ($1, $0) })
-
-    private var definition: MessageMember {
-        let required = !isOptional
-        return switch self {
-        case .version, .sourceDomain:
-            MessageMember(rawValue, .string, signed: true, required: required)
-        case .adNetworkID, .transactionID:
-            MessageMember(rawValue, .string, signed: true, required: required, domain: .nonEmpty(lowercase: false))
-        case .sourceIdentifier:
-            MessageMember(rawValue, .string, signed: true, required: required,
-                          domain: PostbackPayloadMember.sourceIdentifiers)
-        case .campaignID, .appID, .sourceAppID:
-            MessageMember(rawValue, .integer, signed: true, required: required)
-        case .fidelityType:
-            MessageMember(rawValue, .integer, signed: true, required: required,
-                          domain: .integers(0...1, wording: "0 (view-through) or 1 (StoreKit-rendered)"))
-        case .postbackSequenceIndex:
-            MessageMember(rawValue, .integer, signed: true, required: required,
-                          domain: PostbackPayloadMember.sequenceIndexes)
-        case .redownload, .didWin:
-            MessageMember(rawValue, .boolean, signed: true, required: required)
-        }
+    package var member: MessageMember {
+        MessageMember(rawValue, valueType, signed: true, required: !isOptional, domain: domain)
     }
 
     /// The member's JSON type.
-    package var valueType: ValueType { member.type }
+    package var valueType: ValueType {
+        switch self {
+        case .version, .adNetworkID, .sourceIdentifier, .transactionID, .sourceDomain: .string
+        case .campaignID, .appID, .sourceAppID, .fidelityType, .postbackSequenceIndex: .integer
+        case .redownload, .didWin: .boolean
+        }
+    }
+
+    /// The values the member may take (rule S4, once the signature holds).
+    package var domain: ValueDomain {
+        switch self {
+        case .adNetworkID, .transactionID: .nonEmpty(lowercase: false)
+        case .sourceIdentifier: PostbackPayloadMember.sourceIdentifiers
+        case .fidelityType: .integers(0...1, wording: "0 (view-through) or 1 (StoreKit-rendered)")
+        case .postbackSequenceIndex: PostbackPayloadMember.sequenceIndexes
+        case .version, .sourceDomain, .campaignID, .appID, .sourceAppID, .redownload, .didWin: .any
+        }
+    }
 
     /// True for the members a postback may leave out (then the signed string leaves them out too).
     package var isOptional: Bool {
@@ -67,12 +60,6 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
 
     /// The body member that holds the signature (base64 DER), beside the signed ones.
     package static let attributionSignature = "attribution-signature"
-
-    /// The member named by these exact bytes.
-    package init?(exactly name: String) {
-        guard let field = Self.allCases.first(where: { $0.rawValue.isExactlyEqual(to: name) }) else { return nil }
-        self = field
-    }
 
     /// The JSON type of a signed SKAdNetwork member, which also decides how it is written in the signed string.
     package typealias ValueType = MessageMember.ValueType

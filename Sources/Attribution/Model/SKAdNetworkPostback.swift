@@ -63,11 +63,11 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
         var booleans: [SKAdNetworkField: Bool] = [:]
         // S2 reads types only (integers within 0 ... 2^64-1); the values are S4's, once the signature holds.
         for field in signedFields {
-            switch reader.read(field.member, checkingDomain: false) {
-            case .string(let string)?: strings[field] = string
-            case .number(let number)?: integers[field] = number.uint64Value
-            case .bool(let bool)?: booleans[field] = bool
-            default: break
+            let required = !field.isOptional
+            switch field.valueType {
+            case .string: strings[field] = reader.string(field.rawValue, required: required)
+            case .integer: integers[field] = reader.integer(field.rawValue, required: required)
+            case .boolean: booleans[field] = reader.bool(field.rawValue, required: required)
             }
         }
         findings += reader.findings

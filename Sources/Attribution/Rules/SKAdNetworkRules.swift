@@ -7,8 +7,8 @@ enum SKAdNetworkRules {
     static func checkSignedValues(_ postback: SKAdNetworkPostback) -> [Finding] {
         var reader = FieldReader(postback.signedMembers, owner: "the \(postback.version.rawValue) postback",
                                  typeRule: .s2, rangeRule: .s4)
-        let signed = postback.signedMembers.members.compactMap { member in
-            SKAdNetworkField(exactly: member.name).map { ($0.member, member.value) }
+        let signed = SKAdNetworkField.allCases.compactMap { field in
+            postback.signedMembers[field.rawValue].map { (field.member, $0) }
         }
         for case (let member, .string(let value)) in signed where containsSeparator(value) {
             // The signed string would no longer say where one value ends: one genuine signature could be read as
