@@ -19,7 +19,7 @@ public struct ImpressionPayload: Sendable, Hashable {
     /// ``MessageLayout/impressionPayload``, unless a test adds a member) defines them.
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    package static func decode(_ object: JSONObject, layout: MessageLayout = .impressionPayload,
+    static func decode(_ object: JSONObject, layout: MessageLayout = .impressionPayload,
                                findings: inout [Finding]) -> ImpressionPayload? {
         typealias Slot = ImpressionMember
         var reader = FieldReader(object, owner: layout.owner, typeRule: .i1, rangeRule: .i1)

@@ -2,19 +2,19 @@
 /// impression's signed payload (spec §4) [Apple: "Identifying the parameters in a postback"; "Generating JWS
 /// impressions"]. Each member is defined here once.
 extension MessageLayout {
-    package static let postbackPayload = PostbackPayloadMember.table
-    package static let postbackBody = PostbackBodyMember.table
-    package static let impressionPayload = ImpressionMember.table
+    static let postbackPayload = PostbackPayloadMember.table
+    static let postbackBody = PostbackBodyMember.table
+    static let impressionPayload = ImpressionMember.table
 }
 
 /// The members of a postback's signed payload, in table order.
-package enum PostbackPayloadMember: Int, MessageSlot {
+enum PostbackPayloadMember: Int, MessageSlot {
     case postbackIdentifier, adNetworkIdentifier, advertisedItemIdentifier, conversionType, impressionType, didWin,
          postbackSequenceIndex, sourceIdentifier, marketplaceIdentifier, publisherItemIdentifier
 
-    package static let table = layout(owner: "payload")
+    static let table = layout(owner: "payload")
 
-    package var member: MessageMember {
+    var member: MessageMember {
         switch self {
         case .postbackIdentifier:
             // The deduplication key (UUID in practice, either letter case).
@@ -52,20 +52,20 @@ package enum PostbackPayloadMember: Int, MessageSlot {
 
     /// `postback-sequence-index`, the conversion window: 0 (days 0-2), 1 (days 3-7) or 2 (days 8-35); SKAdNetwork
     /// 4.0's too.
-    package static let sequenceIndexes = ValueDomain.integers(0...2, wording: "0, 1 or 2")
+    static let sequenceIndexes = ValueDomain.integers(0...2, wording: "0, 1 or 2")
     /// `source-identifier` in a postback: 2, 3 or 4 ASCII digits; SKAdNetwork 4.0's too.
-    package static let sourceIdentifiers = ValueDomain.digits(2...4)
+    static let sourceIdentifiers = ValueDomain.digits(2...4)
     /// `impression-type`: the one value of postbacks and impressions alike.
-    package static let impressionTypes = ValueDomain.oneOf(["app-impression"], wording: "\"app-impression\"")
+    static let impressionTypes = ValueDomain.oneOf(["app-impression"], wording: "\"app-impression\"")
 }
 
 /// The members of a postback's HTTP body, in table order: `jws-string` and the unsigned members beside it.
-package enum PostbackBodyMember: Int, MessageSlot {
+enum PostbackBodyMember: Int, MessageSlot {
     case jwsString, adInteractionType, conversionValue, coarseConversionValue, countryCode
 
-    package static let table = layout(owner: "body")
+    static let table = layout(owner: "body")
 
-    package var member: MessageMember {
+    var member: MessageMember {
         switch self {
         case .jwsString:
             // Checked by the J rules, not by the body's field rule (U1).
@@ -88,20 +88,20 @@ package enum PostbackBodyMember: Int, MessageSlot {
 
     /// The members a body carries one of at most (rule U2; SKAdNetwork S5), and the sentence that says so after
     /// "a body" or "the body".
-    package static let exclusiveValues = (fine: conversionValue, coarse: coarseConversionValue)
-    package static var exclusiveValuesSentence: String {
+    static let exclusiveValues = (fine: conversionValue, coarse: coarseConversionValue)
+    static var exclusiveValuesSentence: String {
         "carries \(exclusiveValues.fine.name) or \(exclusiveValues.coarse.name), not both"
     }
 }
 
 /// The members of an impression's signed payload, in table order.
-package enum ImpressionMember: Int, MessageSlot {
+enum ImpressionMember: Int, MessageSlot {
     case impressionIdentifier, publisherItemIdentifier, impressionType, adNetworkIdentifier, sourceIdentifier,
          timestamp, advertisedItemIdentifier, eligibleForReEngagement
 
-    package static let table = layout(owner: "impression")
+    static let table = layout(owner: "impression")
 
-    package var member: MessageMember {
+    var member: MessageMember {
         switch self {
         case .impressionIdentifier:
             MessageMember("impression-identifier", .string, signed: true, required: true, domain: .uuid)

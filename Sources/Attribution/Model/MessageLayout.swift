@@ -8,34 +8,34 @@
 /// the fast path's scanner (which knows exactly ``names``) and its checks (``FastPostbackPath`` asks
 /// ``ValueDomain/admits(_:)-(some Collection<UInt8>)`` of each present member), the facts the rules read and the
 /// messages. A layout is a value, so a test can add a member (``adding(_:)``) and hand the result to both paths.
-package final class MessageLayout: Sendable {
+final class MessageLayout: Sendable {
     /// What the members belong to, for messages ("payload", "body", "the 4.0 postback").
-    package let owner: String
+    let owner: String
     /// The members, by slot.
-    package let members: [MessageMember]
+    let members: [MessageMember]
     /// Each member's name as UTF-8, by slot: what the fast path's scanner matches.
-    package let names: [[UInt8]]
+    let names: [[UInt8]]
     /// Each member's type and values as plain data, by slot: what the fast path checks scanned values against
     /// (``ValueDomain/admits(_:)-(UInt64)``, ``ValueDomain/TextShape``), read without retaining anything.
-    package let checks: [Check]
+    let checks: [Check]
     /// The spellings of each slot's ``ValueDomain/oneOf(_:wording:hint:)`` values (empty for other domains).
-    package let choices: [[[UInt8]]]
+    let choices: [[[UInt8]]]
     /// A bit per slot, set for the members a message must carry.
-    package let requiredSlots: UInt32
+    let requiredSlots: UInt32
 
     /// At most 16 members: the fast path's scanner keeps a slot in 4 bits.
-    package static let capacity = 16
+    static let capacity = 16
 
     /// A member's type and values, compiled from its ``MessageMember`` once, when the table is made.
-    package struct Check: Sendable {
-        package let type: MessageMember.ValueType
+    struct Check: Sendable {
+        let type: MessageMember.ValueType
         /// The integers the member admits (an integer member; see ``ValueDomain/range``).
-        package let integers: ClosedRange<UInt64>
+        let integers: ClosedRange<UInt64>
         /// The strings the member admits (a string member).
-        package let text: ValueDomain.TextShape
+        let text: ValueDomain.TextShape
     }
 
-    package init(owner: String, members: [MessageMember]) {
+    init(owner: String, members: [MessageMember]) {
         precondition(members.count <= Self.capacity, "a layout has at most \(Self.capacity) members")
         self.owner = owner
         self.members = members
@@ -50,26 +50,26 @@ package final class MessageLayout: Sendable {
 
     /// The layout with `member` added after the others (its slot is the old member count): a new member Apple
     /// defines, or a test's.
-    package func adding(_ member: MessageMember) -> MessageLayout {
+    func adding(_ member: MessageMember) -> MessageLayout {
         MessageLayout(owner: owner, members: members + [member])
     }
 
-    package subscript(slot: Int) -> MessageMember { members[slot] }
+    subscript(slot: Int) -> MessageMember { members[slot] }
 
     /// The slot of the member with these name bytes.
-    package func slot(named name: some Collection<UInt8>) -> Int? {
+    func slot(named name: some Collection<UInt8>) -> Int? {
         names.firstIndex { $0.elementsEqual(name) }
     }
 }
 
 /// The layouts a verifier reads the AdAttributionKit messages with: Apple's (``apple``), or in tests one with an
 /// added member.
-package struct MessageLayouts: Sendable {
-    package var postbackPayload: MessageLayout
-    package var postbackBody: MessageLayout
-    package var impressionPayload: MessageLayout
+struct MessageLayouts: Sendable {
+    var postbackPayload: MessageLayout
+    var postbackBody: MessageLayout
+    var impressionPayload: MessageLayout
 
-    package init(postbackPayload: MessageLayout = .postbackPayload, postbackBody: MessageLayout = .postbackBody,
+    init(postbackPayload: MessageLayout = .postbackPayload, postbackBody: MessageLayout = .postbackBody,
                  impressionPayload: MessageLayout = .impressionPayload) {
         self.postbackPayload = postbackPayload
         self.postbackBody = postbackBody
@@ -77,11 +77,11 @@ package struct MessageLayouts: Sendable {
     }
 
     /// The members Apple defines.
-    package static let apple = MessageLayouts()
+    static let apple = MessageLayouts()
 }
 
 /// A message's slot names: an enumeration whose cases are its members, in table order, each defining its member.
-package protocol MessageSlot: CaseIterable, RawRepresentable, Sendable where RawValue == Int {
+protocol MessageSlot: CaseIterable, RawRepresentable, Sendable where RawValue == Int {
     /// The case's member, as the table defines it (read ``table`` rather than this, which builds it anew).
     var member: MessageMember { get }
     /// The table: every case's member, made once.
@@ -90,9 +90,9 @@ package protocol MessageSlot: CaseIterable, RawRepresentable, Sendable where Raw
 
 extension MessageSlot {
     /// The member's name.
-    package var name: String { Self.table[rawValue].name }
+    var name: String { Self.table[rawValue].name }
     /// The member's slot in its table.
-    package var slot: Int { rawValue }
+    var slot: Int { rawValue }
 
     /// The table of every case's member, in order.
     static func layout(owner: String) -> MessageLayout {

@@ -1,18 +1,18 @@
 /// One member of a message's layout (``MessageLayout``): its name, JSON type, whether the signature covers it,
 /// whether a message must carry it, and the values it may take. Written once per member, in the message's table;
 /// the decoders, the fast path's scanner and checks, the rules' facts and the messages all read it from there.
-package struct MessageMember: Sendable {
+struct MessageMember: Sendable {
     /// The member's name, as the JSON spells it.
-    package let name: String
-    package let type: ValueType
+    let name: String
+    let type: ValueType
     /// True when a signature covers the member (a JWS payload, an SKAdNetwork signed string); false for a body's
     /// members beside it, which anyone on the path could change.
-    package let isSigned: Bool
+    let isSigned: Bool
     /// True when a message without the member is refused (under the decoder's type rule).
-    package let isRequired: Bool
-    package let domain: ValueDomain
+    let isRequired: Bool
+    let domain: ValueDomain
 
-    package init(_ name: String, _ type: ValueType, signed isSigned: Bool, required isRequired: Bool,
+    init(_ name: String, _ type: ValueType, signed isSigned: Bool, required isRequired: Bool,
                  domain: ValueDomain = .any) {
         self.name = name
         self.type = type
@@ -22,7 +22,7 @@ package struct MessageMember: Sendable {
     }
 
     /// The JSON type of a member (for SKAdNetwork's signed members, also how it is written in the signed string).
-    package enum ValueType: String, Sendable, Hashable {
+    enum ValueType: String, Sendable, Hashable {
         /// A JSON string (written as received, after JSON unescaping).
         case string
         /// A plain non-negative JSON integer up to 2^64-1 (written in decimal).
@@ -41,12 +41,12 @@ package struct MessageMember: Sendable {
     }
 
     /// This member with another `isRequired` (an SKAdNetwork version that leaves it optional).
-    package func required(_ isRequired: Bool) -> MessageMember {
+    func required(_ isRequired: Bool) -> MessageMember {
         MessageMember(name, type, signed: isSigned, required: isRequired, domain: domain)
     }
 
     /// This member as an unsigned one (SKAdNetwork's body members, which no signature covers).
-    package func unsigned() -> MessageMember {
+    func unsigned() -> MessageMember {
         MessageMember(name, type, signed: false, required: isRequired, domain: domain)
     }
 }

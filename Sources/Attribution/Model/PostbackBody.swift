@@ -14,7 +14,7 @@ public struct PostbackBody: Sendable, Hashable {
 
     /// Reads the unsigned members under rule U1, as `layout` (Apple's table, ``MessageLayout/postbackBody``,
     /// unless a test adds a member) defines them; the findings are appended, and only valid values are kept.
-    package static func decode(_ body: JSONObject, layout: MessageLayout = .postbackBody,
+    static func decode(_ body: JSONObject, layout: MessageLayout = .postbackBody,
                                findings: inout [Finding]) -> PostbackBody {
         typealias Slot = PostbackBodyMember
         let members = body.removing(Slot.jwsString.name)

@@ -24,7 +24,7 @@ public struct PostbackPayload: Sendable, Hashable {
     /// table, ``MessageLayout/postbackPayload``, unless a test adds a member) defines them.
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    package static func decode(_ object: JSONObject, layout: MessageLayout = .postbackPayload,
+    static func decode(_ object: JSONObject, layout: MessageLayout = .postbackPayload,
                                findings: inout [Finding]) -> PostbackPayload? {
         typealias Slot = PostbackPayloadMember
         var reader = FieldReader(object, owner: layout.owner, typeRule: .p1, rangeRule: .p2)

@@ -29,12 +29,12 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The member as the tables define it: JSON type, signed, required unless optional (in the versions that sign
     /// it: ``SKAdNetworkVersion/signedLayout(_:)``), and its values (rule S4). The conversion window and the source
     /// identifier are AdAttributionKit's (``PostbackPayloadMember``).
-    package var member: MessageMember {
+    var member: MessageMember {
         MessageMember(rawValue, valueType, signed: true, required: !isOptional, domain: domain)
     }
 
     /// The member's JSON type.
-    package var valueType: ValueType {
+    var valueType: ValueType {
         switch self {
         case .version, .adNetworkID, .sourceIdentifier, .transactionID, .sourceDomain: .string
         case .campaignID, .appID, .sourceAppID, .fidelityType, .postbackSequenceIndex: .integer
@@ -43,7 +43,7 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The values the member may take (rule S4, once the signature holds).
-    package var domain: ValueDomain {
+    var domain: ValueDomain {
         switch self {
         case .adNetworkID, .transactionID: .nonEmpty(lowercase: false)
         case .sourceIdentifier: PostbackPayloadMember.sourceIdentifiers
@@ -59,8 +59,8 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The body member that holds the signature (base64 DER), beside the signed ones.
-    package static let attributionSignature = "attribution-signature"
+    static let attributionSignature = "attribution-signature"
 
     /// The JSON type of a signed SKAdNetwork member, which also decides how it is written in the signed string.
-    package typealias ValueType = MessageMember.ValueType
+    typealias ValueType = MessageMember.ValueType
 }

@@ -37,14 +37,14 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
 
     /// The table of a postback signed over `fields` (``signedFields`` or ``fallbackSignedFields``): each field's
     /// member (``SKAdNetworkField/member``), in signing order.
-    package func signedLayout(_ fields: [SKAdNetworkField]) -> MessageLayout {
+    func signedLayout(_ fields: [SKAdNetworkField]) -> MessageLayout {
         MessageLayout(owner: "the \(rawValue) postback", members: fields.map(\.member))
     }
 
     /// The unsigned members Apple defines for an SKAdNetwork body, every version alike (rule S5): the
     /// AdAttributionKit body's conversion values and country code (``PostbackBodyMember``), which no signature
     /// covers here either.
-    package static let unsignedLayout = MessageLayout(
+    static let unsignedLayout = MessageLayout(
         owner: "the body",
         members: [PostbackBodyMember.conversionValue, .coarseConversionValue, .countryCode].map {
             MessageLayout.postbackBody[$0.slot].unsigned()

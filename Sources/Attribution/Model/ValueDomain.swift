@@ -2,7 +2,7 @@
 /// value is outside them. One definition serves both paths: ``admits(_:)-(some Collection<UInt8>)`` and
 /// ``admits(_:)-(UInt64)`` are what the fast path asks of the bytes it scanned (no `String` made), and
 /// ``complaint(about:)-(String)`` words the general path's finding, built only when a value fails.
-package enum ValueDomain: Sendable {
+enum ValueDomain: Sendable {
     /// Any value of the member's type (integers: 0 ... 2^64-1).
     case any
     /// A string that is not empty; with `lowercase`, holding no ASCII capital letter either.
@@ -22,14 +22,14 @@ package enum ValueDomain: Sendable {
     // MARK: - Strings
 
     /// Whether a string with these UTF-8 bytes is in the domain (always false for an integer domain).
-    package func admits(_ utf8: some Collection<UInt8>) -> Bool {
+    func admits(_ utf8: some Collection<UInt8>) -> Bool {
         let choices: [String] = if case .oneOf(let values, _, _) = self { values } else { [] }
         return textShape.admits(utf8, choices: choices.lazy.map(\.utf8))
     }
 
     /// The domain's string values as plain data (the choices apart): what ``MessageLayout`` keeps per slot for
     /// the fast path, so checking a value retains nothing.
-    package var textShape: TextShape {
+    var textShape: TextShape {
         switch self {
         case .any: .any
         case .nonEmpty(let lowercase): lowercase ? .nonEmptyLowercase : .nonEmpty
@@ -42,7 +42,7 @@ package enum ValueDomain: Sendable {
     }
 
     /// The values a string member may take, without their wording (see the cases of ``ValueDomain``).
-    package enum TextShape: Sendable, Equatable {
+    enum TextShape: Sendable, Equatable {
         case any, nonEmpty, nonEmptyLowercase, choices, uuid
         case digits(ClosedRange<Int>)
         case capitalLetters(Int)
@@ -51,7 +51,7 @@ package enum ValueDomain: Sendable {
 
         /// Whether a string with these UTF-8 bytes is in the domain; `choices` are the spellings of ``choices``.
         @inline(__always)
-        package func admits<Choices: Sequence>(_ utf8: some Collection<UInt8>, choices: Choices) -> Bool
+        func admits<Choices: Sequence>(_ utf8: some Collection<UInt8>, choices: Choices) -> Bool
         where Choices.Element: Collection<UInt8> {
             switch self {
             case .any:
@@ -75,7 +75,7 @@ package enum ValueDomain: Sendable {
     }
 
     /// What a message says after the member's name when `value` is outside the domain; nil when it is inside.
-    package func complaint(about value: String) -> String? {
+    func complaint(about value: String) -> String? {
         guard !admits(value.utf8) else { return nil }
         let quoted = JSONValue.quoted(value)
         switch self {
@@ -99,7 +99,7 @@ package enum ValueDomain: Sendable {
 
     /// Whether the integer is in the domain (always false for a string domain).
     @inline(__always)
-    package func admits(_ integer: UInt64) -> Bool {
+    func admits(_ integer: UInt64) -> Bool {
         switch self {
         case .any: true
         case .integers(let range, _): range.contains(integer)
@@ -108,14 +108,14 @@ package enum ValueDomain: Sendable {
     }
 
     /// The integers the domain admits (all of them for ``any``).
-    package var range: ClosedRange<UInt64> {
+    var range: ClosedRange<UInt64> {
         if case .integers(let range, _) = self { return range }
         return 0...UInt64.max
     }
 
     /// What a message says after the member's name when the integer whose literal is `literal` is outside the
     /// domain (or beyond 2^64-1: `value` nil).
-    package func complaint(aboutInteger value: UInt64?, literal: String) -> String? {
+    func complaint(aboutInteger value: UInt64?, literal: String) -> String? {
         if let value, admits(value) { return nil }
         if case .integers(_, let wording?) = self {
             return "is \(literal), not \(wording)"

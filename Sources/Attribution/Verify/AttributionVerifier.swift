@@ -20,7 +20,7 @@ public struct AttributionVerifier: Sendable {
     package let cache: VerifiedTokenCache?
     /// The tables the AdAttributionKit messages are read with, by this path and the fast path alike: Apple's,
     /// unless a test adds a member.
-    package let layouts: MessageLayouts
+    let layouts: MessageLayouts
 
     /// A verifier for `keyRing` under `policy`.
     public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy()) {
@@ -28,8 +28,12 @@ public struct AttributionVerifier: Sendable {
     }
 
     /// With a cache of verified tokens (the command line's: Apple's retries skip the ECDSA).
-    package init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), cache: VerifiedTokenCache?,
-                 layouts: MessageLayouts = .apple) {
+    package init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), cache: VerifiedTokenCache?) {
+        self.init(keyRing: keyRing, policy: policy, cache: cache, layouts: .apple)
+    }
+
+    /// With other tables than Apple's (a test's, with an added member).
+    init(keyRing: KeyRing, policy: VerificationPolicy, cache: VerifiedTokenCache?, layouts: MessageLayouts) {
         self.keyRing = keyRing
         self.policy = policy
         self.cache = cache
