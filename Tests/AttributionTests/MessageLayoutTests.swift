@@ -89,6 +89,30 @@ struct MessageLayoutTests {
         #expect(general.unsigned?.contains(Self.unsignedSwitch.name) == true)
     }
 
+    /// S5 reads the AdAttributionKit body's members: an SKAdNetwork body's unsigned values get U1's sentences.
+    @Test("SKAdNetwork's S5 and AdAttributionKit's U1 and U2 say the same of the same values",
+          arguments: [#"{"conversion-value":64}"#, #"{"conversion-value":"12"}"#, #"{"conversion-value":1.5}"#,
+                      #"{"coarse-conversion-value":"Low"}"#, #"{"country-code":"fr"}"#, #"{"country-code":7}"#,
+                      #"{"conversion-value":3,"coarse-conversion-value":"low"}"#])
+    func s5ReadsTheBodyTable(_ text: String) throws {
+        let members = try #require(try StrictJSONParser.parse(Array(text.utf8)).objectValue)
+        var u1: [Finding] = []
+        let body = PostbackBody.decode(members, findings: &u1)
+        let u2 = body.conversionValue != nil && body.coarseConversionValue != nil
+            ? PostbackRules.all.filter { $0.id == .u2 }.map { Finding($0.id, $0.message(Self.anyFacts)) } : []
+        let s5 = SKAdNetworkRules.checkUnsignedMembers(members)
+        #expect(!s5.isEmpty && s5.allSatisfy { $0.rule == .s5 })
+        let bodySentences = (u1 + u2).map {
+            $0.message.replacingOccurrences(of: "a body ", with: "the body ")
+        }
+        #expect(s5.map(\.message) == bodySentences)
+    }
+
+    static let anyFacts = PostbackFacts(
+        isDevelopmentSettingsKey: false, isDevelopmentNetwork: false, conversionType: .download, didWin: true,
+        postbackSequenceIndex: 0, sourceIdentifierDigits: 2, hasMarketplace: true, hasPublisherItem: false,
+        body: nil)
+
     @Test("Each table names every member once; SKAdNetwork's versions and unsigned members read the same definitions")
     func tables() throws {
         for layout in [MessageLayout.postbackPayload, .postbackBody, .impressionPayload] {

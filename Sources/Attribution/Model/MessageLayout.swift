@@ -2,12 +2,12 @@
 /// values), in the order the decoders read and report them. The tables are ``postbackPayload``, ``postbackBody``
 /// and ``impressionPayload`` (built from ``PostbackPayloadMember``, ``PostbackBodyMember`` and
 /// ``ImpressionMember``, whose cases are the slots the code reads) and, for SKAdNetwork, ``SKAdNetworkField`` by
-/// version (``SKAdNetworkVersion/signedLayout(_:)``) and ``skAdNetworkUnsigned``.
+/// version (``SKAdNetworkVersion/signedLayout(_:)``) and ``SKAdNetworkVersion/unsignedLayout``.
 ///
 /// Everything reads the table rather than restating it: the general decoders (``FieldReader/read(_:skipping:)``),
-/// the fast path's scanner (which knows exactly ``names``) and its checks (``FastPostbackPath`` asks
-/// ``ValueDomain/admits(_:)-(some Collection<UInt8>)`` of each present member), the facts the rules read and the
-/// messages. A layout is a value, so a test can add a member (``adding(_:)``) and hand the result to both paths.
+/// the fast path's scanner (which knows exactly ``names``) and its checks (each present member against ``checks``,
+/// compiled here from the same domains), the facts the rules read and the messages. A layout is immutable; a test
+/// can add a member (``adding(_:)``) and hand the result to both paths (``MessageLayouts``).
 final class MessageLayout: Sendable {
     /// What the members belong to, for messages ("payload", "body", "the 4.0 postback").
     let owner: String
@@ -16,7 +16,7 @@ final class MessageLayout: Sendable {
     /// Each member's name as UTF-8, by slot: what the fast path's scanner matches.
     let names: [[UInt8]]
     /// Each member's type and values as plain data, by slot: what the fast path checks scanned values against
-    /// (``ValueDomain/admits(_:)-(UInt64)``, ``ValueDomain/TextShape``), read without retaining anything.
+    /// (``ValueDomain/range``, ``ValueDomain/TextShape``), read without retaining anything.
     let checks: [Check]
     /// The spellings of each slot's ``ValueDomain/oneOf(_:wording:hint:)`` values (empty for other domains).
     let choices: [[[UInt8]]]

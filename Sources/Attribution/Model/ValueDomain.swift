@@ -1,7 +1,9 @@
 /// The values a member may take beyond its JSON type (``MessageMember/domain``), and what a message says when a
-/// value is outside them. One definition serves both paths: ``admits(_:)-(some Collection<UInt8>)`` and
-/// ``admits(_:)-(UInt64)`` are what the fast path asks of the bytes it scanned (no `String` made), and
-/// ``complaint(about:)-(String)`` words the general path's finding, built only when a value fails.
+/// value is outside them. One definition serves both paths: ``range`` and ``textShape`` (with the choices' bytes)
+/// are what the fast path checks the bytes it scanned against (no `String` made, ``MessageLayout/checks``), and
+/// ``complaint(about:)`` and ``complaint(aboutInteger:literal:)`` decide and word the general path's finding
+/// through the same two, the words built only when a value fails. A domain of the other JSON type (an integer
+/// range on a string member) constrains nothing.
 enum ValueDomain: Sendable {
     /// Any value of the member's type (integers: 0 ... 2^64-1).
     case any
@@ -21,7 +23,7 @@ enum ValueDomain: Sendable {
 
     // MARK: - Strings
 
-    /// Whether a string with these UTF-8 bytes is in the domain (always false for an integer domain).
+    /// Whether a string with these UTF-8 bytes is in the domain (any string, for an integer domain).
     func admits(_ utf8: some Collection<UInt8>) -> Bool {
         let choices: [String] = if case .oneOf(let values, _, _) = self { values } else { [] }
         return textShape.admits(utf8, choices: choices.lazy.map(\.utf8))
@@ -33,7 +35,7 @@ enum ValueDomain: Sendable {
         switch self {
         case .any: .any
         case .nonEmpty(let lowercase): lowercase ? .nonEmptyLowercase : .nonEmpty
-        case .integers: .never
+        case .integers: .any
         case .oneOf: .choices
         case .digits(let counts): .digits(counts)
         case .capitalLetters(let count, _): .capitalLetters(count)
@@ -46,8 +48,6 @@ enum ValueDomain: Sendable {
         case any, nonEmpty, nonEmptyLowercase, choices, uuid
         case digits(ClosedRange<Int>)
         case capitalLetters(Int)
-        /// Not a string domain.
-        case never
 
         /// Whether a string with these UTF-8 bytes is in the domain; `choices` are the spellings of ``choices``.
         @inline(__always)
@@ -68,8 +68,6 @@ enum ValueDomain: Sendable {
                 utf8.count == count && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
             case .uuid:
                 ValueDomain.isUUID(utf8)
-            case .never:
-                false
             }
         }
     }
@@ -97,17 +95,12 @@ enum ValueDomain: Sendable {
 
     // MARK: - Integers
 
-    /// Whether the integer is in the domain (always false for a string domain).
-    @inline(__always)
+    /// Whether the integer is in the domain (any integer, for a string domain).
     func admits(_ integer: UInt64) -> Bool {
-        switch self {
-        case .any: true
-        case .integers(let range, _): range.contains(integer)
-        default: false
-        }
+        range.contains(integer)
     }
 
-    /// The integers the domain admits (all of them for ``any``).
+    /// The integers the domain admits (all of them for ``any`` and the string domains).
     var range: ClosedRange<UInt64> {
         if case .integers(let range, _) = self { return range }
         return 0...UInt64.max

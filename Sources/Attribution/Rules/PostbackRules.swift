@@ -2,8 +2,8 @@
 /// crowd-anonymity tiers (spec sections 5-7). Each is defined here once, over ``PostbackFacts``: the general path
 /// turns the ones that fire into findings, and a fast path may only ask whether any fires (``anyFires(_:)``).
 ///
-/// P1, P2 and U1 (presence, types, ranges) are the decoders' (``PostbackPayload``, ``PostbackBody``), whose
-/// value checks the fast path calls too.
+/// P1, P2 and U1 (presence, types, values) are the tables' (``MessageLayout``), which the decoders
+/// (``PostbackPayload``, ``PostbackBody``) and the fast path both read.
 enum PostbackRules {
     /// One rule: when it fires, and what it says then.
     struct Rule: Sendable {
