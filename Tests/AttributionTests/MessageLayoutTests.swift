@@ -122,9 +122,19 @@ struct MessageLayoutTests {
         #expect(MessageLayout.postbackPayload.members.allSatisfy { $0.isSigned })
         #expect(MessageLayout.postbackBody.members.allSatisfy { !$0.isSigned })
         // SKAdNetwork 4.0's index and source identifier are AdAttributionKit's members' values.
-        let v4 = SKAdNetworkVersion.v4_0.signedLayout(SKAdNetworkVersion.v4_0.signedFields)
-        let index = try #require(v4.slot(named: Array("postback-sequence-index".utf8)))
-        #expect(v4[index].domain.admits(UInt64(2)) && !v4[index].domain.admits(UInt64(3)))
+        for field in [SKAdNetworkField.postbackSequenceIndex, .sourceIdentifier] {
+            let aak = try #require(MessageLayout.postbackPayload.slot(named: Array(field.rawValue.utf8)))
+            // An index of 3 and a 1-digit identifier are outside them: the same sentence either way.
+            func complaints(_ domain: ValueDomain) -> [String?] {
+                [domain.complaint(aboutInteger: 3, literal: "3"), domain.complaint(about: "7")]
+            }
+            let skAdNetwork = complaints(field.member.domain)
+            #expect(skAdNetwork == complaints(MessageLayout.postbackPayload[aak].domain))
+            #expect(skAdNetwork.contains { $0 != nil })
+        }
+        #expect(SKAdNetworkVersion.allCases.allSatisfy { version in
+            version.signedFields.allSatisfy { $0.member.isSigned && $0.member.isRequired == !$0.isOptional }
+        })
         #expect(SKAdNetworkVersion.unsignedLayout.members.map(\.name)
                     == ["conversion-value", "coarse-conversion-value", "country-code"])
         #expect(SKAdNetworkVersion.unsignedLayout.members.allSatisfy { !$0.isSigned && !$0.isRequired })

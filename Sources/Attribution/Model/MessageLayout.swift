@@ -2,7 +2,8 @@
 /// values), in the order the decoders read and report them. The tables are ``postbackPayload``, ``postbackBody``
 /// and ``impressionPayload`` (built from ``PostbackPayloadMember``, ``PostbackBodyMember`` and
 /// ``ImpressionMember``, whose cases are the slots the code reads) and, for SKAdNetwork, ``SKAdNetworkField`` by
-/// version (``SKAdNetworkVersion/signedLayout(_:)``) and ``SKAdNetworkVersion/unsignedLayout``.
+/// version (``SKAdNetworkVersion/signedFields``, each field's ``SKAdNetworkField/member``) and
+/// ``SKAdNetworkVersion/unsignedLayout``.
 ///
 /// Everything reads the table rather than restating it: the general decoders (``FieldReader/read(_:skipping:)``),
 /// the fast path's scanner (which knows exactly ``names``) and its checks (each present member against ``checks``,

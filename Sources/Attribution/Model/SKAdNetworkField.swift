@@ -27,7 +27,7 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     case postbackSequenceIndex = "postback-sequence-index"
 
     /// The member as the tables define it: JSON type, signed, required unless optional (in the versions that sign
-    /// it: ``SKAdNetworkVersion/signedLayout(_:)``), and its values (rule S4). The conversion window and the source
+    /// it: ``SKAdNetworkVersion/signedFields``), and its values (rule S4). The conversion window and the source
     /// identifier are AdAttributionKit's (``PostbackPayloadMember``).
     var member: MessageMember {
         MessageMember(rawValue, valueType, signed: true, required: !isOptional, domain: domain)

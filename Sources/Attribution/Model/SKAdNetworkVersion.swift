@@ -35,12 +35,6 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The table of a postback signed over `fields` (``signedFields`` or ``fallbackSignedFields``): each field's
-    /// member (``SKAdNetworkField/member``), in signing order.
-    func signedLayout(_ fields: [SKAdNetworkField]) -> MessageLayout {
-        MessageLayout(owner: "the \(rawValue) postback", members: fields.map(\.member))
-    }
-
     /// The unsigned members Apple defines for an SKAdNetwork body, every version alike (rule S5): the
     /// AdAttributionKit body's conversion values and country code (``PostbackBodyMember``), which no signature
     /// covers here either.
