@@ -87,7 +87,8 @@ CATEGORIES: list[tuple[str, str | None, str | None, str | None]] = [
      r"LineItemReader|InputReader|ItemBatch|FileDescriptor|WholeFileReader|LineKind|OversizedLine|InputItem",
      r"/Input/|Pipeline/", None),
     ("rules, models, tiers, dedupe",
-     r"Rule|Tier|Payload|PostbackBody|FieldReader|SourceIdentifier|Deduplicat|ConversionType|AdInteraction|"
+     r"Rule|Tier|Payload|PostbackBody|FieldReader|MessageLayout|MessageMember|ValueDomain|Deduplicat|ConversionType|"
+     r"AdInteraction|"
      r"CoarseConversion|Finding", r"/Rules/|/Model/|Dedup", None),
     ("signature glue and key lookup (Swift side)",
      r"ECPublicKey|P1363|EVPPublicKey|SHA256|KeyRing|TrustedKey|JWSVerification|OpenSSLErrorQueue|VerifiedTokenCache",

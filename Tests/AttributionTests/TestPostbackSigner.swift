@@ -52,16 +52,23 @@ final class TestPostbackSigner {
     /// characters are written as `\uXXXX` escapes, so the exact code points reach the verifier whatever any
     /// library between here and there does to strings.
     func body(postbackIdentifier identifier: String, conversionValue: Int = 21) throws -> String {
+        try body(postbackIdentifier: identifier, signedExtra: "", unsignedExtra: #","conversion-value":"#
+                    + "\(conversionValue)")
+    }
+
+    /// The body above with `signedExtra` added at the end of the payload and `unsignedExtra` at the end of the
+    /// body (each empty, or a comma and members), and no conversion value.
+    func body(postbackIdentifier identifier: String, signedExtra: String, unsignedExtra: String) throws -> String {
         let payload = #"{"postback-identifier":"# + Self.quoted(identifier)
             + #","ad-network-identifier":"fixture.adattributionkit","advertised-item-identifier":1108187390,"#
             + #""conversion-type":"download","impression-type":"app-impression","did-win":true,"#
-            + #""postback-sequence-index":0,"source-identifier":"1234","marketplace-identifier":"com.apple.AppStore"}"#
+            + #""postback-sequence-index":0,"source-identifier":"1234","marketplace-identifier":"com.apple.AppStore""#
+            + signedExtra + "}"
         let header = #"{"kid":"\#(Self.keyID)","alg":"ES256"}"#
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload.utf8))
         let signature = try sign(Array(signingInput.utf8))
         let token = signingInput + "." + Base64URL.encode(signature)
-        return #"{"jws-string":""# + token + #"","ad-interaction-type":"click","conversion-value":"#
-            + "\(conversionValue)}"
+        return #"{"jws-string":""# + token + #"","ad-interaction-type":"click""# + unsignedExtra + "}"
     }
 
     /// `count` bodies with distinct upper-case UUID identifiers, made from `seed` (the same on every run).

@@ -5,13 +5,18 @@
 /// The parser asks here first, so `"advertised-item-identifier"` costs a length check and a `memcmp` instead.
 /// The result is the same string either way (exact bytes); only its storage differs.
 enum KnownJSONStrings {
-    /// Spec §5 member names longer than 15 bytes, and the long values Apple's postbacks repeat.
-    private static let strings: [String] = [
-        "ad-interaction-type", "ad-network-identifier", "advertised-item-identifier", "attribution-signature",
-        "coarse-conversion-value", "conversion-value", "eligible-for-re-engagement", "impression-identifier",
-        "marketplace-identifier", "postback-identifier", "postback-sequence-index", "publisher-item-identifier",
-        "source-identifier", "com.apple.AppStore",
-    ]
+    /// The member names of the tables (``MessageLayout``, ``SKAdNetworkField``) longer than 15 bytes, and the long
+    /// values Apple's postbacks repeat. The tables' names are literals, so they are immortal here too.
+    private static let strings: [String] = {
+        let tables = [MessageLayout.postbackPayload, .postbackBody, .impressionPayload]
+        let names = tables.flatMap { $0.members.map(\.name) }
+            + SKAdNetworkField.allCases.map(\.rawValue) + [SKAdNetworkField.attributionSignature]
+        var unique: [String] = []
+        for name in names where name.utf8.count > 15 && !unique.contains(where: { $0.isExactlyEqual(to: name) }) {
+            unique.append(name)
+        }
+        return unique + ["com.apple.AppStore"]
+    }()
 
     /// Longest entry's length; `byLength[n]` lists the entries of `n` bytes.
     private static let byLength: [[String]] = {

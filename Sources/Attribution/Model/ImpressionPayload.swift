@@ -15,57 +15,29 @@ public struct ImpressionPayload: Sendable, Hashable {
     /// Every signed member as decoded.
     public let object: JSONObject
 
-    /// The payload's field errors under rule I1 (presence, types and values alike).
+    /// The payload's field errors under rule I1 (presence, types and values alike), as `layout` (Apple's table,
+    /// ``MessageLayout/impressionPayload``, unless a test adds a member) defines them.
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    package static func decode(_ object: JSONObject, findings: inout [Finding]) -> ImpressionPayload? {
-        var reader = FieldReader(object, owner: "impression", typeRule: .i1, rangeRule: .i1)
-        let identifier = reader.string("impression-identifier")
-        let publisherItem = reader.integer("publisher-item-identifier")
-        let impressionType = reader.string("impression-type")
-        let adNetworkIdentifier = reader.string("ad-network-identifier")
-        let sourceIdentifier = reader.integer("source-identifier", in: 0...9999)
-        let timestamp = reader.integer("timestamp")
-        let advertisedItem = reader.integer("advertised-item-identifier")
-        let eligible = reader.bool("eligible-for-re-engagement", required: false)
-
-        if let identifier {
-            reader.require(Self.isUUID(identifier), "impression-identifier",
-                           "is \(JSONValue.quoted(identifier)), not a UUID (8-4-4-4-12 hex digits)")
-        }
-        if let impressionType {
-            reader.require(impressionType.isExactlyEqual(to: PostbackPayload.appImpression), "impression-type",
-                           "is \(JSONValue.quoted(impressionType)), not \"\(PostbackPayload.appImpression)\"")
-        }
-        if let adNetworkIdentifier {
-            reader.require(!adNetworkIdentifier.isEmpty, "ad-network-identifier", "must not be empty")
-            reader.require(!adNetworkIdentifier.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") },
-                           "ad-network-identifier", "must be lowercase")
-        }
+    static func decode(_ object: JSONObject, layout: MessageLayout = .impressionPayload,
+                               findings: inout [Finding]) -> ImpressionPayload? {
+        typealias Slot = ImpressionMember
+        var reader = FieldReader(object, owner: layout.owner, typeRule: .i1, rangeRule: .i1)
+        let values = reader.read(layout)
         findings += reader.findings
-        guard reader.findings.isEmpty, let identifier, let publisherItem, let impressionType,
-              let adNetworkIdentifier, let sourceIdentifier, let timestamp, let advertisedItem
+        guard reader.findings.isEmpty,
+              let identifier = values[Slot.impressionIdentifier.slot]?.stringValue,
+              let publisherItem = values[Slot.publisherItemIdentifier.slot]?.numberValue?.uint64Value,
+              let impressionType = values[Slot.impressionType.slot]?.stringValue,
+              let adNetworkIdentifier = values[Slot.adNetworkIdentifier.slot]?.stringValue,
+              let sourceIdentifier = values[Slot.sourceIdentifier.slot]?.numberValue?.uint64Value,
+              let timestamp = values[Slot.timestamp.slot]?.numberValue?.uint64Value,
+              let advertisedItem = values[Slot.advertisedItemIdentifier.slot]?.numberValue?.uint64Value
         else { return nil }
         return ImpressionPayload(
             impressionIdentifier: identifier, publisherItemIdentifier: publisherItem, impressionType: impressionType,
             adNetworkIdentifier: adNetworkIdentifier, sourceIdentifier: sourceIdentifier, timestamp: timestamp,
-            advertisedItemIdentifier: advertisedItem, eligibleForReEngagement: eligible, object: object)
-    }
-
-    /// 36 characters, hex digits in groups 8-4-4-4-12, either case; version and variant bits not checked.
-    static func isUUID(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (offset, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(offset) {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                let isHex = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-                guard isHex else { return false }
-            }
-        }
-        return true
+            advertisedItemIdentifier: advertisedItem,
+            eligibleForReEngagement: values[Slot.eligibleForReEngagement.slot]?.boolValue, object: object)
     }
 }

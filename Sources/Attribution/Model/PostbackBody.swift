@@ -12,44 +12,23 @@ public struct PostbackBody: Sendable, Hashable {
     /// Every member except `jws-string`, in received order, unknown ones included.
     public let members: JSONObject
 
-    /// `conversion-value`: the fine value, 0 ... 63 (rule U1; SKAdNetwork S5).
-    static let conversionValueRange: ClosedRange<UInt64> = 0...63
-
-    /// `country-code`: two capital ASCII letters (rule U1; SKAdNetwork S5).
-    static func isCountryCode(_ utf8: some Collection<UInt8>) -> Bool {
-        utf8.count == 2 && utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-    }
-
-    /// Reads the unsigned members under rule U1; the findings are appended, and only valid values are kept.
-    package static func decode(_ body: JSONObject, findings: inout [Finding]) -> PostbackBody {
-        let members = body.removing("jws-string")
-        var reader = FieldReader(members, owner: "body", typeRule: .u1, rangeRule: .u1)
-        let interaction = reader.string("ad-interaction-type", required: false)
-        let conversionValue = reader.integer("conversion-value", required: false, in: conversionValueRange)
-        let coarse = reader.string("coarse-conversion-value", required: false)
-        let country = reader.string("country-code", required: false)
-
-        let interactionType = interaction.flatMap { AdInteractionType(exactly: $0) }
-        if let interaction {
-            reader.require(interactionType != nil, "ad-interaction-type",
-                           "is \(JSONValue.quoted(interaction)), not \"view\" or \"click\"")
-        }
-        let coarseValue = coarse.flatMap { CoarseConversionValue(exactly: $0) }
-        if let coarse {
-            reader.require(coarseValue != nil, "coarse-conversion-value",
-                           "is \(JSONValue.quoted(coarse)), not \"low\", \"medium\" or \"high\"")
-        }
-        var countryCode: String?
-        if let country {
-            if reader.require(isCountryCode(country.utf8), "country-code",
-                              "is \(JSONValue.quoted(country)), not two capital letters") {
-                countryCode = country
-            }
-        }
+    /// Reads the unsigned members under rule U1, as `layout` (Apple's table, ``MessageLayout/postbackBody``,
+    /// unless a test adds a member) defines them; the findings are appended, and only valid values are kept.
+    static func decode(_ body: JSONObject, layout: MessageLayout = .postbackBody,
+                               findings: inout [Finding]) -> PostbackBody {
+        typealias Slot = PostbackBodyMember
+        let members = body.removing(Slot.jwsString.name)
+        var reader = FieldReader(members, owner: layout.owner, typeRule: .u1, rangeRule: .u1)
+        // `jws-string` is the J rules'.
+        let values = reader.read(layout, skipping: Slot.jwsString.slot)
         findings += reader.findings
         return PostbackBody(
-            adInteractionType: interactionType, conversionValue: conversionValue.map(Int.init),
-            coarseConversionValue: coarseValue, countryCode: countryCode, members: members)
+            adInteractionType: values[Slot.adInteractionType.slot]?.stringValue
+                .flatMap(AdInteractionType.init(exactly:)),
+            conversionValue: values[Slot.conversionValue.slot]?.numberValue?.uint64Value.map(Int.init),
+            coarseConversionValue: values[Slot.coarseConversionValue.slot]?.stringValue
+                .flatMap(CoarseConversionValue.init(exactly:)),
+            countryCode: values[Slot.countryCode.slot]?.stringValue, members: members)
     }
 
     /// True when the body carries a fine or a coarse conversion value.

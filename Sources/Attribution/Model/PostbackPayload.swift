@@ -20,58 +20,33 @@ public struct PostbackPayload: Sendable, Hashable {
     /// Every signed member as decoded, unknown ones included (Apple adds fields over time).
     public let object: JSONObject
 
-    /// `postback-sequence-index`: the conversion window, 0, 1 or 2 (rule P2).
-    static let sequenceIndexRange: ClosedRange<UInt64> = 0...2
-
-    /// `impression-type`, the one value of postbacks and impressions alike (rules P2, I1).
-    static let appImpression = "app-impression"
-
-    /// The payload's field errors under rules P1 (presence, JSON type) and P2 (values).
+    /// The payload's field errors under rules P1 (presence, JSON type) and P2 (values), as `layout` (Apple's
+    /// table, ``MessageLayout/postbackPayload``, unless a test adds a member) defines them.
     ///
     /// - Returns: the payload when there are none; otherwise nil, with the findings appended.
-    package static func decode(_ object: JSONObject, findings: inout [Finding]) -> PostbackPayload? {
-        var reader = FieldReader(object, owner: "payload", typeRule: .p1, rangeRule: .p2)
-        let postbackIdentifier = reader.string("postback-identifier")
-        let adNetworkIdentifier = reader.string("ad-network-identifier")
-        let advertisedItem = reader.integer("advertised-item-identifier")
-        let conversionType = reader.string("conversion-type")
-        let impressionType = reader.string("impression-type")
-        let didWin = reader.bool("did-win")
-        let index = reader.integer("postback-sequence-index", in: sequenceIndexRange)
-        let sourceIdentifier = reader.string("source-identifier")
-        let marketplace = reader.string("marketplace-identifier", required: false)
-        let publisherItem = reader.integer("publisher-item-identifier", required: false)
-
-        if let postbackIdentifier {
-            reader.require(!postbackIdentifier.isEmpty, "postback-identifier", "must not be empty")
-        }
-        if let adNetworkIdentifier {
-            reader.require(!adNetworkIdentifier.isEmpty, "ad-network-identifier", "must not be empty")
-        }
-        let conversion = conversionType.flatMap { ConversionType(exactly: $0) }
-        if let conversionType, conversion == nil {
-            let hint = conversionType.isExactlyEqual(to: "reengagement")
-                ? " (Apple signs the spelling \"re-engagement\")" : ""
-            reader.require(false, "conversion-type",
-                           "is \(JSONValue.quoted(conversionType)), not download, redownload or re-engagement\(hint)")
-        }
-        if let impressionType {
-            reader.require(impressionType.isExactlyEqual(to: appImpression), "impression-type",
-                           "is \(JSONValue.quoted(impressionType)), not \"\(appImpression)\"")
-        }
-        if let sourceIdentifier {
-            reader.require(SourceIdentifier.isPostbackForm(sourceIdentifier), "source-identifier",
-                           "is \(JSONValue.quoted(sourceIdentifier)), not 2, 3 or 4 ASCII digits")
-        }
+    static func decode(_ object: JSONObject, layout: MessageLayout = .postbackPayload,
+                               findings: inout [Finding]) -> PostbackPayload? {
+        typealias Slot = PostbackPayloadMember
+        var reader = FieldReader(object, owner: layout.owner, typeRule: .p1, rangeRule: .p2)
+        let values = reader.read(layout)
         findings += reader.findings
-        guard reader.findings.isEmpty, let postbackIdentifier, let adNetworkIdentifier, let advertisedItem,
-              let conversion, let impressionType, let didWin, let index, let sourceIdentifier
+        guard reader.findings.isEmpty,
+              let postbackIdentifier = values[Slot.postbackIdentifier.slot]?.stringValue,
+              let adNetworkIdentifier = values[Slot.adNetworkIdentifier.slot]?.stringValue,
+              let advertisedItem = values[Slot.advertisedItemIdentifier.slot]?.numberValue?.uint64Value,
+              let conversion = values[Slot.conversionType.slot]?.stringValue.flatMap(ConversionType.init(exactly:)),
+              let impressionType = values[Slot.impressionType.slot]?.stringValue,
+              let didWin = values[Slot.didWin.slot]?.boolValue,
+              let index = values[Slot.postbackSequenceIndex.slot]?.numberValue?.uint64Value,
+              let sourceIdentifier = values[Slot.sourceIdentifier.slot]?.stringValue
         else { return nil }
         return PostbackPayload(
             postbackIdentifier: postbackIdentifier, adNetworkIdentifier: adNetworkIdentifier,
             advertisedItemIdentifier: advertisedItem, conversionType: conversion, impressionType: impressionType,
             didWin: didWin, postbackSequenceIndex: Int(index), sourceIdentifier: sourceIdentifier,
-            marketplaceIdentifier: marketplace, publisherItemIdentifier: publisherItem, object: object)
+            marketplaceIdentifier: values[Slot.marketplaceIdentifier.slot]?.stringValue,
+            publisherItemIdentifier: values[Slot.publisherItemIdentifier.slot]?.numberValue?.uint64Value,
+            object: object)
     }
 }
 

@@ -26,8 +26,15 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The conversion window, 0, 1 or 2, an integer (4.0).
     case postbackSequenceIndex = "postback-sequence-index"
 
+    /// The member as the tables define it: JSON type, signed, required unless optional (in the versions that sign
+    /// it: ``SKAdNetworkVersion/signedFields``), and its values (rule S4). The conversion window and the source
+    /// identifier are AdAttributionKit's (``PostbackPayloadMember``).
+    var member: MessageMember {
+        MessageMember(rawValue, valueType, signed: true, required: !isOptional, domain: domain)
+    }
+
     /// The member's JSON type.
-    package var valueType: ValueType {
+    var valueType: ValueType {
         switch self {
         case .version, .adNetworkID, .sourceIdentifier, .transactionID, .sourceDomain: .string
         case .campaignID, .appID, .sourceAppID, .fidelityType, .postbackSequenceIndex: .integer
@@ -35,20 +42,25 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The values the member may take (rule S4, once the signature holds).
+    var domain: ValueDomain {
+        switch self {
+        case .adNetworkID, .transactionID: .nonEmpty(lowercase: false)
+        case .sourceIdentifier: PostbackPayloadMember.sourceIdentifiers
+        case .fidelityType: .integers(0...1, wording: "0 (view-through) or 1 (StoreKit-rendered)")
+        case .postbackSequenceIndex: PostbackPayloadMember.sequenceIndexes
+        case .version, .sourceDomain, .campaignID, .appID, .sourceAppID, .redownload, .didWin: .any
+        }
+    }
+
     /// True for the members a postback may leave out (then the signed string leaves them out too).
     package var isOptional: Bool {
         self == .sourceAppID || self == .sourceDomain
     }
-}
 
-extension SKAdNetworkField {
+    /// The body member that holds the signature (base64 DER), beside the signed ones.
+    static let attributionSignature = "attribution-signature"
+
     /// The JSON type of a signed SKAdNetwork member, which also decides how it is written in the signed string.
-    package enum ValueType: String, Sendable, Hashable {
-        /// Written as received, after JSON unescaping.
-        case string
-        /// A plain non-negative JSON integer up to 2^64-1, written in decimal.
-        case integer
-        /// Written `true` or `false`.
-        case boolean
-    }
+    typealias ValueType = MessageMember.ValueType
 }

@@ -57,11 +57,11 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     package static func decode(
         _ body: JSONObject, version: SKAdNetworkVersion, signedFields: [SKAdNetworkField], findings: inout [Finding]
     ) -> SKAdNetworkPostback? {
-        var reader = FieldReader(
-            body, owner: "the \(version.rawValue) postback", typeRule: .s2, rangeRule: .s2)
+        var reader = FieldReader(body, owner: "the \(version.rawValue) postback", typeRule: .s2, rangeRule: .s2)
         var strings: [SKAdNetworkField: String] = [:]
         var integers: [SKAdNetworkField: UInt64] = [:]
         var booleans: [SKAdNetworkField: Bool] = [:]
+        // S2 reads types only (integers within 0 ... 2^64-1); the values are S4's, once the signature holds.
         for field in signedFields {
             let required = !field.isOptional
             switch field.valueType {
@@ -88,7 +88,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
 
     /// The body's members that `signedFields` does not cover, `attribution-signature` left out, in received order.
     package static func unsignedMembers(of body: JSONObject, signedFields: [SKAdNetworkField]) -> JSONObject {
-        body.removing(signedFields.map(\.rawValue) + ["attribution-signature"])
+        body.removing(signedFields.map(\.rawValue) + [SKAdNetworkField.attributionSignature])
     }
 
     /// One value as the signed string writes it: strings as received (after JSON unescaping), Booleans `true` or

@@ -35,6 +35,15 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The unsigned members Apple defines for an SKAdNetwork body, every version alike (rule S5): the
+    /// AdAttributionKit body's conversion values and country code (``PostbackBodyMember``), which no signature
+    /// covers here either.
+    static let unsignedLayout = MessageLayout(
+        owner: "the body",
+        members: [PostbackBodyMember.conversionValue, .coarseConversionValue, .countryCode].map {
+            MessageLayout.postbackBody[$0.slot].unsigned()
+        })
+
     /// The other order a postback of this version may be signed over: for 2.2 only, the 2.0/2.1 order (no
     /// `fidelity-type`), which real 2.2 postbacks have been seen to use (spec §9, rule S6).
     package var fallbackSignedFields: [SKAdNetworkField]? {

@@ -6,18 +6,23 @@
 enum ImpressionRules {
     static func check(_ payload: JSONObject, keyID: String, policy: VerificationPolicy) -> [Finding] {
         var findings: [Finding] = []
-        if case .string(let network)? = payload["ad-network-identifier"], !network.isExactlyEqual(to: keyID) {
-            findings.append(Finding(.i2, "ad-network-identifier \(JSONValue.quoted(network)) is not the signing kid "
+        let networkName = ImpressionMember.adNetworkIdentifier.name
+        if case .string(let network)? = payload[networkName], !network.isExactlyEqual(to: keyID) {
+            findings.append(Finding(.i2, "\(networkName) \(JSONValue.quoted(network)) is not the signing kid "
                     + JSONValue.quoted(keyID)))
         }
-        guard let timestamp = payload["timestamp"]?.numberValue?.uint64Value else { return findings }
+        guard let timestamp = payload[ImpressionMember.timestamp.name]?.numberValue?.uint64Value else {
+            return findings
+        }
         let now = policy.clock()
         if timestamp > now {
             // The message names no clock reading, so one input gives the same record on every run.
             findings.append(Finding(.i3,
-                "timestamp \(timestamp) ms since 1970 is in the future (later than the verifying machine's clock)"))
+                "\(ImpressionMember.timestamp.name) \(timestamp) ms since 1970 is in the future (later than the "
+                    + "verifying machine's clock)"))
         } else if let maximumAge = policy.maximumImpressionAge, now - timestamp > maximumAge {
-            findings.append(Finding(.i3, "timestamp \(timestamp) is older than the limit of \(maximumAge) ms"))
+            findings.append(Finding(.i3,
+                "\(ImpressionMember.timestamp.name) \(timestamp) is older than the limit of \(maximumAge) ms"))
         }
         return findings
     }

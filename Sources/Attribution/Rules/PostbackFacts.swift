@@ -50,13 +50,14 @@ extension PostbackFacts {
                 to: PostbackRules.developmentNetworkIdentifier),
             conversionType: payload.conversionType,
             didWin: payload.didWin, postbackSequenceIndex: payload.postbackSequenceIndex,
-            sourceIdentifierDigits: SourceIdentifier.digitCount(payload.sourceIdentifier),
+            sourceIdentifierDigits: payload.sourceIdentifier.utf8.count,
             hasMarketplace: payload.marketplaceIdentifier != nil,
             hasPublisherItem: payload.publisherItemIdentifier != nil,
             body: body.map { body in
+                typealias Slot = PostbackBodyMember
                 let members = body.members
                 let interaction: Interaction
-                switch members["ad-interaction-type"] {
+                switch members[Slot.adInteractionType.name] {
                 case nil: interaction = .absent
                 case .string(let text) where text.isExactlyEqual(to: AdInteractionType.click.rawValue):
                     interaction = .click
@@ -64,9 +65,9 @@ extension PostbackFacts {
                 case let value?: interaction = .otherType(value.typeName)
                 }
                 return Body(
-                    hasFineValue: members.contains("conversion-value"),
-                    hasCoarseValue: members.contains("coarse-conversion-value"),
-                    hasCountryCode: members.contains("country-code"), interaction: interaction)
+                    hasFineValue: members.contains(Slot.conversionValue.name),
+                    hasCoarseValue: members.contains(Slot.coarseConversionValue.name),
+                    hasCountryCode: members.contains(Slot.countryCode.name), interaction: interaction)
             })
     }
 }

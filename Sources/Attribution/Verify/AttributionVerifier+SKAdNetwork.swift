@@ -104,7 +104,8 @@ extension AttributionVerifier {
             verified = fallback
             result.signedString = fallback.signedString
             findings.append(Finding(.s6,
-                "this 2.2 postback verifies only over the 2.0/2.1 order, without fidelity-type, which is "
+                "this 2.2 postback verifies only over the 2.0/2.1 order, without "
+                    + "\(SKAdNetworkField.fidelityType.rawValue), which is "
                     + "therefore unsigned"))
         }
         result.signature = .verified
@@ -119,8 +120,8 @@ extension AttributionVerifier {
     /// The DER signature in `attribution-signature`: strict padded standard base64 (RFC 4648 §4) in a string.
     /// Anything else cannot be a valid signature, so it is `bad-signature` (S3) rather than malformed input.
     private static func attributionSignature(_ body: JSONObject) -> Result<[UInt8], AttributionError> {
-        guard case .string(let text)? = body["attribution-signature"] else {
-            let found = body["attribution-signature"]?.typeName ?? "missing"
+        guard case .string(let text)? = body[SKAdNetworkField.attributionSignature] else {
+            let found = body[SKAdNetworkField.attributionSignature]?.typeName ?? "missing"
             return .failure(AttributionError(.s3, "attribution-signature is \(found), not a base64 string"))
         }
         guard !text.isEmpty else {

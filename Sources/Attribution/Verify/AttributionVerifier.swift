@@ -18,6 +18,9 @@ public struct AttributionVerifier: Sendable {
     public let policy: VerificationPolicy
     /// Tokens already verified by this verifier, so exact repeats (Apple's retries) skip the ECDSA; nil: no cache.
     package let cache: VerifiedTokenCache?
+    /// The tables the AdAttributionKit messages are read with, by this path and the fast path alike: Apple's,
+    /// unless a test adds a member.
+    let layouts: MessageLayouts
 
     /// A verifier for `keyRing` under `policy`.
     public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy()) {
@@ -26,9 +29,15 @@ public struct AttributionVerifier: Sendable {
 
     /// With a cache of verified tokens (the command line's: Apple's retries skip the ECDSA).
     package init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), cache: VerifiedTokenCache?) {
+        self.init(keyRing: keyRing, policy: policy, cache: cache, layouts: .apple)
+    }
+
+    /// With other tables than Apple's (a test's, with an added member).
+    init(keyRing: KeyRing, policy: VerificationPolicy, cache: VerifiedTokenCache?, layouts: MessageLayouts) {
         self.keyRing = keyRing
         self.policy = policy
         self.cache = cache
+        self.layouts = layouts
     }
 
     /// Verifies one item given as bytes (a whole request body, or one line of input without its terminator).
@@ -170,9 +179,9 @@ public struct AttributionVerifier: Sendable {
             prepared.findings.append(Finding(AttributionError.malformed("the item is not valid JSON: \(error.reason)")))
             return
         }
-        if let jws = body["jws-string"] {
+        if let jws = body[PostbackBodyMember.jwsString.name] {
             prepared.result.kind = .postback
-            prepared.result.unsigned = body.removing("jws-string")
+            prepared.result.unsigned = body.removing(PostbackBodyMember.jwsString.name)
             guard case .string(let token) = jws else {
                 prepared.findings.append(Finding(.j1, "jws-string is \(jws.typeName), not a string"))
                 return
@@ -180,7 +189,7 @@ public struct AttributionVerifier: Sendable {
             prepared.form = .body(body)
             prepared.jws = JWSVerification.prepare(ArraySlice(token.utf8), keyFor: keyRing.trustedKey(for:),
                                                    cache: cache)
-        } else if body.contains("attribution-signature") {
+        } else if body.contains(SKAdNetworkField.attributionSignature) {
             prepared.result.kind = .skadnetwork
             if let check = prepareSKAdNetwork(body, into: &prepared.result, findings: &prepared.findings) {
                 prepared.form = .skAdNetwork
@@ -188,7 +197,8 @@ public struct AttributionVerifier: Sendable {
             }
         } else {
             prepared.findings.append(Finding(.j1,
-                "a JSON item needs jws-string (postback) or attribution-signature (SKAdNetwork)"))
+                "a JSON item needs \(PostbackBodyMember.jwsString.name) (postback) or "
+                    + "\(SKAdNetworkField.attributionSignature) (SKAdNetwork)"))
         }
     }
 
@@ -229,8 +239,8 @@ public struct AttributionVerifier: Sendable {
 
     private func checkPostback(_ payloadObject: JSONObject, body bodyObject: JSONObject?,
                                into result: inout VerificationResult, findings: inout [Finding]) {
-        let payload = PostbackPayload.decode(payloadObject, findings: &findings)
-        let body = bodyObject.map { PostbackBody.decode($0, findings: &findings) }
+        let payload = PostbackPayload.decode(payloadObject, layout: layouts.postbackPayload, findings: &findings)
+        let body = bodyObject.map { PostbackBody.decode($0, layout: layouts.postbackBody, findings: &findings) }
         result.body = body
         guard let payload else { return }
         result.postback = payload
@@ -242,7 +252,8 @@ public struct AttributionVerifier: Sendable {
 
     private func checkImpression(_ payloadObject: JSONObject, keyID: String,
                                  into result: inout VerificationResult, findings: inout [Finding]) {
-        result.impression = ImpressionPayload.decode(payloadObject, findings: &findings)
+        result.impression = ImpressionPayload.decode(
+            payloadObject, layout: layouts.impressionPayload, findings: &findings)
         // I2 and I3 read the raw members, so a warning still shows beside an I1 error in another field.
         findings += ImpressionRules.check(payloadObject, keyID: keyID, policy: policy)
     }
@@ -266,7 +277,8 @@ public struct AttributionVerifier: Sendable {
     /// Spec §5.2: `impression-identifier` and no `postback-identifier` makes an impression; anything else is a
     /// postback.
     static func looksLikeImpression(_ payload: JSONObject) -> Bool {
-        payload.contains("impression-identifier") && !payload.contains("postback-identifier")
+        payload.contains(ImpressionMember.impressionIdentifier.name)
+            && !payload.contains(PostbackPayloadMember.postbackIdentifier.name)
     }
 
     /// A payload that is not a JSON object is neither an impression nor a postback: its kind stays unknown.

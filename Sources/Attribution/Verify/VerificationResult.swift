@@ -78,7 +78,8 @@ extension VerificationResult {
     /// What D1 and D2 name: the postback by its identifier (SKAdNetwork: transaction and index).
     private func duplicateSubject(_ key: ExactString) -> String {
         skAdNetwork.map {
-            "transaction-id \($0.transactionID) at postback-sequence-index \($0.postbackSequenceIndex ?? 0)"
+            "\(SKAdNetworkField.transactionID.rawValue) \($0.transactionID) at "
+                + "\(SKAdNetworkField.postbackSequenceIndex.rawValue) \($0.postbackSequenceIndex ?? 0)"
         } ?? DuplicateMarking.postback(key)
     }
 }

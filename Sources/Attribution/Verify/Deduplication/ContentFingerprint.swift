@@ -24,8 +24,10 @@ public struct ContentFingerprint: Sendable, Hashable {
     static let signedDigestSize = 16
     /// Member names written as one byte (`0xC0` + their index): part of the format, never reordered.
     static let knownNames: [[UInt8]] = [
-        "ad-interaction-type", "conversion-value", "coarse-conversion-value", "country-code",
-        "postback-sequence-index", "did-win", "source-identifier", "fidelity-type",
+        PostbackBodyMember.adInteractionType.name, PostbackBodyMember.conversionValue.name,
+        PostbackBodyMember.coarseConversionValue.name, PostbackBodyMember.countryCode.name,
+        SKAdNetworkField.postbackSequenceIndex.rawValue, SKAdNetworkField.didWin.rawValue,
+        SKAdNetworkField.sourceIdentifier.rawValue, SKAdNetworkField.fidelityType.rawValue,
     ].map { Array($0.utf8) }
     static let knownNameCode: UInt8 = 0xC0
     static let inlineValueBytes = 16

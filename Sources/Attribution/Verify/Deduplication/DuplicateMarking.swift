@@ -41,6 +41,6 @@ package struct DuplicateMarking: Sendable {
 
     /// The subject of an AdAttributionKit postback: `postback-identifier` and its value.
     package static func postback(_ identifier: ExactString) -> String {
-        "postback-identifier \(identifier.description)"
+        "\(PostbackPayloadMember.postbackIdentifier.name) \(identifier.description)"
     }
 }

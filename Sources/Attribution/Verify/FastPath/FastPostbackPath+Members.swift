@@ -47,9 +47,27 @@ extension FastPostbackPath {
             return Choice(exactly: bytes(range))
         }
 
-        /// True when the member is absent, or present and `wellFormed` (optional members must have their form).
-        func isAbsent(_ slot: Int, or wellFormed: Bool) -> Bool {
-            !slots.isPresent(slot) || wellFormed
+        /// True when the members are as `layout` defines them, which the scanned `names` are: every required one
+        /// present, and each present one of its type and within its values (``ValueDomain``). What the general
+        /// decoder's ``FieldReader/read(_:skipping:)`` finds nothing wrong with, asked of the scanned bytes.
+        func conform(to layout: MessageLayout) -> Bool {
+            var required = layout.requiredSlots
+            for slot in layout.checks.indices {
+                guard let value = slots[slot] else { continue }
+                required &= ~(1 << UInt32(slot))
+                let check = layout.checks[slot]
+                switch (check.type, value.kind) {
+                case (.string, .string):
+                    guard check.text.admits(bytes(value.range), choices: layout.choices[slot]) else { return false }
+                case (.integer, .integer):
+                    guard check.integers.contains(value.number) else { return false }
+                case (.boolean, .boolean):
+                    break
+                default:
+                    return false
+                }
+            }
+            return required == 0
         }
 
         /// Adds each member (but `skipped`) to a ``ContentFingerprint``, its value as compact JSON, exactly as

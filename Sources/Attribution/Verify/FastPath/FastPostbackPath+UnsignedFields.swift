@@ -1,30 +1,20 @@
 extension FastPostbackPath {
-    /// A body's unsigned fields once rule U1 holds (`PostbackBody.decode` finds nothing); nil otherwise.
+    /// A body's unsigned fields once rule U1 holds (`PostbackBody.decode` finds nothing, both reading the body's
+    /// table); nil otherwise.
     struct UnsignedFields {
         let interaction: AdInteractionType?
         let hasFineValue: Bool
         let hasCoarseValue: Bool
         let hasCountryCode: Bool
 
-        init?(_ members: Members) {
-            typealias Slot = BodyMember
+        init?(_ members: Members, layout: MessageLayout) {
+            typealias Slot = PostbackBodyMember
+            guard members.conform(to: layout) else { return nil }
             let slots = members.slots
-            // Each member, when present, must be well formed.
-            let interaction = members.choice(Slot.adInteractionType, AdInteractionType.self)
-            let fineValue = members.integer(Slot.conversionValue)
-            let country = members.string(Slot.countryCode)
-            guard members.isAbsent(Slot.adInteractionType, or: interaction != nil),
-                  members.isAbsent(Slot.coarseConversionValue,
-                                   or: members.choice(Slot.coarseConversionValue, CoarseConversionValue.self) != nil),
-                  members.isAbsent(Slot.conversionValue,
-                                   or: fineValue.map(PostbackBody.conversionValueRange.contains) == true),
-                  members.isAbsent(Slot.countryCode,
-                                   or: country.map { PostbackBody.isCountryCode(members.bytes($0)) } == true)
-            else { return nil }
-            self.interaction = interaction
-            hasFineValue = slots[Slot.conversionValue] != nil
-            hasCoarseValue = slots[Slot.coarseConversionValue] != nil
-            hasCountryCode = slots[Slot.countryCode] != nil
+            interaction = members.choice(Slot.adInteractionType.slot, AdInteractionType.self)
+            hasFineValue = slots.isPresent(Slot.conversionValue.slot)
+            hasCoarseValue = slots.isPresent(Slot.coarseConversionValue.slot)
+            hasCountryCode = slots.isPresent(Slot.countryCode.slot)
         }
     }
 }

@@ -19,6 +19,10 @@
 /// the caller's, with the returned identifier.
 package struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
+    /// The tables of a postback's payload and body, the verifier's (Apple's, unless a test added a member): the
+    /// scanner knows exactly their members, and each present one must be as its table says.
+    private let payloadLayout: MessageLayout
+    private let bodyLayout: MessageLayout
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
     /// alone (`,"kind":"postback",…,"environment":…,"errors":[],"warnings":[],"fields":`), written once here by
     /// ``JSONLinesRecord``, and whether it is the developer-settings key rule P5 reads.
@@ -28,6 +32,8 @@ package struct FastPostbackPath: Sendable {
 
     package init(_ verifier: AttributionVerifier) {
         cache = verifier.cache
+        payloadLayout = verifier.layouts.postbackPayload
+        bodyLayout = verifier.layouts.postbackBody
         keys = verifier.keyRing.trustedKeys
             .map { trusted in
                 var status: [UInt8] = []
@@ -197,8 +203,9 @@ package struct FastPostbackPath: Sendable {
         guard item.count <= AttributionVerifier.maximumItemBytes else { return nil }
         return ByteCursor.over(item) { bytes in
             func read(_ bytes: ByteCursor) -> Result? {
-                guard let members = Members(scanning: bytes, names: BodyMember.names),
-                      let unsigned = UnsignedFields(members), let token = members.string(BodyMember.jwsString)
+                guard let members = Members(scanning: bytes, names: bodyLayout.names),
+                      let unsigned = UnsignedFields(members, layout: bodyLayout),
+                      let token = members.string(PostbackBodyMember.jwsString.slot)
                 else { return nil }
                 return body(members, unsigned, bytes.span(token))
             }
@@ -217,8 +224,8 @@ package struct FastPostbackPath: Sendable {
         signedDigest: SHA256Digest, source: String, line: Int, to record: inout [UInt8]
     ) -> (ExactString, ContentFingerprint)? {
         withDecoded(segment) { decoded -> (ExactString, ContentFingerprint)? in
-            guard let payload = Members(scanning: decoded, names: PayloadMember.names),
-                  let signed = SignedFields(payload),
+            guard let payload = Members(scanning: decoded, names: payloadLayout.names),
+                  let signed = SignedFields(payload, layout: payloadLayout),
                   let tier = Self.tierIfNoFinding(
                     signed, unsigned, isDevelopmentSettingsKey: keys[key].isDevelopmentSettingsKey)
             else { return nil }
@@ -226,10 +233,10 @@ package struct FastPostbackPath: Sendable {
             record.append(contentsOf: keys[key].recordStatus)
             payload.appendCompactJSON(to: &record)
             var fingerprint = ContentFingerprint.Builder(signedDigest: signedDigest)
-            body.addMembers(to: &fingerprint, skipping: BodyMember.jwsString)
+            body.addMembers(to: &fingerprint, skipping: PostbackBodyMember.jwsString.slot)
             let content = fingerprint.finish()
             JSONLinesRecord.appendLiteral(#","unsigned":"#, to: &record)
-            body.appendCompactJSON(to: &record, skipping: BodyMember.jwsString)
+            body.appendCompactJSON(to: &record, skipping: PostbackBodyMember.jwsString.slot)
             JSONLinesRecord.appendLiteral(#","tier":"#, to: &record)
             record.append(UInt8(ascii: "0") + UInt8(tier))
             record.append(UInt8(ascii: "}"))
