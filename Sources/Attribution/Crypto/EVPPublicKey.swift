@@ -13,6 +13,7 @@ final class EVPPublicKey: @unchecked Sendable {
 
     /// Decodes a DER SubjectPublicKeyInfo (RFC 5280 §4.1.2.7), refusing bytes left over after it.
     init(subjectPublicKeyInfo der: [UInt8]) throws(AttributionError) {
+        OpenSSLLibrary.setUp()
         guard !der.isEmpty else {
             throw AttributionError(.invalidKey, "the key is empty")
         }

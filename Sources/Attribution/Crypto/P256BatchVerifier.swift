@@ -65,6 +65,7 @@ final class P256BatchVerifier {
     }
 
     init?(tables: P256KeyTables = .shared) {
+        OpenSSLLibrary.setUp()
         self.tables = tables
         let numbers = (0..<12).map { _ in BN_new() }
         let (group, context, montgomery, primeMontgomery) = (

@@ -21,6 +21,7 @@ final class P256KeyTable: @unchecked Sendable {
 
     /// Builds the table for `point`, an uncompressed SEC 1 point `04 || x || y` on P-256 (65 bytes).
     init?(uncompressedPoint point: [UInt8]) {
+        OpenSSLLibrary.setUp()
         guard point.count == 65, let base = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return nil }
         let context = BN_CTX_new()
         let generator = EC_POINT_new(base)

@@ -15,6 +15,7 @@ final class SHA256MessageDigest: @unchecked Sendable {
     let digest: OpaquePointer
 
     private init() {
+        OpenSSLLibrary.setUp()
         guard let digest = EVP_MD_fetch(nil, "SHA256", nil) else {
             // No SHA-256 means libcrypto's default provider is not loaded (a broken OPENSSL_CONF): nothing
             // could be verified, and silently answering "invalid" for every postback would hide that.

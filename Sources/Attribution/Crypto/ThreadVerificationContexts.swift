@@ -22,6 +22,7 @@ final class ThreadVerificationContexts {
     private(set) lazy var batchVerifier = P256BatchVerifier()
 
     private init?() {
+        OpenSSLLibrary.setUp()
         guard let context = EVP_MD_CTX_new() else { return nil }
         digestContext = context
     }
