@@ -49,7 +49,7 @@ package final class StateDatabase {
     private var ownerID: Int64?
     /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
     /// renews the lease only while there are some.
-    private var claimed: [ExactString: Int64] = [:]
+    private var claimed = ClaimedKeys()
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
 
@@ -124,7 +124,8 @@ package final class StateDatabase {
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
-            let confirmed = confirming.compactMap { claimed[$0] }
+            let confirmingHashes = confirming.map { StateKeyHash.of($0.utf8) }
+            let confirmed = zip(confirming, confirmingHashes).compactMap { claimed.row($0, hash: $1) }
             try settleRows(confirmed, releasing: false, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
@@ -144,29 +145,31 @@ package final class StateDatabase {
             var liveness: [Int64: Bool] = [:]
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
-            var rows: [(ExactString, Int64)] = []
+            var rows: [(key: ExactString, hash: Int64, row: Int64)] = []
             rows.reserveCapacity(sightings.count)
             // The rows this call claimed: those it inserted (from `firstInserted` on: it holds the write lock, and a
             // new row's id is past every other) and those it took over.
             var claimedHere = ClaimedRows()
             for sighting in sightings {
-                let (answer, row, inserted) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner,
-                                                         now: now, claimedHere: claimedHere, liveness: &liveness)
+                let (answer, row, inserted, hash) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner,
+                                                               now: now, claimedHere: claimedHere, liveness: &liveness)
                 if let row {
-                    rows.append((sighting.key, row))
+                    rows.append((sighting.key, hash, row))
                     claimedHere.insert(row, inserted: inserted)
                 }
                 answers.append(answer)
             }
-            for (lo, hi) in Self.runs(of: rows.map(\.1)) {
+            for (lo, hi) in Self.runs(of: rows.map(\.row)) {
                 try insertRun.bind(1, lo)
                 try insertRun.bind(2, hi)
                 try insertRun.bind(3, owner)
                 try insertRun.run()
             }
             try connection.execute("COMMIT")
-            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
-            for (key, row) in rows { claimed[key] = row }
+            if !confirmed.isEmpty {
+                for (key, hash) in zip(confirming, confirmingHashes) { claimed.remove(key, hash: hash) }
+            }
+            for (key, hash, row) in rows { claimed.insert(key, hash: hash, row: row) }
             return answers
         } catch {
             rollback()
@@ -204,7 +207,7 @@ package final class StateDatabase {
         guard let ownerID else { return }
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            try settleRows(Array(claimed.values), releasing: true, owner: ownerID)
+            try settleRows(claimed.rows, releasing: true, owner: ownerID)
             let forget = try connection.prepare(StateSchema.forgetOwner)
             try forget.bind(1, ownerID)
             try forget.run()
@@ -214,7 +217,7 @@ package final class StateDatabase {
             rollback()
         }
         self.ownerID = nil
-        claimed = [:]
+        claimed.removeAll()
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
@@ -234,7 +237,8 @@ package final class StateDatabase {
     /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
     private func settle(_ keys: [ExactString], releasing: Bool) throws(AttributionError) {
         guard let ownerID else { return }
-        let rows = keys.compactMap { claimed[$0] }
+        let hashes = keys.map { StateKeyHash.of($0.utf8) }
+        let rows = zip(keys, hashes).compactMap { claimed.row($0, hash: $1) }
         guard !rows.isEmpty else { return }
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
@@ -242,7 +246,7 @@ package final class StateDatabase {
             try settleRows(rows, releasing: releasing, owner: ownerID)
             _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            for key in keys { claimed[key] = nil }
+            for (key, hash) in zip(keys, hashes) { claimed.remove(key, hash: hash) }
         } catch {
             rollback()
             throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
@@ -329,16 +333,18 @@ package final class StateDatabase {
     private func answer(
         _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64, claimedHere: ClaimedRows,
         liveness: inout [Int64: Bool]
-    ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?, inserted: Bool) {
+    ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?, inserted: Bool, hash: Int64) {
         let key = sighting.key.utf8
+        let hash = StateKeyHash.of(key)
         var found: SQLiteStatement?
         if hasUnhashed {
             try lookupUnhashed.bind(1, text: key)
             if try lookupUnhashed.step() { found = lookupUnhashed } else { lookupUnhashed.reset() }
         }
         if found == nil {
-            let hash = StateKeyHash.of(key)
-            if try insertRow(sighting, hash: hash, seen: seen) { return (.firstSeen, connection.lastInsertRowID, true) }
+            if try insertRow(sighting, hash: hash, seen: seen) {
+                return (.firstSeen, connection.lastInsertRowID, true, hash)
+            }
             try lookup.bind(1, hash)
             guard try lookup.step() else {
                 lookup.reset()
@@ -353,7 +359,7 @@ package final class StateDatabase {
                     throw SQLiteFailure(code: 11, message: "a row without a hash was not inserted")
                 }
                 hasUnhashed = true
-                return (.firstSeen, connection.lastInsertRowID, true)
+                return (.firstSeen, connection.lastInsertRowID, true, hash)
             }
         }
         guard let lookup = found else { throw SQLiteFailure(code: 11, message: "no row found") }
@@ -386,7 +392,7 @@ package final class StateDatabase {
             return (.duplicate(of: DuplicateReference(
                 source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen),
                 firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: run != nil)),
-                    nil, false)
+                    nil, false, hash)
         }
         // Expired, or claimed by an owner that died: the row is this sighting's now, out of the dead owner's run.
         lookup.reset()
@@ -397,7 +403,7 @@ package final class StateDatabase {
         try takeOver.bind(4, Int64(sighting.line))
         try takeOver.bind(5, blob: sighting.content?.bytes)
         try takeOver.run()
-        return (.firstSeen, id, false)
+        return (.firstSeen, id, false, hash)
     }
 
     /// Inserts a new row for `sighting` under `hash` (NULL when nil), its bytes bound without copies; false when
@@ -409,15 +415,16 @@ package final class StateDatabase {
         let status: Int32 = sighting.key.utf8.withUnsafeBytes { key in
             source.withUnsafeBytes { source in
                 (content ?? []).withUnsafeBytes { fingerprint in
-                    for status in [insert.bindBorrowed(1, key), insert.bindInteger(2, hash),
-                                   insert.bindInteger(3, seen), insert.bindBorrowed(4, source),
-                                   insert.bindInteger(5, Int64(sighting.line)),
-                                   content == nil ? insert.bindInteger(6, nil)
-                                       : insert.bindBorrowed(6, fingerprint, blob: true)] where status != 0 {
-                        return status
+                    var status = insert.bindBorrowed(1, key)
+                    if status == 0 { status = insert.bindInteger(2, hash) }
+                    if status == 0 { status = insert.bindInteger(3, seen) }
+                    if status == 0 { status = insert.bindBorrowed(4, source) }
+                    if status == 0 { status = insert.bindInteger(5, Int64(sighting.line)) }
+                    if status == 0 {
+                        status = content == nil ? insert.bindInteger(6, nil) : insert.bindBorrowed(6, fingerprint, blob: true)
                     }
                     // Stepped and reset while the bytes are lent.
-                    return insert.runKeepingBindings()
+                    return status == 0 ? insert.runKeepingBindings() : status
                 }
             }
         }
