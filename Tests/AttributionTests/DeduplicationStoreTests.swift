@@ -368,16 +368,19 @@ struct DeduplicationStoreTests {
         return builder.finish()
     }
 
-    @Test("A version-2 state (the previous release's, made by its own SQL) is migrated to 3 in one transaction: its postbacks stay duplicates with their conflict digests, ids and claims kept, a dead owner's claim taken over")
+    /// Its postbacks stay duplicates with their conflict digests, its ids and claims are kept (a dead owner's claim
+    /// is then taken over), every key is under its hash, and the old table is gone.
+    @Test("A version-2 state (the previous release's, made by its own SQL) is migrated to 3")
     func migratesVersion2() throws {
         let path = try Self.temporaryPath()
         let first = Self.fingerprint("7")
         let seen = Self.monday.millisecondsSince1970
+        let digest = first.bytes.map { String(format: "%02x", $0) }.joined()
         do {
             let old = try SQLiteConnection(path: path, readOnly: false)
             try old.execute(StateSchema.createVersion2 + """
                 INSERT INTO postbacks (id, key, first_seen, source, line, content)
-                    VALUES (5, 'KEPT', \(seen), 'old.jsonl', 3, x'\(first.bytes.map { String(format: "%02x", $0) }.joined())');
+                    VALUES (5, 'KEPT', \(seen), 'old.jsonl', 3, x'\(digest)');
                 INSERT INTO postbacks (id, key, first_seen, source, line, content)
                     VALUES (9, 'BARE', \(seen), 'older.jsonl', 8, NULL);
                 INSERT INTO postbacks (id, key, first_seen, source, line, content)
@@ -413,7 +416,8 @@ struct DeduplicationStoreTests {
         #expect(try tables.step() && tables.int64(0) == 0)
     }
 
-    @Test("Version 3: a key whose hash another key holds is kept without a hash, and stays a duplicate after the other is gone")
+    /// ... and stays a duplicate after the other key is gone (its hash free again).
+    @Test("Version 3: a key whose hash another key holds is kept without a hash")
     func hashCollision() throws {
         let path = try Self.temporaryPath()
         let store = try SQLiteDeduplicationStore(path: path)

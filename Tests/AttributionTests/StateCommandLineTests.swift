@@ -517,7 +517,8 @@ struct StateCommandLineTests {
         #expect(next.records.first?["duplicate-of-source"] as? String == "old.jsonl")
     }
 
-    @Test("A version-2 state file (the previous release's, made by its SQL) is migrated: its postbacks stay duplicates and their conflict digests are kept (D2 still names what differs)")
+    /// Its postbacks stay duplicates, and their conflict digests are kept: D2 still names what differs.
+    @Test("A version-2 state file (the previous release's, made by its SQL) is migrated through the binary")
     func versionTwoMigrated() throws {
         let identifier = "1D2C3B4A-5F6E-4D7C-8B9A-0F1E2D3C4B5A"
         let first = try signer.body(postbackIdentifier: identifier)

@@ -47,8 +47,8 @@ package final class StateDatabase {
     private var prunedThrough: Int64 = .min
     /// This instance's row in `owners`, once it claimed something.
     private var ownerID: Int64?
-    /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
-    /// renews the lease only while there are some.
+    /// The rows of this owner's unconfirmed claims, by key (filed by its hash): confirm and release go by row, and
+    /// the heartbeat renews the lease only while there are some.
     private var claimed = ClaimedKeys()
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
@@ -421,7 +421,8 @@ package final class StateDatabase {
                     if status == 0 { status = insert.bindBorrowed(4, source) }
                     if status == 0 { status = insert.bindInteger(5, Int64(sighting.line)) }
                     if status == 0 {
-                        status = content == nil ? insert.bindInteger(6, nil) : insert.bindBorrowed(6, fingerprint, blob: true)
+                        status = content == nil ? insert.bindInteger(6, nil)
+                            : insert.bindBorrowed(6, fingerprint, blob: true)
                     }
                     // Stepped and reset while the bytes are lent.
                     return status == 0 ? insert.runKeepingBindings() : status
