@@ -362,6 +362,20 @@ struct DeduplicationStoreTests {
         #expect(try hash.step() && hash.int64(0) == StateKeyHash.of(Array("OLD".utf8)))
     }
 
+    /// Part of the file format (schema version 3 files hold these values), so it must never change. The expected
+    /// values are FNV-1a 64's published test vectors ("" is its offset basis, "a" 0xaf63dc4c8601ec8c, "foobar"
+    /// 0x85944171f73967e8) put through MurmurHash3's fmix64 by an independent implementation (a few lines of
+    /// Python), not this one's output.
+    @Test("StateKeyHash is FNV-1a 64 then fmix64, as a signed integer", arguments: [
+        ("", -1_166_397_803_181_037_274 as Int64),
+        ("a", -9_033_471_704_281_723_301),
+        ("foobar", 3_180_132_088_784_447_275),
+        ("CF386F01-DC32-5DCD-ABE6-BB88775B83D2", -146_270_150_607_159_725),
+    ])
+    func keyHashIsStable(_ text: String, _ expected: Int64) {
+        #expect(StateKeyHash.of(Array(text.utf8)) == expected)
+    }
+
     static func fingerprint(_ value: String) -> ContentFingerprint {
         var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
         builder.add(name: Array("conversion-value".utf8), value: Array(value.utf8))
