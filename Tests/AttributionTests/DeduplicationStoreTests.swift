@@ -341,7 +341,7 @@ struct DeduplicationStoreTests {
 
     // MARK: Schema versions
 
-    @Test("A version-1 state (the previous release's) is migrated: its postbacks stay duplicates, schema 2 after")
+    @Test("A version-1 state (an earlier release's) is migrated: its postbacks stay duplicates, schema 3 after")
     func migratesVersion1() throws {
         let path = try Self.temporaryPath()
         do {
@@ -357,7 +357,101 @@ struct DeduplicationStoreTests {
                 == [.duplicate(of: DuplicateReference(source: "old.jsonl", line: 3, firstSeen: Self.monday))])
         let reader = try SQLiteConnection(path: path, readOnly: true)
         let version = try reader.prepare("SELECT version FROM postback_verify_schema")
-        #expect(try version.step() && version.int64(0) == 2)
+        #expect(try version.step() && version.int64(0) == 3)
+        let hash = try reader.prepare("SELECT hash FROM postbacks WHERE key = 'OLD'")
+        #expect(try hash.step() && hash.int64(0) == StateKeyHash.of(Array("OLD".utf8)))
+    }
+
+    /// Part of the file format (schema version 3 files hold these values), so it must never change. The expected
+    /// values are FNV-1a 64's published test vectors ("" is its offset basis, "a" 0xaf63dc4c8601ec8c, "foobar"
+    /// 0x85944171f73967e8) put through MurmurHash3's fmix64 by an independent implementation (a few lines of
+    /// Python), not this one's output.
+    @Test("StateKeyHash is FNV-1a 64 then fmix64, as a signed integer", arguments: [
+        ("", -1_166_397_803_181_037_274 as Int64),
+        ("a", -9_033_471_704_281_723_301),
+        ("foobar", 3_180_132_088_784_447_275),
+        ("CF386F01-DC32-5DCD-ABE6-BB88775B83D2", -146_270_150_607_159_725),
+    ])
+    func keyHashIsStable(_ text: String, _ expected: Int64) {
+        #expect(StateKeyHash.of(Array(text.utf8)) == expected)
+    }
+
+    static func fingerprint(_ value: String) -> ContentFingerprint {
+        var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
+        builder.add(name: Array("conversion-value".utf8), value: Array(value.utf8))
+        return builder.finish()
+    }
+
+    /// Its postbacks stay duplicates with their conflict digests, its ids and claims are kept (a dead owner's claim
+    /// is then taken over), every key is under its hash, and the old table is gone.
+    @Test("A version-2 state (the previous release's, made by its own SQL) is migrated to 3")
+    func migratesVersion2() throws {
+        let path = try Self.temporaryPath()
+        let first = Self.fingerprint("7")
+        let seen = Self.monday.millisecondsSince1970
+        let digest = first.bytes.map { String(format: "%02x", $0) }.joined()
+        do {
+            let old = try SQLiteConnection(path: path, readOnly: false)
+            try old.execute(StateSchema.createVersion2 + """
+                INSERT INTO postbacks (id, key, first_seen, source, line, content)
+                    VALUES (5, 'KEPT', \(seen), 'old.jsonl', 3, x'\(digest)');
+                INSERT INTO postbacks (id, key, first_seen, source, line, content)
+                    VALUES (9, 'BARE', \(seen), 'older.jsonl', 8, NULL);
+                INSERT INTO postbacks (id, key, first_seen, source, line, content)
+                    VALUES (12, 'DEAD', \(seen), 'killed.jsonl', 1, NULL);
+                INSERT INTO owners (id, host, pid, lease_until) VALUES (77, 'gone', 1, 0);
+                INSERT INTO claims (lo, hi, owner) VALUES (12, 12, 77);
+                PRAGMA journal_mode = WAL;
+                """)
+        }
+        let store = try SQLiteDeduplicationStore(path: path)
+        let later = Self.monday.addingTimeInterval(60)
+        let answers = try store.claim([
+            Self.sighting("KEPT", "new", 1, content: Self.fingerprint("9")), Self.sighting("BARE", "new", 2),
+            Self.sighting("DEAD", "new", 3), Self.sighting("NEW", "new", 4),
+        ], at: later)
+        #expect(answers == [
+            .duplicate(of: DuplicateReference(source: "old.jsonl", line: 3, firstSeen: Self.monday,
+                                              firstContent: first, isPending: false)),
+            .duplicate(of: DuplicateReference(source: "older.jsonl", line: 8, firstSeen: Self.monday)),
+            .firstSeen, .firstSeen,
+        ])
+        // The D2 comparison still has the first sighting's digest to compare against.
+        #expect(answers.first?.duplicateOf?.firstContent?.bytes == first.bytes)
+        let reader = try SQLiteConnection(path: path, readOnly: true)
+        let version = try reader.prepare("SELECT version FROM postback_verify_schema")
+        #expect(try version.step() && version.int64(0) == 3)
+        let rows = try reader.prepare("SELECT id, key, hash FROM postbacks ORDER BY id")
+        var found: [(Int64, String, Int64)] = []
+        while try rows.step() { found.append((rows.int64(0), rows.text(1), rows.int64(2))) }
+        #expect(found.map(\.0) == [5, 9, 12, 13], "ids kept, a new row after them")
+        #expect(found.allSatisfy { $0.2 == StateKeyHash.of(Array($0.1.utf8)) }, "every key under its hash")
+        let tables = try reader.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'postbacks_version2'")
+        #expect(try tables.step() && tables.int64(0) == 0)
+    }
+
+    /// ... and stays a duplicate after the other key is gone (its hash free again).
+    @Test("Version 3: a key whose hash another key holds is kept without a hash")
+    func hashCollision() throws {
+        let path = try Self.temporaryPath()
+        let store = try SQLiteDeduplicationStore(path: path)
+        #expect(try store.claim([Self.sighting("SEED")], at: Self.monday) == [.firstSeen])
+        // Forge a collision: a row whose key is not the one its hash stands for ("B"'s hash, another key).
+        let writer = try SQLiteConnection(path: path, readOnly: false)
+        writer.setBusyTimeout(milliseconds: 5_000)
+        try writer.execute("INSERT INTO postbacks (key, hash, first_seen, source, line) VALUES ('A', "
+                           + "\(StateKeyHash.of(Array("B".utf8))), \(Self.monday.millisecondsSince1970), 'a.jsonl', 1)")
+        #expect(try store.claim([Self.sighting("B", "b.jsonl", 2)], at: Self.monday) == [.firstSeen])
+        let other = try SQLiteDeduplicationStore(path: path)
+        let duplicate = DeduplicationAnswer.duplicate(of: DuplicateReference(
+            source: "b.jsonl", line: 2, firstSeen: Self.monday, isPending: true))
+        #expect(try other.claim([Self.sighting("B", "c.jsonl", 3)], at: Self.monday) == [duplicate])
+        try writer.execute("DELETE FROM postbacks WHERE key = 'A'")
+        // The hash is free again; "B" is still found by its bytes, not inserted a second time.
+        #expect(try other.claim([Self.sighting("B", "d.jsonl", 4)], at: Self.monday) == [duplicate])
+        #expect(try other.count() == 2)
+        let unhashed = try writer.prepare("SELECT count(*) FROM postbacks WHERE hash IS NULL AND key = 'B'")
+        #expect(try unhashed.step() && unhashed.int64(0) == 1)
     }
 
     @Test("SQLite: an empty file is a new state")

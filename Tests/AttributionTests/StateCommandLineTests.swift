@@ -416,9 +416,10 @@ struct StateCommandLineTests {
     /// Look-alikes of a state file, made by another program in SQLite's default (rollback journal) mode: each
     /// differs from what postback-verify creates in one table, column, index, constraint or collation.
     static let lookAlikes: [BadState] = {
-        let version2 = StateSchema.create
+        let version2 = StateSchema.createVersion2
+        let version3 = StateSchema.create
         func made(_ statements: String) -> @Sendable (String) throws -> Void {
-            precondition(statements != version2 && statements != StateSchema.createVersion1,
+            precondition(statements != version2 && statements != version3 && statements != StateSchema.createVersion1,
                          "a look-alike must differ from the real schema")
             return { path in
                 let connection = try SQLiteConnection(path: path, readOnly: false)
@@ -457,6 +458,22 @@ struct StateCommandLineTests {
             BadState(testDescription: "version 2 as a WITHOUT ROWID table",
                      make: made(version2.replacingOccurrences(of: "    content BLOB\n);",
                                                               with: "    content BLOB\n) WITHOUT ROWID;"))),
+            BadState(testDescription: "version 3 as a WITHOUT ROWID table",
+                     make: made(version3.replacingOccurrences(of: "    content BLOB\n);",
+                                                              with: "    content BLOB\n) WITHOUT ROWID;"))),
+            BadState(testDescription: "version 3 with a hash that is not unique",
+                     make: made(version3.replacingOccurrences(of: "hash INTEGER UNIQUE,", with: "hash INTEGER,")
+                                + "CREATE INDEX postbacks_hash ON postbacks (hash);")),
+            BadState(testDescription: "version 3 with a case-insensitive key (COLLATE NOCASE)",
+                     make: made(version3.replacingOccurrences(of: "COLLATE BINARY", with: "COLLATE NOCASE"))),
+            BadState(testDescription: "version 3 keyed by the key again (a unique key, no hash)",
+                     make: made(version3.replacingOccurrences(
+                        of: "key TEXT NOT NULL COLLATE BINARY,\n    hash INTEGER UNIQUE,",
+                        with: "key TEXT NOT NULL COLLATE BINARY UNIQUE,\n    hash INTEGER,"))),
+            BadState(testDescription: "version 3 plus an index on the key",
+                     make: made(version3 + "CREATE INDEX postbacks_key ON postbacks (key);")),
+            BadState(testDescription: "version 3 with the hash as TEXT",
+                     make: made(version3.replacingOccurrences(of: "hash INTEGER UNIQUE,", with: "hash TEXT UNIQUE,"))),
         ]
     }()
 
@@ -498,6 +515,51 @@ struct StateCommandLineTests {
         let next = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath, file])
         #expect(next.status == 1, "\(next.stderr)")
         #expect(next.records.first?["duplicate-of-source"] as? String == "old.jsonl")
+    }
+
+    /// Its postbacks stay duplicates, and their conflict digests are kept: D2 still names what differs.
+    @Test("A version-2 state file (the previous release's, made by its SQL) is migrated through the binary")
+    func versionTwoMigrated() throws {
+        let identifier = "1D2C3B4A-5F6E-4D7C-8B9A-0F1E2D3C4B5A"
+        let first = try signer.body(postbackIdentifier: identifier)
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        record["conversion-value"] = 62
+        let changed = String(decoding: try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]),
+                             as: UTF8.self)
+        // The first sighting's digest, as a run of this release computes it.
+        let scratchState = scratch.url("digest.sqlite").path
+        let seed = try scratch.run(["--format", "jsonl", "--quiet", "--state", scratchState,
+                                    try scratch.input("first.jsonl", [first])])
+        #expect(seed.status == 0)
+        let digest = try SQLiteConnection(path: scratchState, readOnly: true).prepare(
+            "SELECT hex(content) FROM postbacks WHERE key = '\(identifier)'")
+        #expect(try digest.step())
+        let content = digest.text(0)
+        #expect(!content.isEmpty)
+        do {
+            let old = try SQLiteConnection(path: statePath, readOnly: false)
+            try old.execute(StateSchema.createVersion2 + """
+                INSERT INTO postbacks (key, first_seen, source, line, content)
+                    VALUES ('\(identifier)', 1795305600000, 'old.jsonl', 4, x'\(content)');
+                PRAGMA journal_mode = WAL;
+                """)
+        }
+        let run = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath,
+                                   try scratch.input("changed.jsonl", [changed])])
+        #expect(run.status == 1, "\(run.stderr)")
+        let duplicate = try #require(run.records.first)
+        #expect(duplicate["duplicate-of-source"] as? String == "old.jsonl")
+        #expect(duplicate["duplicate-of-run"] as? String == "2026-11-22T00:00:00.000Z")
+        let differs = duplicate["duplicate-differs"] as? [String: Any]
+        #expect(differs?["unsigned"] as? [String] == ["conversion-value"], "\(run.stdout)")
+        let version = try SQLiteConnection(path: statePath, readOnly: true).prepare(
+            "SELECT version FROM postback_verify_schema")
+        #expect(try version.step() && version.int64(0) == StateSchema.version)
+        let same = try scratch.run(["--format", "jsonl", "--quiet", "--state", statePath,
+                                    try scratch.input("same.jsonl", [first])])
+        #expect(same.status == 1)
+        #expect(same.records.first?["duplicate-of-source"] as? String == "old.jsonl")
+        #expect(same.records.first?["duplicate-differs"] == nil)
     }
 
     @Test("D2 through the binary: a later sighting with other unsigned members is a duplicate naming them")

@@ -1,4 +1,9 @@
 internal import CAttributionSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One prepared SQLite statement, reused across calls (bind, step, reset) and finalised when released.
 final class SQLiteStatement {
@@ -47,6 +52,50 @@ final class SQLiteStatement {
             status = sqlite3_bind_null(handle, index)
         }
         guard status == SQLITE_OK else { throw connection.failure(status) }
+    }
+
+    /// Binds `bytes` as TEXT (or as a BLOB when `blob`) without copying them: SQLite reads them when the statement
+    /// steps, so the caller keeps them alive and unchanged until it has stepped and reset the statement (the hot
+    /// path of a claim binds a key, a source and a fingerprint per row; a copy each is a malloc and a free).
+    /// Returns SQLite's status; throwing is left to the caller, outside the closure that lends the bytes.
+    func bindBorrowed(_ index: Int32, _ bytes: UnsafeRawBufferPointer, blob: Bool = false) -> Int32 {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            // An empty buffer may have no address, and a null pointer would bind NULL: bind an empty value, copied.
+            return blob ? sqlite3_bind_zeroblob(handle, index, 0)
+                : sqlite3_bind_text(handle, index, "", 0, attribution_sqlite_transient())
+        }
+        return blob ? sqlite3_bind_blob(handle, index, base, Int32(bytes.count), nil)
+            : sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
+    }
+
+    /// Binds `value` (NULL when nil); SQLite's status.
+    func bindInteger(_ index: Int32, _ value: Int64?) -> Int32 {
+        guard let value else { return sqlite3_bind_null(handle, index) }
+        return sqlite3_bind_int64(handle, index, value)
+    }
+
+    /// Steps a statement that returns no rows and resets it, keeping its bindings (each is bound again before the
+    /// next step): SQLite's status, `SQLITE_DONE` when it ran.
+    func runKeepingBindings() -> Int32 {
+        let status = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        return status
+    }
+
+    /// The failure `status` stands for (`SQLITE_DONE` and `SQLITE_ROW` are none).
+    func check(_ status: Int32) throws(SQLiteFailure) {
+        guard status == SQLITE_OK || status == SQLITE_DONE || status == SQLITE_ROW else {
+            throw connection.failure(status)
+        }
+    }
+
+    /// Whether the column's bytes (TEXT or BLOB) are exactly `bytes`.
+    func columnEquals(_ column: Int32, _ bytes: [UInt8]) -> Bool {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count == bytes.count else { return false }
+        guard count > 0 else { return true }
+        guard let stored = sqlite3_column_blob(handle, column) else { return false }
+        return bytes.withUnsafeBytes { memcmp(stored, $0.baseAddress!, count) == 0 }
     }
 
     /// Binds `value`, or NULL when nil.

@@ -30,6 +30,8 @@ package final class StateDatabase {
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
     private let lookup: SQLiteStatement
+    private let lookupUnhashed: SQLiteStatement
+    private let anyUnhashed: SQLiteStatement
     private let takeOver: SQLiteStatement
     private let claimAt: SQLiteStatement
     private let ownRuns: SQLiteStatement
@@ -45,9 +47,9 @@ package final class StateDatabase {
     private var prunedThrough: Int64 = .min
     /// This instance's row in `owners`, once it claimed something.
     private var ownerID: Int64?
-    /// The rows of this owner's unconfirmed claims, by key: confirm and release go by row, and the heartbeat
-    /// renews the lease only while there are some.
-    private var claimed: [ExactString: Int64] = [:]
+    /// The rows of this owner's unconfirmed claims, by key (filed by its hash): confirm and release go by row, and
+    /// the heartbeat renews the lease only while there are some.
+    private var claimed = ClaimedKeys()
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
 
@@ -89,6 +91,8 @@ package final class StateDatabase {
                                    + "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864")
             insert = try connection.prepare(StateSchema.insert)
             lookup = try connection.prepare(StateSchema.lookup)
+            lookupUnhashed = try connection.prepare(StateSchema.lookupUnhashed)
+            anyUnhashed = try connection.prepare(StateSchema.anyUnhashed)
             takeOver = try connection.prepare(StateSchema.takeOver)
             claimAt = try connection.prepare(StateSchema.claimAt)
             ownRuns = try connection.prepare(StateSchema.ownRuns)
@@ -120,7 +124,8 @@ package final class StateDatabase {
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             let owner = try registeredOwner(now: now)
-            let confirmed = confirming.compactMap { claimed[$0] }
+            let confirmingHashes = confirming.map { StateKeyHash.of($0.utf8) }
+            let confirmed = zip(confirming, confirmingHashes).compactMap { claimed.row($0, hash: $1) }
             try settleRows(confirmed, releasing: false, owner: owner)
             if cutoff > prunedThrough {
                 try prune.bind(1, cutoff)
@@ -135,29 +140,36 @@ package final class StateDatabase {
                     try owners.run()
                 }
             }
+            hasUnhashed = try anyUnhashed.step() && anyUnhashed.int64(0) != 0
+            anyUnhashed.reset()
             var liveness: [Int64: Bool] = [:]
             var answers: [DeduplicationAnswer] = []
             answers.reserveCapacity(sightings.count)
-            var rows: [(ExactString, Int64)] = []
-            var newRows: Set<Int64> = []
+            var rows: [(key: ExactString, hash: Int64, row: Int64)] = []
+            rows.reserveCapacity(sightings.count)
+            // The rows this call claimed: those it inserted (from `firstInserted` on: it holds the write lock, and a
+            // new row's id is past every other) and those it took over.
+            var claimedHere = ClaimedRows()
             for sighting in sightings {
-                let (answer, row) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner, now: now,
-                                               newRows: newRows, liveness: &liveness)
+                let (answer, row, inserted, hash) = try answer(sighting, seen: seen, cutoff: cutoff, owner: owner,
+                                                               now: now, claimedHere: claimedHere, liveness: &liveness)
                 if let row {
-                    rows.append((sighting.key, row))
-                    newRows.insert(row)
+                    rows.append((sighting.key, hash, row))
+                    claimedHere.insert(row, inserted: inserted)
                 }
                 answers.append(answer)
             }
-            for (lo, hi) in Self.runs(of: rows.map(\.1)) {
+            for (lo, hi) in Self.runs(of: rows.map(\.row)) {
                 try insertRun.bind(1, lo)
                 try insertRun.bind(2, hi)
                 try insertRun.bind(3, owner)
                 try insertRun.run()
             }
             try connection.execute("COMMIT")
-            if !confirmed.isEmpty { for key in confirming { claimed[key] = nil } }
-            for (key, row) in rows { claimed[key] = row }
+            if !confirmed.isEmpty {
+                for (key, hash) in zip(confirming, confirmingHashes) { claimed.remove(key, hash: hash) }
+            }
+            for (key, hash, row) in rows { claimed.insert(key, hash: hash, row: row) }
             return answers
         } catch {
             rollback()
@@ -195,7 +207,7 @@ package final class StateDatabase {
         guard let ownerID else { return }
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            try settleRows(Array(claimed.values), releasing: true, owner: ownerID)
+            try settleRows(claimed.rows, releasing: true, owner: ownerID)
             let forget = try connection.prepare(StateSchema.forgetOwner)
             try forget.bind(1, ownerID)
             try forget.run()
@@ -205,7 +217,7 @@ package final class StateDatabase {
             rollback()
         }
         self.ownerID = nil
-        claimed = [:]
+        claimed.removeAll()
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
@@ -225,7 +237,8 @@ package final class StateDatabase {
     /// Confirms or releases this owner's claims on `keys` in one transaction, renewing the lease.
     private func settle(_ keys: [ExactString], releasing: Bool) throws(AttributionError) {
         guard let ownerID else { return }
-        let rows = keys.compactMap { claimed[$0] }
+        let hashes = keys.map { StateKeyHash.of($0.utf8) }
+        let rows = zip(keys, hashes).compactMap { claimed.row($0, hash: $1) }
         guard !rows.isEmpty else { return }
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
@@ -233,7 +246,7 @@ package final class StateDatabase {
             try settleRows(rows, releasing: releasing, owner: ownerID)
             _ = try registeredOwner(now: now)
             try connection.execute("COMMIT")
-            for key in keys { claimed[key] = nil }
+            for (key, hash) in zip(keys, hashes) { claimed.remove(key, hash: hash) }
         } catch {
             rollback()
             throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
@@ -318,24 +331,44 @@ package final class StateDatabase {
     }
 
     private func answer(
-        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64, newRows: Set<Int64>,
+        _ sighting: PostbackSighting, seen: Int64, cutoff: Int64, owner: Int64, now: Int64, claimedHere: ClaimedRows,
         liveness: inout [Int64: Bool]
-    ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?) {
-        try insert.bind(1, text: sighting.key.utf8)
-        try insert.bind(2, seen)
-        try insert.bind(3, text: sourceBytes(sighting.source))
-        try insert.bind(4, Int64(sighting.line))
-        try insert.bind(5, blob: sighting.content?.bytes)
-        try insert.run()
-        if connection.changes == 1 { return (.firstSeen, connection.lastInsertRowID) }
-        try lookup.bind(1, text: sighting.key.utf8)
+    ) throws(SQLiteFailure) -> (DeduplicationAnswer, claimedRow: Int64?, inserted: Bool, hash: Int64) {
+        let key = sighting.key.utf8
+        let hash = StateKeyHash.of(key)
+        var found: SQLiteStatement?
+        if hasUnhashed {
+            try lookupUnhashed.bind(1, text: key)
+            if try lookupUnhashed.step() { found = lookupUnhashed } else { lookupUnhashed.reset() }
+        }
+        if found == nil {
+            if try insertRow(sighting, hash: hash, seen: seen) {
+                return (.firstSeen, connection.lastInsertRowID, true, hash)
+            }
+            try lookup.bind(1, hash)
+            guard try lookup.step() else {
+                lookup.reset()
+                throw SQLiteFailure(code: 11, message: "a key vanished within a transaction")
+            }
+            if lookup.columnEquals(5, key) {
+                found = lookup
+            } else {
+                // Another key holds this hash: this one is kept without a hash, and found by its bytes.
+                lookup.reset()
+                guard try insertRow(sighting, hash: nil, seen: seen) else {
+                    throw SQLiteFailure(code: 11, message: "a row without a hash was not inserted")
+                }
+                hasUnhashed = true
+                return (.firstSeen, connection.lastInsertRowID, true, hash)
+            }
+        }
+        guard let lookup = found else { throw SQLiteFailure(code: 11, message: "no row found") }
         defer { lookup.reset() }
-        guard try lookup.step() else { throw SQLiteFailure(code: 11, message: "a key vanished within a transaction") }
         let id = lookup.int64(0)
         let firstSeen = lookup.int64(1)
         // Who holds a claim on the row: this call (its runs are written at its end), or a run of claims.
         var run: (lo: Int64, hi: Int64, owner: Int64)?
-        if newRows.contains(id) {
+        if claimedHere.contains(id) {
             run = (id, id, owner)
         } else {
             try claimAt.bind(1, id)
@@ -359,7 +392,7 @@ package final class StateDatabase {
             return (.duplicate(of: DuplicateReference(
                 source: lookup.text(2), line: Int(lookup.int64(3)), firstSeen: Date(milliseconds: firstSeen),
                 firstContent: lookup.blob(4).flatMap(ContentFingerprint.init(bytes:)), isPending: run != nil)),
-                    nil)
+                    nil, false, hash)
         }
         // Expired, or claimed by an owner that died: the row is this sighting's now, out of the dead owner's run.
         lookup.reset()
@@ -370,16 +403,47 @@ package final class StateDatabase {
         try takeOver.bind(4, Int64(sighting.line))
         try takeOver.bind(5, blob: sighting.content?.bytes)
         try takeOver.run()
-        return (.firstSeen, id)
+        return (.firstSeen, id, false, hash)
+    }
+
+    /// Inserts a new row for `sighting` under `hash` (NULL when nil), its bytes bound without copies; false when
+    /// another row holds the hash (nothing was inserted).
+    private func insertRow(_ sighting: PostbackSighting, hash: Int64?, seen: Int64) throws(SQLiteFailure) -> Bool {
+        let source = sourceBytes(sighting.source)
+        let content = sighting.content?.bytes
+        let insert = self.insert
+        let status: Int32 = sighting.key.utf8.withUnsafeBytes { key in
+            source.withUnsafeBytes { source in
+                (content ?? []).withUnsafeBytes { fingerprint in
+                    var status = insert.bindBorrowed(1, key)
+                    if status == 0 { status = insert.bindInteger(2, hash) }
+                    if status == 0 { status = insert.bindInteger(3, seen) }
+                    if status == 0 { status = insert.bindBorrowed(4, source) }
+                    if status == 0 { status = insert.bindInteger(5, Int64(sighting.line)) }
+                    if status == 0 {
+                        status = content == nil ? insert.bindInteger(6, nil)
+                            : insert.bindBorrowed(6, fingerprint, blob: true)
+                    }
+                    // Stepped and reset while the bytes are lent.
+                    return status == 0 ? insert.runKeepingBindings() : status
+                }
+            }
+        }
+        try insert.check(status)
+        return connection.changes == 1
     }
 
     /// `source` as UTF-8, converted once for the many sightings of one file in a row (compared by bytes: two
     /// paths Swift's `String ==` calls equal may be two files).
     private func sourceBytes(_ source: String) -> [UInt8] {
-        if !source.utf8.elementsEqual(lastSource) { lastSource = Array(source.utf8) }
+        let same = source.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(lastSource) }
+            ?? source.utf8.elementsEqual(lastSource)
+        if !same { lastSource = Array(source.utf8) }
         return lastSource
     }
     private var lastSource: [UInt8] = []
+    /// Whether some row has no hash (another key holds its hash), as read at the start of the current claim.
+    private var hasUnhashed = false
 
     /// Whether the owner `id` still holds its claims: its lease runs, and when it ran on this machine its process
     /// is still there.
@@ -393,7 +457,7 @@ package final class StateDatabase {
 
     // MARK: - Opening
 
-    /// The schema version of the database on `connection`: nil when it has no table at all; 1 or 2 when its every
+    /// The schema version of the database on `connection`: nil when it has no table at all; 1, 2 or 3 when its every
     /// table, column, index and constraint is exactly what that version creates (compared with a database made
     /// in memory by the same statements, so collations, unique keys and column types all count) and its version
     /// row says so. Throws for anything else: foreign or look-alike tables, a damaged file, another version.
@@ -437,15 +501,30 @@ package final class StateDatabase {
                 throw AttributionError(.notOurs, "\(path) is not a postback-verify state file of schema version "
                                        + "\(version) (\(findings.joined(separator: "; "))); left as it is")
             }
-            // The same statements make the same unique key; check its collation all the same, as SQLite reads it.
-            let key = try connection.prepare("PRAGMA index_xinfo('sqlite_autoindex_postbacks_1')")
-            var collations: [String] = []
-            while try key.step() {
-                if key.int64(5) == 1 { collations.append(key.text(4)) }
-            }
-            guard collations == ["BINARY"] else {
-                throw AttributionError(.notOurs, "\(path): the unique key on postbacks.key is not bytewise (BINARY); "
-                                       + "not a state file, left as it is")
+            // The same statements make the same unique key and columns; check, as SQLite reads them, that keys
+            // compare bytewise all the same: versions 1 and 2 by their unique index, version 3 by the key column
+            // (rows without a hash are found by it) and its unique hash.
+            if version < 3 {
+                let key = try connection.prepare("PRAGMA index_xinfo('sqlite_autoindex_postbacks_1')")
+                var collations: [String] = []
+                while try key.step() {
+                    if key.int64(5) == 1 { collations.append(key.text(4)) }
+                }
+                guard collations == ["BINARY"] else {
+                    throw AttributionError(.notOurs, "\(path): the unique key on postbacks.key is not bytewise "
+                                           + "(BINARY); not a state file, left as it is")
+                }
+            } else {
+                let hash = try connection.prepare("PRAGMA index_info('sqlite_autoindex_postbacks_1')")
+                var columns: [String] = []
+                while try hash.step() { columns.append(hash.text(2)) }
+                let key = try connection.prepare(
+                    "SELECT count(*) FROM pragma_table_xinfo('postbacks') WHERE name = 'key' AND type = 'TEXT' "
+                    + "AND \"notnull\" = 1")
+                guard columns == ["hash"], try key.step(), key.int64(0) == 1 else {
+                    throw AttributionError(.notOurs, "\(path): postbacks is not keyed as postback-verify keys it (a "
+                                           + "unique hash, a TEXT key); not a state file, left as it is")
+                }
             }
             if thorough {
                 let check = try connection.prepare("PRAGMA quick_check(1)")
@@ -475,13 +554,18 @@ package final class StateDatabase {
         return rows
     }
 
-    /// The schema objects version 1 or 2 consists of, as SQLite records them: made once in memory.
+    /// The schema objects version 1, 2 or 3 consists of, as SQLite records them: made once in memory.
     private static func reference(version: Int64) -> [[String]] {
-        version == 1 ? referenceVersion1 : referenceVersion2
+        switch version {
+        case 1: referenceVersion1
+        case 2: referenceVersion2
+        default: referenceVersion3
+        }
     }
 
     private static let referenceVersion1 = madeInMemory(StateSchema.createVersion1)
-    private static let referenceVersion2 = madeInMemory(StateSchema.create)
+    private static let referenceVersion2 = madeInMemory(StateSchema.createVersion2)
+    private static let referenceVersion3 = madeInMemory(StateSchema.create)
     /// Version 2 as migrating version 1 leaves it (SQLite records the added column in the table's statement).
     private static let referenceMigrated = madeInMemory(StateSchema.createVersion1 + StateSchema.migrateFromVersion1)
 
@@ -509,10 +593,38 @@ package final class StateDatabase {
             try connection.execute(StateSchema.create)
         case 1:
             try connection.execute(StateSchema.migrateFromVersion1)
+            try migrateFromVersion2(connection)
+        case 2:
+            try migrateFromVersion2(connection)
         default:
             break
         }
         try connection.execute("COMMIT")
+    }
+
+    /// From schema version 2 to 3 inside the caller's transaction (a failure rolls all of it back, leaving the file
+    /// at version 2): the table of postbacks is made again by version 3's statement and every row copied into it,
+    /// its `id` kept (claims name rows by id) and its key's hash added; a key whose hash an earlier row holds keeps
+    /// a NULL hash, as a claim would store it. Rewrites every row once: about a second per million on a laptop.
+    private static func migrateFromVersion2(_ connection: SQLiteConnection) throws(SQLiteFailure) {
+        try connection.execute(StateSchema.migrateFromVersion2)
+        let rows = try connection.prepare(StateSchema.version2Rows)
+        let insert = try connection.prepare(StateSchema.migratedRow)
+        while try rows.step() {
+            let key = rows.blob(1) ?? []
+            for hash in [StateKeyHash.of(key), nil] {
+                try insert.bind(1, rows.int64(0))
+                try insert.bind(2, text: key)
+                try insert.bind(3, hash)
+                try insert.bind(4, rows.int64(2))
+                try insert.bind(5, text: rows.blob(3) ?? [])
+                try insert.bind(6, rows.int64(4))
+                try insert.bind(7, blob: rows.blob(5))
+                try insert.run()
+                if connection.changes == 1 { break }
+            }
+        }
+        try connection.execute(StateSchema.migratedFromVersion2)
     }
 
     /// Makes a new state file whole under a temporary name beside `path` (tables, schema version, WAL mode), syncs
@@ -611,4 +723,19 @@ private func syncPath(_ path: String, directory: Bool) -> Bool {
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
     return fsync(descriptor) == 0
+}
+
+/// The rows one claim has claimed so far: those it inserted, all from the first on (a new row's id is past every
+/// row there was, and the claim holds the write lock), and the few it took over.
+private struct ClaimedRows {
+    private var firstInserted = Int64.max
+    private var takenOver: Set<Int64> = []
+
+    func contains(_ row: Int64) -> Bool {
+        row >= firstInserted || (!takenOver.isEmpty && takenOver.contains(row))
+    }
+
+    mutating func insert(_ row: Int64, inserted: Bool) {
+        if inserted { firstInserted = min(firstInserted, row) } else { takenOver.insert(row) }
+    }
 }
