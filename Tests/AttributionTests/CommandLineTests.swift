@@ -152,6 +152,24 @@ struct CommandLineTests {
         #expect(expectInvalid.status == 0)
     }
 
+    @Test("Regression: --expect invalid keeps the fast path, and names each valid postback as the general path does")
+    func expectInvalidWithFastPath() throws {
+        // --expect invalid used to turn the fast path off so that mismatches were worded by the general path; a
+        // mismatch now reads the outcome, which both paths give alike.
+        let stdin = try FloodTests.honest(3).joined(separator: "\n") + "\n"
+        let arguments = ["--format", "jsonl"] + TestPostbackSigner.keyArguments
+        let plain = try Self.run(arguments + ["-"], stdin: stdin)
+        let fast = try Self.run(arguments + ["--expect", "invalid", "-"], stdin: stdin)
+        let general = try Self.run(arguments + ["--expect", "invalid", "--no-fast-path", "-"], stdin: stdin)
+        #expect(plain.status == 0 && plain.records.count == 3)
+        #expect(fast.status == 1 && general.status == 1)
+        #expect(fast.stdout == plain.stdout && general.stdout == plain.stdout)
+        // The summary line carries the run's time; the mismatch lines are the same.
+        func mismatches(_ run: Run) -> [Substring] { run.stderr.split(separator: "\n").filter { $0.contains("expected") } }
+        #expect(mismatches(fast) == (1...3).map { "postback-verify: -:\($0): expected invalid, got valid" })
+        #expect(mismatches(fast) == mismatches(general))
+    }
+
     @Test("Apple's SKAdNetwork examples, all in one run, get their documented results")
     func appleSKAdNetworkDirectory() throws {
         let run = try Self.run(["--format", "jsonl", TestPaths.vector("reference/skadnetwork").path])
