@@ -26,7 +26,9 @@ enum WholeFileReader {
         if let refusal {
             content = .refused(reason: refusal)
         } else if filled <= maximumItemBytes {
-            content = .bytes(buffer[..<filled])
+            // A copy of the bytes read: a slice would keep the whole 16 KiB buffer alive while the item is in
+            // flight (a directory of small files holds thousands of items at once).
+            content = .bytes(ArraySlice(Array(buffer[..<filled])))
         } else if let size = descriptor.regularFileSize() {
             content = .oversized(byteCount: max(size, filled))
         } else {
