@@ -132,9 +132,6 @@ struct MessageLayoutTests {
             #expect(skAdNetwork == complaints(MessageLayout.postbackPayload[aak].domain))
             #expect(skAdNetwork.contains { $0 != nil })
         }
-        #expect(SKAdNetworkVersion.allCases.allSatisfy { version in
-            version.signedFields.allSatisfy { $0.member.isSigned && $0.member.isRequired == !$0.isOptional }
-        })
         #expect(SKAdNetworkVersion.unsignedLayout.members.map(\.name)
                     == ["conversion-value", "coarse-conversion-value", "country-code"])
         #expect(SKAdNetworkVersion.unsignedLayout.members.allSatisfy { !$0.isSigned && !$0.isRequired })

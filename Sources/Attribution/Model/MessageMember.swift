@@ -39,14 +39,4 @@ struct MessageMember: Sendable {
             }
         }
     }
-
-    /// This member with another `isRequired` (an SKAdNetwork version that leaves it optional).
-    func required(_ isRequired: Bool) -> MessageMember {
-        MessageMember(name, type, signed: isSigned, required: isRequired, domain: domain)
-    }
-
-    /// This member as an unsigned one (SKAdNetwork's body members, which no signature covers).
-    func unsigned() -> MessageMember {
-        MessageMember(name, type, signed: false, required: isRequired, domain: domain)
-    }
 }

@@ -41,7 +41,7 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
     static let unsignedLayout = MessageLayout(
         owner: "the body",
         members: [PostbackBodyMember.conversionValue, .coarseConversionValue, .countryCode].map {
-            MessageLayout.postbackBody[$0.slot].unsigned()
+            MessageLayout.postbackBody[$0.slot]
         })
 
     /// The other order a postback of this version may be signed over: for 2.2 only, the 2.0/2.1 order (no

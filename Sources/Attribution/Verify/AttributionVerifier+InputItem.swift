@@ -17,8 +17,7 @@ extension AttributionVerifier {
             return prepare(bytes)
         case .oversized(let byteCount):
             var prepared = PreparedItem()
-            prepared.findings.append(Finding(.j1,
-                "the item is \(byteCount) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Self.oversized(byteCount: byteCount))
             return prepared
         }
     }

@@ -14,6 +14,11 @@ public struct AttributionVerifier: Sendable {
     /// Items larger than this are rejected (J1) without being parsed.
     public static let maximumItemBytes = 16 * 1024
 
+    /// J1 for an item over ``maximumItemBytes`` (its bytes given, or only counted as the reader skipped them).
+    static func oversized(byteCount: Int) -> Finding {
+        Finding(.j1, "the item is \(byteCount) bytes, over the limit of \(maximumItemBytes)")
+    }
+
     public let keyRing: KeyRing
     public let policy: VerificationPolicy
     /// Tokens already verified by this verifier, so exact repeats (Apple's retries) skip the ECDSA; nil: no cache.
@@ -73,8 +78,7 @@ public struct AttributionVerifier: Sendable {
     package func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
         var prepared = PreparedItem()
         if item.count > Self.maximumItemBytes {
-            prepared.findings.append(Finding(.j1,
-                "the item is \(item.count) bytes, over the limit of \(Self.maximumItemBytes)"))
+            prepared.findings.append(Self.oversized(byteCount: item.count))
         } else if item.first(where: { !Self.isJSONWhitespace($0) }) == UInt8(ascii: "{") {
             prepareBody(item, into: &prepared)
         } else {
