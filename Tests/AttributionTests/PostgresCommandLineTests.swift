@@ -159,7 +159,7 @@ final class PostgresCommandLineTests {
         #expect(records.count == bodies.count)
         #expect(records.allSatisfy { $0["verdict"] as? String == "valid" })
         var rows = try Self.stateCounts(database)
-        for _ in 0..<40 where rows.claims != 0 {
+        for _ in 0..<200 where rows.claims != 0 {
             Thread.sleep(forTimeInterval: 0.05)
             rows = try Self.stateCounts(database)
         }

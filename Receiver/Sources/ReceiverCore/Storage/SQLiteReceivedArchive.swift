@@ -91,7 +91,8 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
     }
 
     deinit {
-        checkpointQueue.sync {}  // a fold in progress ends first
+        // No fold is in progress: a queued fold holds this archive until its checkpoint returned (so this may run
+        // on the folding queue itself, after it; waiting for that queue here would wait for itself).
         sqlite3_close_v2(checkpointer)
         sqlite3_finalize(insert)
         sqlite3_close_v2(database)
