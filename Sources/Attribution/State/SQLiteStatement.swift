@@ -74,11 +74,13 @@ final class SQLiteStatement {
         return sqlite3_bind_int64(handle, index, value)
     }
 
-    /// Steps a statement that returns no rows and resets it, keeping its bindings (each is bound again before the
-    /// next step): SQLite's status, `SQLITE_DONE` when it ran.
-    func runKeepingBindings() -> Int32 {
+    /// Steps a statement that returns no rows, resets it and clears its bindings, so that no borrowed bytes
+    /// (``bindBorrowed(_:_:blob:)``) stay bound once the closure lending them returns: SQLite's status,
+    /// `SQLITE_DONE` when it ran.
+    func runReleasingBindings() -> Int32 {
         let status = sqlite3_step(handle)
         sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
         return status
     }
 

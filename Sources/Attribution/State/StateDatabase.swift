@@ -425,7 +425,7 @@ package final class StateDatabase {
                             : insert.bindBorrowed(6, fingerprint, blob: true)
                     }
                     // Stepped and reset while the bytes are lent.
-                    return status == 0 ? insert.runKeepingBindings() : status
+                    return status == 0 ? insert.runReleasingBindings() : status
                 }
             }
         }
