@@ -39,11 +39,13 @@ enum Command {
             // A progress line on the terminal that shows the records would land between them.
             showsProgress: errors.isTerminal && !options.isQuiet && !errors.isSameTerminal(as: output),
             showsSummary: !options.isQuiet, started: DispatchTime.now().uptimeNanoseconds)
-        Interruption.watch { run.interrupt(by: $0) }
         if deduplication.remembersAcrossRuns {
             // A reader that stalls holds up this run only: what it has taken is confirmed while the rest waits.
             output.whileWaiting = { deduplication.confirmRead(output, now: true) }
+            // A signal settles the claims as the end of input does: what was written (read) is confirmed.
+            run.settleBeforeExit = { deduplication.finish($0.records) }
         }
+        Interruption.watch { run.interrupt(by: $0) }
 
         let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         let records: BatchVerifier.Records
@@ -163,6 +165,12 @@ enum Command {
     ) -> Int32 {
         run.records.flush()
         deduplication.finish(run.records)
+        if run.records.isClosedByReader {
+            // `| head`: the records the reader took are confirmed; end as quietly as SIGPIPE would have.
+            run.progress.clear()
+            run.messages.flush()
+            Interruption.endAsClosedOutput()
+        }
         if let writeFailure = run.records.failure {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")

@@ -1,6 +1,6 @@
 /// What `--help` and `--version` print.
 enum HelpText {
-    static let version = "postback-verify 1.0.0 (CLI contract version 1.2, docs/cli.md)"
+    static let version = "postback-verify 1.0.0 (CLI contract version 1.3, docs/cli.md)"
 
     static let usage = """
         OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) and SKAdNetwork postbacks
@@ -62,8 +62,10 @@ enum HelpText {
              when no items were read
           1  at least one item was not, or --expect was given and no items were read
           2  usage error, unreadable path, unusable key file or state file (named on standard error)
-          130, 143  interrupted by SIGINT or SIGTERM: every record written is whole, the summary says so
-          141  (as a shell reports it) the output was closed, e.g. by | head: SIGPIPE ends the run quietly
+          130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: every record written is whole (and, with
+                         --state, confirmed), the summary says so
+          141  (as a shell reports it) the output was closed, e.g. by | head: the run ends quietly, as SIGPIPE
+               would, once the records the reader took are confirmed (--state)
 
         EXAMPLES:
           postback-verify postbacks.jsonl

@@ -11,6 +11,9 @@ final class StandardStream {
     private let capacity = 64 * 1024
     /// The first write error, once one happened; later writes are dropped.
     private(set) var failure: String?
+    /// True once a write failed because the reader closed its end (`EPIPE`; SIGPIPE is ignored while a run is
+    /// watched, ``Interruption``): the run then settles its claims and ends quietly, as SIGPIPE would have.
+    private(set) var isClosedByReader = false
     /// Bytes handed to the system so far (flushed).
     private(set) var bytesWritten = 0
     /// Bytes written so far, flushed or still buffered: where the next byte goes in the output.
@@ -76,7 +79,7 @@ final class StandardStream {
             let written = FileDescriptor.write(descriptor, buffer, from: offset, count: buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
+                fail(errno)
                 break
             }
             offset += written
@@ -90,6 +93,12 @@ final class StandardStream {
     /// confirms those records' claims).
     var whileWaiting: (() -> Void)?
     static let waitingInterval: Int32 = 50
+
+    /// Records the first write failure, `error` being the `errno` the write left.
+    private func fail(_ error: Int32) {
+        failure = String(cString: strerror(error))
+        isClosedByReader = error == EPIPE
+    }
 
     /// True when the descriptor is a pipe (or FIFO).
     private lazy var isPipe: Bool = {
@@ -114,14 +123,14 @@ final class StandardStream {
                 whileWaiting()
             }
             if polled < 0 && errno != EINTR {
-                failure = String(cString: strerror(errno))
+                fail(errno)
                 break
             }
             let chunk = min(buffer.count - offset, 4096)
             let written = FileDescriptor.write(descriptor, buffer, from: offset, count: chunk)
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                failure = String(cString: strerror(errno))
+                fail(errno)
                 break
             }
             offset += written

@@ -164,10 +164,13 @@ final class DeduplicationStep {
         }
     }
 
-    /// At the end of a run whose records were all written and flushed: waits until the reader of a pipe has
-    /// taken them (or closed its end), confirms them, and releases what was never read.
+    /// At the end of a run whose records were all written and flushed (its input ended, its output failed or was
+    /// closed, or a signal stopped it between two batches): waits until the reader of a pipe has taken them (or
+    /// closed its end), confirms them, and releases what was never read, and the claims of batches claimed ahead
+    /// but never written. A second signal while it waits for a stalled reader ends the process the default way.
     func finish(_ records: StandardStream) {
-        guard let store, remembersAcrossRuns else { return }
+        // Nothing written or claimed: nothing to settle (and the store may still be opening on another thread).
+        guard remembersAcrossRuns, !pending.isEmpty || !claimedAhead.isEmpty, let store else { return }
         var pause: useconds_t = 1000
         while confirmRead(records, now: true), pendingStart < pending.count {
             if records.failure != nil || records.bytesRead().readerGone {
@@ -177,11 +180,16 @@ final class DeduplicationStep {
             usleep(pause)
             pause = min(pause * 2, 50_000)
         }
-        if pendingStart < pending.count {
-            try? store.release(pending[pendingStart...].map(\.key))
-            pending.removeAll()
-            pendingStart = 0
-            readEnd = 0
+        var unwritten = pendingStart < pending.count ? pending[pendingStart...].map(\.key) : []
+        for (_, answers) in claimedAhead {
+            for case .first(let key) in answers { unwritten.append(key) }
         }
+        claimedAhead = []
+        if !unwritten.isEmpty {
+            try? store.release(unwritten)
+        }
+        pending.removeAll()
+        pendingStart = 0
+        readEnd = 0
     }
 }

@@ -26,6 +26,10 @@ final class RunOutput: @unchecked Sendable {
     /// Set by the signal watcher; guarded by `signalLock`, not `lock`, so the writer can see it between batches.
     private let signalLock = NSLock()
     private var signalNumberReceived: Int32?
+    /// Run with the lock held once the last whole records are flushed, before an interrupted run exits: `--state`
+    /// confirms the claims of the records written (for a pipe: read) and releases the rest, so a stop repeats no
+    /// postback in the next run (docs/state.md, "A stop confirms what was written").
+    var settleBeforeExit: (RunOutput) -> Void = { _ in }
 
     init(records: StandardStream, messages: StandardStream, showsProgress: Bool, showsSummary: Bool,
          started: UInt64) {
@@ -58,8 +62,8 @@ final class RunOutput: @unchecked Sendable {
         return body(self)
     }
 
-    /// Ends the run for SIGINT or SIGTERM at a record boundary and exits with 130 or 143; returns only when the
-    /// run is already ending on its own.
+    /// Ends the run for SIGINT, SIGTERM or SIGHUP at a record boundary and exits with 130, 143 or 129; returns
+    /// only when the run is already ending on its own.
     func interrupt(by signalNumber: Int32) {
         signalLock.lock()
         signalNumberReceived = signalNumber
@@ -72,9 +76,11 @@ final class RunOutput: @unchecked Sendable {
         endInterrupted(by: signalNumber)
     }
 
-    /// With `lock` held: the whole records rendered so far, a cleared progress line, the summary, and the exit.
+    /// With `lock` held: the whole records rendered so far, their claims settled, a cleared progress line, the
+    /// summary, and the exit.
     private func endInterrupted(by signalNumber: Int32) -> Never {
         records.flush()
+        settleBeforeExit(self)
         progress.clear()
         if showsSummary {
             let note = "interrupted by \(Interruption.name(of: signalNumber)); "
