@@ -5,6 +5,9 @@ let package = Package(
     name: "postback-verify",
     products: [
         .library(name: "Attribution", targets: ["Attribution"]),
+        // The deduplication stores that outlive a run (a SQLite file, a PostgreSQL database): a second product, so a
+        // program that only verifies links libcrypto alone.
+        .library(name: "AttributionStores", targets: ["AttributionStores"]),
         .executable(name: "postback-verify", targets: ["postback-verify"]),
     ],
     targets: [
@@ -24,13 +27,18 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // Verification: strict JWS and JSON, ES256, the rules, the records, and the in-memory deduplication store.
         .target(
             name: "Attribution",
-            dependencies: ["CAttributionOpenSSL", "CAttributionSQLite", "CAttributionPostgres"]
+            dependencies: ["CAttributionOpenSSL"]
+        ),
+        .target(
+            name: "AttributionStores",
+            dependencies: ["Attribution", "CAttributionSQLite", "CAttributionPostgres"]
         ),
         .executableTarget(
             name: "postback-verify",
-            dependencies: ["Attribution"],
+            dependencies: ["Attribution", "AttributionStores"],
             // Release builds link the Swift runtime and Foundation statically: start-up drops from ~17 ms to
             // ~8 ms on a 2-core VM (no runtime relocation of libFoundation and friends), so a one-item run (a CI
             // fixture check) is instant. Debug, test and sanitizer builds stay dynamic. Only this executable has the
@@ -42,7 +50,7 @@ let package = Package(
             name: "AttributionTests",
             // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys;
             // postback-verify: the command line's input readers and pipeline are tested directly too.
-            dependencies: ["Attribution", "CAttributionOpenSSL", "postback-verify"],
+            dependencies: ["Attribution", "AttributionStores", "CAttributionOpenSSL", "postback-verify"],
             // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
             exclude: ["Vectors"]
         ),

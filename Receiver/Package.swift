@@ -31,6 +31,7 @@ let package = Package(
             dependencies: [
                 "CReceiverSQLite",
                 .product(name: "Attribution", package: "postback-verify"),
+                .product(name: "AttributionStores", package: "postback-verify"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

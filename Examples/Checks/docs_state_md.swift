@@ -3,6 +3,7 @@
 // remembered, a retry after it is valid, the next one a duplicate of it (naming what differs, D2), and a forgery is
 // stored with its verdict but never remembered.
 import Attribution
+import AttributionStores
 import Foundation
 
 func check_docs_state_md(root: String) async throws {

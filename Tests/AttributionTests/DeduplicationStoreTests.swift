@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Attribution
+@testable import AttributionStores
 
 /// The ``DeduplicationStore``s a server shares between requests: in memory and in a SQLite file, with the same
 /// answers, "first seen" or "duplicate of (when, where)", and the same promises.

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import Attribution
+@testable import AttributionStores
 
 /// `--state postgresql://...` through the built binary against a real PostgreSQL server (``TestPostgres``):
 /// several runs on one database, runs killed with SIGKILL, the server restarted mid-run, a stalled reader, and the

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import Attribution
+@testable import AttributionStores
 
 /// The PostgreSQL state against a real server (``TestPostgres``): its schema, its refusals, keys compared by bytes,
 /// claims and their owners, retention and pruning, and what its messages may say of the connection string.

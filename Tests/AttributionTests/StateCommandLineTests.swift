@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import Attribution
+@testable import AttributionStores
 
 /// `--state` (docs/cli.md section 6) through the built binary: deduplication that reaches across
 /// runs and processes, and the state file's refusals. Postbacks are signed here with the test-only fixture key.

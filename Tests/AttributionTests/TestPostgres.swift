@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Attribution
+@testable import AttributionStores
 
 /// The real PostgreSQL server the PostgreSQL tests run against (never a mock).
 ///

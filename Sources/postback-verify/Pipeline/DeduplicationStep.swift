@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Attribution
+import AttributionStores
 import Foundation
 
 /// Rule D1 for one run, batch by batch, through the one ``DeduplicationStore`` protocol: a

@@ -1,4 +1,5 @@
 import Attribution
+import AttributionStores
 
 /// Everything the receiver is started with, checked before it listens: the command line's flags as values.
 public struct ReceiverConfiguration: Sendable {

@@ -1,4 +1,5 @@
 import Attribution
+import AttributionStores
 import Foundation
 
 /// The receiver's durable storage: deduplication by the library's claim/confirm protocol, and a row per postback

@@ -1,3 +1,4 @@
+import Attribution
 /// The PostgreSQL schema of the deduplication state, version 1; `docs/state.md` documents it for people.
 ///
 /// Everything lives in one schema, `postback_verify`, which the store creates on first use and otherwise only

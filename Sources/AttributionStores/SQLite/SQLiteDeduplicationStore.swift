@@ -1,3 +1,4 @@
+import Attribution
 import Foundation
 
 /// A ``DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on

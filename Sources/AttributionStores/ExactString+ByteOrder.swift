@@ -1,3 +1,4 @@
+import Attribution
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import Attribution
 internal import CAttributionPostgres
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import Attribution
 internal import CAttributionPostgres
 
 /// The rows a statement returned, in binary format, cleared when released.

@@ -1,3 +1,4 @@
+import Attribution
 import Foundation
 
 /// A ``DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one state that

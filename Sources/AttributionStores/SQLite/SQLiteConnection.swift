@@ -1,3 +1,4 @@
+import Attribution
 internal import CAttributionSQLite
 #if canImport(Glibc)
 import Glibc

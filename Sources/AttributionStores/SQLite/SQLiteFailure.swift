@@ -1,3 +1,4 @@
+import Attribution
 internal import CAttributionSQLite
 
 /// A SQLite call that did not succeed: its result code and SQLite's message, before ``StateDatabase`` says what
