@@ -63,7 +63,7 @@ enum Command {
         // alone and the writer completes (`StageLayout`).
         let verifier = BatchVerifier(
             keyRing: keyRing,
-            policy: VerificationPolicy(isStrict: options.isStrict, maximumImpressionAge: options.maximumImpressionAge),
+            policy: options.verification.policy,
             records: records)
         let input = ReaderHandle(
             InputReader(paths: options.paths, maximumItemBytes: AttributionVerifier.maximumItemBytes))
@@ -215,18 +215,9 @@ enum Command {
             + "got \(outcome.verdict.rawValue)\(reason ?? "")"
     }
 
-    /// Apple's keys plus every `--key`, each refused at load time unless it is an EC P-256 public key.
+    /// Apple's keys plus every `--key` and the SKAdNetwork replacement keys, as the library builds them from the
+    /// options; a key file it cannot use is a usage error (status 2) with the library's message.
     private static func keyRing(_ options: CommandLineOptions) throws(UsageError) -> KeyRing {
-        var ring = KeyRing(allowingDevelopmentKeys: options.allowsDevelopmentKeys)
-        for (keyID, path) in options.keys {
-            do {
-                let key = try ECPublicKey(keyFile: path)
-                try ring.add(key, keyID: keyID)
-            } catch {
-                throw UsageError("key file \(path) (for kid \(keyID)) cannot be used: \(error.reason)")
-            }
-        }
-        try SKAdNetworkKeyFiles.load(options, into: &ring)
-        return ring
+        try UsageError.wrapping { () throws(AttributionError) in try options.verification.keyRing() }
     }
 }

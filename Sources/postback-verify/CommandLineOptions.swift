@@ -1,4 +1,5 @@
 import Attribution
+import AttributionStores
 
 /// The command line, parsed and validated before any input is read.
 struct CommandLineOptions {
@@ -8,26 +9,21 @@ struct CommandLineOptions {
     }
 
     var format: Format = .text
-    var keys: [(keyID: String, path: String)] = []
-    var allowsDevelopmentKeys = false
-    var isStrict = false
+    /// `--key`, `--allow-development`, `--skadnetwork-key-p256`, `--skadnetwork-key-p192`, `--strict` and
+    /// `--max-impression-age`, as the library defines them for every program that verifies.
+    var verification = VerifierOptions()
     var deduplicates = true
     /// `--no-fast-path` turns it off: every item takes the general path (for comparing the two; same records).
     var usesFastPath = true
     var expectation: Verdict?
     var jobs: Int?
     var isQuiet = false
-    var maximumImpressionAge: UInt64?
     var colour: Bool?
     /// `--explain`: records also show the exact string an SKAdNetwork signature was checked over.
     var explains = false
-    /// `--skadnetwork-key-p256 PATH`: replaces Apple's SKAdNetwork 2.1+ key (testing your own signing).
-    var skAdNetworkP256KeyPath: String?
-    /// `--skadnetwork-key-p192 PATH`: replaces Apple's SKAdNetwork 1.0/2.0 key (testing your own signing).
-    var skAdNetworkP192KeyPath: String?
     /// `--state PATH|URL`: remember valid postbacks across runs in this SQLite file, or in the PostgreSQL database
     /// a `postgresql://` URL or libpq keyword string names (contract 1.1; `docs/state.md`).
-    var statePath: String?
+    var state: StateLocation?
     /// `--retention DAYS`: with `--state`, forget postbacks first seen more than this many days ago.
     var retentionDays: Int?
     var paths: [String] = []
@@ -73,15 +69,11 @@ struct CommandLineOptions {
                 options.format = format
             case "--key":
                 let text = try value()
-                guard let equals = text.firstIndex(of: "="), equals != text.startIndex,
-                      text.index(after: equals) != text.endIndex else {
-                    throw UsageError("--key takes KID=PATH, got \(text)")
-                }
-                options.keys.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+                try UsageError.wrapping { () throws(AttributionError) in try options.verification.addKey(text) }
             case "--allow-development":
-                options.allowsDevelopmentKeys = true
+                options.verification.allowsDevelopmentKeys = true
             case "--strict":
-                options.isStrict = true
+                options.verification.isStrict = true
             case "--no-dedupe":
                 options.deduplicates = false
             case "--no-fast-path":
@@ -102,18 +94,16 @@ struct CommandLineOptions {
                 options.isQuiet = true
             case "--max-impression-age":
                 let text = try value()
-                guard let milliseconds = VerificationPolicy.milliseconds(inDuration: text) else {
-                    throw UsageError("--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(text)")
+                try UsageError.wrapping { () throws(AttributionError) in
+                    try options.verification.setMaximumImpressionAge(text)
                 }
-                options.maximumImpressionAge = milliseconds
             case "--explain":
                 options.explains = true
-            case "--skadnetwork-key-p256":
-                guard options.skAdNetworkP256KeyPath == nil else { throw UsageError("\(name) given twice") }
-                options.skAdNetworkP256KeyPath = try value()
-            case "--skadnetwork-key-p192":
-                guard options.skAdNetworkP192KeyPath == nil else { throw UsageError("\(name) given twice") }
-                options.skAdNetworkP192KeyPath = try value()
+            case "--skadnetwork-key-p256", "--skadnetwork-key-p192":
+                let path = try value()
+                try UsageError.wrapping { () throws(AttributionError) in
+                    try options.verification.replaceSKAdNetworkKey(name.hasSuffix("p256") ? .p256 : .p192, path: path)
+                }
             case "--color", "--colour":
                 switch try value() {
                 case "always": options.colour = true
@@ -122,30 +112,23 @@ struct CommandLineOptions {
                 case let other: throw UsageError("\(name) must be auto, always or never, not \(other)")
                 }
             case "--state":
-                guard options.statePath == nil else { throw UsageError("\(name) given twice") }
-                let path = try value()
-                guard !path.isEmpty else {
-                    throw UsageError("--state needs a file path or a PostgreSQL connection string")
-                }
-                guard path != "-" else {
-                    throw UsageError("--state needs a file path, not - (write ./- for a file named -)")
-                }
-                options.statePath = path
+                guard options.state == nil else { throw UsageError("\(name) given twice") }
+                let text = try value()
+                options.state = try UsageError.wrapping { () throws(AttributionError) in try StateLocation(text) }
             case "--retention":
                 let text = try value()
-                guard text.allSatisfy(\.isASCII), let days = Int(text), (0...36500).contains(days) else {
-                    throw UsageError("--retention takes a whole number of days from 0 to 36500, not \(text)")
+                options.retentionDays = try UsageError.wrapping { () throws(AttributionError) in
+                    try StateLocation.retentionDays(text)
                 }
-                options.retentionDays = days
             default:
                 // Every name in `names` has a case above (DocumentationConsistencyTests parses each one).
                 throw UsageError(Self.unknownOption(argument, name: name))
             }
         }
-        if options.retentionDays != nil && options.statePath == nil {
+        if options.retentionDays != nil && options.state == nil {
             throw UsageError("--retention needs --state")
         }
-        if options.statePath != nil && !options.deduplicates {
+        if options.state != nil && !options.deduplicates {
             throw UsageError("--state and --no-dedupe cannot be used together")
         }
         return options
@@ -158,5 +141,15 @@ struct UsageError: Error {
 
     init(_ message: String) {
         self.message = message
+    }
+
+    /// Runs `body`, turning the library's word on an option's value (`invalid-option`, `invalid-key`) into a usage
+    /// error with the same message.
+    static func wrapping<Value>(_ body: () throws(AttributionError) -> Value) throws(UsageError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw UsageError(error.reason)
+        }
     }
 }

@@ -27,7 +27,7 @@ struct AttributionErrorTests {
     func stateCodesDocumented() throws {
         let state = try DocumentationConsistencyTests.text("docs/state.md")
         let stateCodes = AttributionError.Code.allCases.filter {
-            !AttributionError.Code.itemCodes.contains($0) && $0 != .invalidKey
+            !AttributionError.Code.itemCodes.contains($0) && $0 != .invalidKey && $0 != .invalidOption
         }
         #expect(stateCodes.count == 7)
         for code in stateCodes {

@@ -45,6 +45,9 @@ extension AttributionError {
         /// A key file or key value that is not an EC public key on the required curve, or a kid that cannot be
         /// added to a key ring.
         public static let invalidKey = Code("invalid-key")
+        /// A setup option's value of the wrong form: `--key` without `KID=PATH`, a duration or a number of days
+        /// out of range, an empty `--state` (``VerifierOptions``, `StateLocation`).
+        public static let invalidOption = Code("invalid-option")
 
         // Deduplication state (docs/state.md): thrown by the stores, and by a store of your own.
 
@@ -71,7 +74,7 @@ extension AttributionError {
 
         /// Every code, item codes first.
         package static let allCases: [Code] = itemCodes + [
-            .invalidKey, .notOurs, .damaged, .newerSchema, .cannotOpen, .busy, .unavailable, .failed,
+            .invalidKey, .invalidOption, .notOurs, .damaged, .newerSchema, .cannotOpen, .busy, .unavailable, .failed,
         ]
     }
 }

@@ -19,8 +19,8 @@ import Foundation
 /// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
     private var store: (any DeduplicationStore)?
-    /// With `--state`: the file, opened by ``open()``.
-    private let statePath: String?
+    /// With `--state`: the file or database, opened by ``open()``.
+    private let state: StateLocation?
     private let retentionDays: Int
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
@@ -42,10 +42,10 @@ final class DeduplicationStep {
     /// The step for `options`; with `--state`, ``open()`` opens the file.
     init(_ options: CommandLineOptions) {
         started = Date()
-        retentionDays = options.retentionDays ?? 10
-        statePath = options.deduplicates ? options.statePath : nil
-        remembersAcrossRuns = statePath != nil
-        store = options.deduplicates && statePath == nil ? MemoryDeduplicationStore() : nil
+        retentionDays = options.retentionDays ?? StateLocation.defaultRetentionDays
+        state = options.deduplicates ? options.state : nil
+        remembersAcrossRuns = state != nil
+        store = options.deduplicates && state == nil ? MemoryDeduplicationStore() : nil
     }
 
     /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a
@@ -53,12 +53,8 @@ final class DeduplicationStep {
     /// writer's thread once the reader and the workers have started, so that its syncs and checks overlap the
     /// first batches' verification; no record is written before it returns.
     func open() throws(AttributionError) {
-        guard let state = statePath, store == nil else { return }
-        // A postgresql:// URL or a libpq keyword string (host=..., dbname=...) names a server; anything else
-        // is a SQLite file's path (docs/state.md).
-        store = PostgreSQLDeduplicationStore.recognizes(state)
-            ? try PostgreSQLDeduplicationStore(connectionString: state, retentionDays: retentionDays)
-            : try SQLiteDeduplicationStore(path: state, retentionDays: retentionDays)
+        guard let state, store == nil else { return }
+        store = try state.open(retentionDays: retentionDays)
     }
 
     /// What D1 found for one item of a batch.
