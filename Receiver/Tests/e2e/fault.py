@@ -11,7 +11,8 @@
 2. A full file system: the state and archive on a small tmpfs, filled up: requests answer 500, none answers 200
    without its row; Apple's retries come while it is full and after it is freed, until each is answered 200, and
    then every postback has exactly one row marked valid (never a duplicate of a row that was not stored). Then
-   again with the receiver stopped while the disk is full and restarted once it is freed.
+   again with the receiver stopped while the disk is full and restarted once it is freed, and with only the
+   archive on the small file system (the claims succeed, the rows fail: each 500 leaves claims to release).
 Needs root for the tmpfs mount (part 2 says SKIP, loudly, where it cannot mount), python3 with `cryptography`
 (Benchmarks/make-corpus.py signs the bodies).
 """
@@ -213,11 +214,29 @@ def full_file_system(args, repo: Path, work: Path, bodies: list[bytes], keys: li
         each_stored_once_valid(receiver.archive, later, "full disk, receiver restarted")
         status = receiver.stop()
         check(status == 0, f"restarted receiver exited {status}, not 0")
+        print(f"restart: {failed_before} failed on the full disk, retried after a restart until answered 200; each "
+              f"of {len(later)} postbacks has one valid row", flush=True)
+
+        # Only the archive on the full disk, the state elsewhere: every claim succeeds and its group's archive
+        # commit fails, so each 500 is a claim to release (on a shared disk the claim itself fails first).
+        receiver = Receiver(args.receiver, mount, keys, state=work / "state-off-the-small-fs.sqlite")
+        filler = fill(mount)
+        last = bodies[420:620]
+        answers = post_all(receiver.port, last, 4)
+        answers = retry_until_stored(receiver.port, last, answers, 2)
+        failed_claimed = sum(1 for s in answers.values() if s != 200)
+        check(failed_claimed > 0, "a full archive disk made no request fail")
+        filler.unlink()
+        answers = retry_until_stored(receiver.port, last, answers, 5)
+        check(all(s == 200 for s in answers.values()), "after the archive's disk was freed, retries failed")
+        each_stored_once_valid(receiver.archive, last, "full archive disk, state elsewhere")
+        status = receiver.stop()
+        check(status == 0, f"receiver exited {status} after the full archive disk, not 0")
+        print(f"archive alone full: {failed_claimed} claimed but not stored (500), retried until answered 200; each "
+              f"of {len(last)} postbacks has one valid row", flush=True)
         if FAILURES:
             print((mount / "receiver.log").read_text()[-1500:])
             subprocess.run(["ls", "-la", str(mount)]); subprocess.run(["df", str(mount)])
-        print(f"restart: {failed_before} failed on the full disk, retried after a restart until answered 200; each "
-              f"of {len(later)} postbacks has one valid row", flush=True)
     finally:
         if receiver is not None:
             receiver.kill()
