@@ -49,6 +49,34 @@ import Testing
         #expect(receiver.metric("postback_receiver_not_stored_total", ["reason": "failure"]) == 2)
     }
 
+    @Test("a failed confirmation is kept and goes with the next claim: no claim left behind, the retry a duplicate")
+    func failedConfirmationIsKept() async throws {
+        let receiver = try TestReceiver()
+        let body = try TestReceiver.body("valid/apple/postback-development-valid.json")
+        let app = try await receiver.application()
+        // Confirming takes the claim's run out of `claims`; claiming a new key only adds one.
+        try TestReceiver.execute("""
+            CREATE TRIGGER test_confirm_fails BEFORE DELETE ON claims
+            BEGIN SELECT RAISE(ABORT, 'database or disk is full (test)'); END
+            """, in: receiver.statePath)
+        try await app.test(.router) { client in
+            let stored = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post, body: body)
+            #expect(stored.status == .ok)
+            try await Task.sleep(for: .milliseconds(50))  // the confirmation on its own, 2 ms later, fails
+            #expect(try Self.claims(receiver) == 1)
+            try TestReceiver.execute("DROP TRIGGER test_confirm_fails", in: receiver.statePath)
+            let retry = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post, body: body)
+            #expect(retry.status == .ok)
+        }
+        #expect(try receiver.rows().map(\.code) == [nil, "duplicate"])
+        #expect(try Self.claims(receiver) == 0)
+    }
+
+    /// Rows of the state's `claims` (unconfirmed claims), read through a connection of the test's own.
+    static func claims(_ receiver: TestReceiver) throws -> Int {
+        try TestReceiver.count("SELECT count(*) FROM claims", in: receiver.statePath)
+    }
+
     @Test("a group with no valid postback is stored even while a release is pending (it claims nothing)")
     func invalidBodiesStoredWhileReleasePending() async throws {
         let receiver = try TestReceiver()

@@ -106,6 +106,22 @@ struct TestReceiver {
         }
     }
 
+    /// The integer `sql` selects (one row, one column) from the SQLite file at `path`, read-only.
+    static func count(_ sql: String, in path: String) throws -> Int {
+        var database: OpaquePointer?
+        defer { sqlite3_close(database) }
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+            throw UnreadableArchive(reason: "cannot open \(path)")
+        }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK,
+              sqlite3_step(statement) == SQLITE_ROW else {
+            throw UnreadableArchive(reason: String(cString: sqlite3_errmsg(database)))
+        }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+
     /// The value of one series of the metrics, 0 when absent.
     func metric(_ name: String, _ labels: [String: String] = [:]) -> Double {
         let text = String(decoding: metrics.render(), as: UTF8.self)
