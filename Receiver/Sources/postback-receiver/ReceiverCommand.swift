@@ -102,7 +102,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard invalidQuota >= 0 else { throw ValidationError("--invalid-quota must be 0 or more") }
         guard (1...65536).contains(groupSize) else { throw ValidationError("--group-size must be from 1 to 65536") }
         guard ReceiverConfiguration.Synchronous(rawValue: sync) != nil else {
-            throw ValidationError("--sync must be full or normal, not \(sync)")
+            throw ValidationError("--sync must be full or normal, not \(sync.debugDescription)")
         }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600") }
         guard Logger.Level(rawValue: logLevel) != nil else {
@@ -121,7 +121,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
         if let maxImpressionAge, VerificationPolicy.milliseconds(inDuration: maxImpressionAge) == nil {
             throw ValidationError(
-                "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(maxImpressionAge)")
+                "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not "
+                    + maxImpressionAge.debugDescription)
         }
     }
 
