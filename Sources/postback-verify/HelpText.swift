@@ -1,6 +1,8 @@
+import Attribution
+
 /// What `--help` and `--version` print.
 enum HelpText {
-    static let version = "postback-verify 1.0.0 (CLI contract version 1.3, docs/cli.md)"
+    static let version = ReleaseVersion.line
 
     static let usage = """
         OVERVIEW: Verify AdAttributionKit postbacks and impressions (ES256 compact JWS) and SKAdNetwork postbacks

@@ -70,26 +70,38 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
         }
     }
 
+    /// Runs until graceful shutdown, or until cancelled: the service group cancels every service when one fails
+    /// (the HTTP server that cannot bind its address), and a queue that waited only for a graceful shutdown would
+    /// then keep the process alive for ever, not listening and deaf to SIGTERM.
     public func run() async throws {
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { loops in
-                for _ in 0..<concurrency {
-                    loops.addTask {
-                        while let group = await self.nextGroup() {
-                            await self.commit(group)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withTaskGroup(of: Void.self) { loops in
+                    for _ in 0..<concurrency {
+                        loops.addTask {
+                            while let group = await self.nextGroup() {
+                                await self.commit(group)
+                            }
                         }
                     }
                 }
+                await onEnd()
+            } onGracefulShutdown: {
+                self.stop()
             }
-            await onEnd()
-        } onGracefulShutdown: {
-            let waiters = self.state.withLock { state in
-                state.isStopping = true
-                defer { state.loopWaiters = [] }
-                return state.loopWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+        } onCancel: {
+            self.stop()
         }
+    }
+
+    /// Lets the loops end once nothing is pending.
+    private func stop() {
+        let waiters = state.withLock { state in
+            state.isStopping = true
+            defer { state.loopWaiters = [] }
+            return state.loopWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// The next group to store; nil once stopping with nothing left.

@@ -4,6 +4,7 @@ import Attribution
 import Foundation
 import Logging
 import ReceiverCore
+import Synchronization
 
 /// `postback-receiver`: receives Apple's postbacks over HTTP, verifies them with the command line's rules and keys,
 /// stores each one before answering 200. See Receiver/README.md.
@@ -15,9 +16,16 @@ struct ReceiverCommand: AsyncParsableCommand {
         discussion: """
             Serves POST /.well-known/appattribution/report-attribution/ and \
             POST /.well-known/skadnetwork/report-attribution/, GET /healthz and GET /metrics. Every postback is \
-            stored (bytes, verdict, JSON Lines record) before it is answered 200, whatever its verdict; 500 only \
-            when storing failed. Plain HTTP: put a TLS terminator in front (see Receiver/README.md).
-            """)
+            stored (bytes, verdict, JSON Lines record) before it is answered 200, whatever its verdict; 500 when \
+            storing failed, 503 for an invalid body over --invalid-quota that could still be genuine. Plain HTTP: \
+            put a TLS terminator in front (see Receiver/README.md).
+
+            Exit statuses: 0 stopped by SIGTERM or SIGINT; 64 usage mistake (with the usage line); 66 a key file \
+            cannot be used; 69 the PostgreSQL state's server cannot be reached; 71 cannot listen (port in use, \
+            address not on this machine); 73 the state or archive is refused or cannot be created. Every start-up \
+            failure prints one line on standard error naming its cause and remedy.
+            """,
+        version: ReleaseVersion.line)
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -42,7 +50,8 @@ struct ReceiverCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Forget postbacks first seen more than DAYS days ago (0-36500).", valueName: "days"))
     var retention = 10
 
-    @Option(help: ArgumentHelp("Invalid bodies stored per clock hour; beyond it they are only counted in metrics.",
+    @Option(help: ArgumentHelp("Invalid bodies stored per clock hour; beyond it a body that could still be genuine "
+                                   + "is answered 503, a forged one only counted (see Receiver/README.md).",
                                valueName: "n"))
     var invalidQuota = 10_000
 
@@ -93,7 +102,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard invalidQuota >= 0 else { throw ValidationError("--invalid-quota must be 0 or more") }
         guard (1...65536).contains(groupSize) else { throw ValidationError("--group-size must be from 1 to 65536") }
         guard ReceiverConfiguration.Synchronous(rawValue: sync) != nil else {
-            throw ValidationError("--sync must be full or normal, not \(sync)")
+            throw ValidationError("--sync must be full or normal, not \(sync.debugDescription)")
         }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600") }
         guard Logger.Level(rawValue: logLevel) != nil else {
@@ -107,13 +116,28 @@ struct ReceiverCommand: AsyncParsableCommand {
                                       + "the deduplication tables)")
             }
         }
+        for entry in key where Self.splitKey(entry) == nil {
+            throw ValidationError("--key takes KID=PATH, got \(entry.debugDescription)")
+        }
         if let maxImpressionAge, VerificationPolicy.milliseconds(inDuration: maxImpressionAge) == nil {
             throw ValidationError(
-                "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not \(maxImpressionAge)")
+                "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not "
+                    + maxImpressionAge.debugDescription)
         }
     }
 
     func run() async throws {
+        do {
+            try await serve()
+        } catch let failure as StartupFailure {
+            FileHandle.standardError.write(Data("postback-receiver: \(failure.message)\n".utf8))
+            throw ExitCode(failure.status.rawValue)
+        }
+    }
+
+    /// Starts the receiver and runs it until SIGTERM or SIGINT; throws ``StartupFailure`` for whatever stopped it
+    /// from starting.
+    private func serve() async throws {
         var logger = Logger(label: "postback-receiver")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         var configuration = ReceiverConfiguration(verifier: AttributionVerifier(
@@ -134,32 +158,56 @@ struct ReceiverCommand: AsyncParsableCommand {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }
         let app: Application<ReceiverResponder>
+        let listening = ListeningFlag()
         do {
             app = try await PostbackReceiver.application(configuration, logger: logger) { channel in
+                listening.value.store(true, ordering: .releasing)
                 let address = channel.localAddress.map { "\($0.ipAddress ?? host):\($0.port ?? port)" } ?? "?"
                 // One line on standard output that scripts wait for (the port, when --port 0).
                 FileHandle.standardOutput.write(Data("postback-receiver: listening on \(address)\n".utf8))
             }
         } catch let failure as StorageFailure {
-            throw ValidationError("cannot use the state: \(failure.message)")
+            if case .postgreSQL = stateLocation {
+                throw StartupFailure.state(failure, isPostgreSQL: true)
+            }
+            throw StartupFailure.state(failure, isPostgreSQL: false)
         }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            // The server threw before it listened (a bind error): the whole service group stopped with it.
+            if !listening.value.load(ordering: .acquiring) {
+                throw StartupFailure.cannotListen(host: host, port: port, error: error)
+            }
+            throw error
+        }
+    }
+
+    /// The library's reason for a key file, with `remedy` after it unless the reason says what to do already
+    /// (a certificate, a private key, a wrong curve: the library names the fix; an unreadable file: it does not).
+    static func withRemedy(_ reason: String, _ remedy: String) -> String {
+        reason.contains("give ") || reason.contains("expected ") ? reason : "\(reason); \(remedy)"
+    }
+
+    /// `KID=PATH` split at its first `=`; nil when either side is empty or there is no `=`.
+    static func splitKey(_ entry: String) -> (keyID: String, path: String)? {
+        guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex,
+              entry.index(after: equals) != entry.endIndex else { return nil }
+        return (String(entry[..<equals]), String(entry[entry.index(after: equals)...]))
     }
 
     /// Apple's keys plus every `--key`, and the SKAdNetwork replacement keys: as the command line builds them.
     private func keyRing() throws -> KeyRing {
         var ring = KeyRing(allowingDevelopmentKeys: allowDevelopment)
         for entry in key {
-            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex,
-                  entry.index(after: equals) != entry.endIndex else {
-                throw ValidationError("--key takes KID=PATH, got \(entry)")
+            guard let (keyID, path) = Self.splitKey(entry) else {
+                throw ValidationError("--key takes KID=PATH, got \(entry.debugDescription)")
             }
-            let keyID = String(entry[..<equals])
-            let path = String(entry[entry.index(after: equals)...])
             do {
                 try ring.add(ECPublicKey(keyFile: path), keyID: keyID)
             } catch {
-                throw ValidationError("key file \(path) (for kid \(keyID)) cannot be used: \(error.reason)")
+                throw StartupFailure(.keyFile, "key file \(path) (for kid \(keyID)) cannot be used: "
+                                     + Self.withRemedy(error.reason, "give the kid's P-256 public key, PEM or DER"))
             }
         }
         for (option, curve, path) in [("--skadnetwork-key-p256", ECPublicKey.Curve.p256, skAdNetworkKeyP256),
@@ -168,9 +216,15 @@ struct ReceiverCommand: AsyncParsableCommand {
             do {
                 ring.replaceSKAdNetworkKey(with: try ECPublicKey(keyFile: path, curve: curve))
             } catch {
-                throw ValidationError("key file \(path) (for \(option)) cannot be used: \(error.reason)")
+                throw StartupFailure(.keyFile, "key file \(path) (for \(option)) cannot be used: "
+                                     + Self.withRemedy(error.reason, "give a public key on that curve, PEM or DER"))
             }
         }
         return ring
     }
+}
+
+/// Set once the server listens: an error before it is a start-up failure (cannot listen), one after it is not.
+private final class ListeningFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

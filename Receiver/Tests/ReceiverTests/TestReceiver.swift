@@ -53,6 +53,8 @@ struct TestReceiver {
         var code: String?
         var body: [UInt8]
         var record: String
+        /// `body` or `differences` (what `body` holds).
+        var kept: String
     }
 
     /// The archive could not be read: no rows is then no answer, never an empty archive.
@@ -69,7 +71,8 @@ struct TestReceiver {
         }
         defer { sqlite3_close(database) }
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(database, "SELECT verdict, code, body, record FROM received_postbacks ORDER BY id",
+        guard sqlite3_prepare_v2(database,
+                                 "SELECT verdict, code, body, record, kept FROM received_postbacks ORDER BY id",
                                  -1, &statement, nil) == SQLITE_OK else {
             throw UnreadableArchive(reason: String(cString: sqlite3_errmsg(database)))
         }
@@ -83,9 +86,40 @@ struct TestReceiver {
             let bytes = sqlite3_column_blob(statement, 2).map {
                 Array(UnsafeRawBufferPointer(start: $0, count: count))
             } ?? []
-            rows.append(Row(verdict: text(0) ?? "", code: text(1), body: bytes, record: text(3) ?? ""))
+            rows.append(Row(verdict: text(0) ?? "", code: text(1), body: bytes, record: text(3) ?? "",
+                            kept: text(4) ?? ""))
         }
         return rows
+    }
+
+    /// Runs `sql` on the SQLite file at `path` through a connection of the test's own (the receiver's stay open):
+    /// how a test makes the real files fail, with a trigger that raises what a full disk would.
+    static func execute(_ sql: String, in path: String) throws {
+        var database: OpaquePointer?
+        defer { sqlite3_close(database) }
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            throw UnreadableArchive(reason: "cannot open \(path)")
+        }
+        sqlite3_busy_timeout(database, 10_000)
+        guard sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK else {
+            throw UnreadableArchive(reason: String(cString: sqlite3_errmsg(database)))
+        }
+    }
+
+    /// The integer `sql` selects (one row, one column) from the SQLite file at `path`, read-only.
+    static func count(_ sql: String, in path: String) throws -> Int {
+        var database: OpaquePointer?
+        defer { sqlite3_close(database) }
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+            throw UnreadableArchive(reason: "cannot open \(path)")
+        }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK,
+              sqlite3_step(statement) == SQLITE_ROW else {
+            throw UnreadableArchive(reason: String(cString: sqlite3_errmsg(database)))
+        }
+        return Int(sqlite3_column_int64(statement, 0))
     }
 
     /// The value of one series of the metrics, 0 when absent.

@@ -9,8 +9,10 @@
    counted valid at least once; how many were counted twice (the crash window between storing and confirming) is
    printed, and must be no more than the requests in flight at the kill.
 2. A full file system: the state and archive on a small tmpfs, filled up: requests answer 500, none answers 200
-   without its row; once space is freed, the same bodies are answered 200 and stored as first sightings (valid),
-   never as duplicates of the rows that were not stored.
+   without its row; Apple's retries come while it is full and after it is freed, until each is answered 200, and
+   then every postback has exactly one row marked valid (never a duplicate of a row that was not stored). Then
+   again with the receiver stopped while the disk is full and restarted once it is freed, and with only the
+   archive on the small file system (the claims succeed, the rows fail: each 500 leaves claims to release).
 Needs root for the tmpfs mount (part 2 says SKIP, loudly, where it cannot mount), python3 with `cryptography`
 (Benchmarks/make-corpus.py signs the bodies).
 """
@@ -121,7 +123,43 @@ def kill_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: lis
           f"(stored at the kill but not yet confirmed: at-least-once); 0 lost", flush=True)
 
 
+def retry_until_stored(port: int, bodies: list[bytes], answers: dict[int, int], rounds: int) -> dict[int, int]:
+    """Apple's retries: every body whose last answer was not 200 is sent again, up to `rounds` times; returns the
+    last answer of each."""
+    for _ in range(rounds):
+        pending = [index for index in range(len(bodies)) if answers.get(index) != 200]
+        if not pending:
+            break
+        again = post_all(port, [bodies[index] for index in pending], 4)
+        for position, index in enumerate(pending):
+            answers[index] = again.get(position, 0)
+    return answers
+
+
+def each_stored_once_valid(archive: Path, bodies: list[bytes], what: str) -> None:
+    """Every postback of `bodies` has exactly one row marked valid (its retries are duplicates of it)."""
+    valid: dict[bytes, int] = {}
+    for row in rows(archive):
+        if row["verdict"] == "valid":
+            valid[row["body"]] = valid.get(row["body"], 0) + 1
+    lost = [body for body in bodies if valid.get(body, 0) == 0]
+    twice = [body for body in bodies if valid.get(body, 0) > 1]
+    check(not lost, f"{what}: {len(lost)} of {len(bodies)} postbacks have no valid row (lost)")
+    check(not twice, f"{what}: {len(twice)} postbacks have more than one valid row")
+
+
+def fill(mount: Path) -> Path:
+    filler = mount / "filler"
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=16k"], capture_output=True)
+    return filler
+
+
 def full_file_system(args, repo: Path, work: Path, bodies: list[bytes], keys: list[str]) -> None:
+    """The state and archive on a small tmpfs that fills and frees again, with Apple's retries in the traffic: the
+    failed requests are retried while the disk is still full (a group that claimed, could not store and could not
+    release either: the next claims must not answer its retries "duplicate"), and after it is freed, until each
+    is answered 200; then once more with the receiver stopped while the disk is full and started again once it is
+    freed. Each time, every postback must have exactly one row marked valid: nothing lost."""
     mount = work / "small-fs"
     mount.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mount)], capture_output=True).returncode:
@@ -133,8 +171,7 @@ def full_file_system(args, repo: Path, work: Path, bodies: list[bytes], keys: li
         first = bodies[:20]
         answers = post_all(receiver.port, first, 4)
         check(all(s == 200 for s in answers.values()), "before the disk filled up, a request was not answered 200")
-        filler = mount / "filler"
-        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=16k"], capture_output=True)
+        filler = fill(mount)
         pending = bodies[20:220]
         answers = post_all(receiver.port, pending, 4)
         failed = [i for i, s in answers.items() if s == 500]
@@ -145,25 +182,61 @@ def full_file_system(args, repo: Path, work: Path, bodies: list[bytes], keys: li
         check(all(pending[i] in stored for i in answered), "a request answered 200 on a full disk has no row")
         check(not any(pending[i] in stored for i in failed), "a request answered 500 has a row")
         print(f"full file system: {len(failed)} answered 500, {len(answered)} answered 200 (all stored)", flush=True)
+        # Apple's retries while the disk is still full: each 200 among them must have its row too.
+        answers = retry_until_stored(receiver.port, pending, answers, 3)
+        stored = {r["body"] for r in rows(receiver.archive)}
+        check(all(pending[i] in stored for i, s in answers.items() if s == 200),
+              "a retry answered 200 on a full disk has no row")
         filler.unlink()
-        retries = [pending[i] for i in failed]
-        again = post_all(receiver.port, retries, 4)
-        check(all(s == 200 for s in again.values()), "after space was freed, a retry was not answered 200")
-        by_body = {}
-        for row in rows(receiver.archive):
-            by_body.setdefault(row["body"], []).append(row)
-        for body in retries:
-            stored_rows = by_body.get(body, [])
-            check(len(stored_rows) == 1 and stored_rows[0]["verdict"] == "valid",
-                  f"a retry after recovery was stored as {[(r['verdict'], r['code']) for r in stored_rows]}, "
-                  "not once as valid")
+        answers = retry_until_stored(receiver.port, pending, answers, 5)
+        check(all(s == 200 for s in answers.values()), "after space was freed, retries were not all answered 200: "
+              f"{sorted(set(answers.values()))}")
+        each_stored_once_valid(receiver.archive, first + pending, "full disk, receiver running")
         status = receiver.stop()
         check(status == 0, f"receiver exited {status} after the full-disk test, not 0")
+        print(f"recovered: {len(failed)} retried until answered 200; each of {len(first) + len(pending)} postbacks "
+              "has one valid row", flush=True)
+
+        # The receiver stops (SIGTERM) while the disk is full, and a new one starts once it is freed.
+        receiver = Receiver(args.receiver, mount, keys)
+        filler = fill(mount)
+        later = bodies[220:420]
+        answers = post_all(receiver.port, later, 4)
+        answers = retry_until_stored(receiver.port, later, answers, 2)
+        failed_before = sum(1 for s in answers.values() if s != 200)
+        check(failed_before > 0, "the second full disk made no request fail")
+        status = receiver.stop()
+        check(status == 0, f"receiver stopped on a full disk exited {status}, not 0")
+        filler.unlink()
+        receiver = Receiver(args.receiver, mount, keys)
+        answers = retry_until_stored(receiver.port, later, answers, 5)
+        check(all(s == 200 for s in answers.values()), "after a restart, retries were not all answered 200")
+        each_stored_once_valid(receiver.archive, later, "full disk, receiver restarted")
+        status = receiver.stop()
+        check(status == 0, f"restarted receiver exited {status}, not 0")
+        print(f"restart: {failed_before} failed on the full disk, retried after a restart until answered 200; each "
+              f"of {len(later)} postbacks has one valid row", flush=True)
+
+        # Only the archive on the full disk, the state elsewhere: every claim succeeds and its group's archive
+        # commit fails, so each 500 is a claim to release (on a shared disk the claim itself fails first).
+        receiver = Receiver(args.receiver, mount, keys, state=work / "state-off-the-small-fs.sqlite")
+        filler = fill(mount)
+        last = bodies[420:620]
+        answers = post_all(receiver.port, last, 4)
+        answers = retry_until_stored(receiver.port, last, answers, 2)
+        failed_claimed = sum(1 for s in answers.values() if s != 200)
+        check(failed_claimed > 0, "a full archive disk made no request fail")
+        filler.unlink()
+        answers = retry_until_stored(receiver.port, last, answers, 5)
+        check(all(s == 200 for s in answers.values()), "after the archive's disk was freed, retries failed")
+        each_stored_once_valid(receiver.archive, last, "full archive disk, state elsewhere")
+        status = receiver.stop()
+        check(status == 0, f"receiver exited {status} after the full archive disk, not 0")
+        print(f"archive alone full: {failed_claimed} claimed but not stored (500), retried until answered 200; each "
+              f"of {len(last)} postbacks has one valid row", flush=True)
         if FAILURES:
             print((mount / "receiver.log").read_text()[-1500:])
             subprocess.run(["ls", "-la", str(mount)]); subprocess.run(["df", str(mount)])
-        print(f"recovered: the {len(retries)} retries answered 200 and stored valid (first sightings); nothing lost",
-              flush=True)
     finally:
         if receiver is not None:
             receiver.kill()
@@ -175,14 +248,17 @@ def main() -> int:
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--repo", default=str(Path(__file__).resolve().parents[3]))
     parser.add_argument("--bodies", type=int, default=4000)
+    parser.add_argument("--only", choices=["kill", "full-disk"], help="run one of the two tests")
     args = parser.parse_args()
     args.receiver = str(Path(args.receiver).resolve())
     repo = Path(args.repo).resolve()
     with tempfile.TemporaryDirectory(prefix="receiver-fault-") as temporary:
         work = Path(temporary)
         bodies, keys = make_corpus(repo, work / "corpus", args.bodies)
-        kill_under_load(args, repo, work, bodies, keys)
-        full_file_system(args, repo, work, bodies, keys)
+        if args.only != "full-disk":
+            kill_under_load(args, repo, work, bodies, keys)
+        if args.only != "kill":
+            full_file_system(args, repo, work, bodies, keys)
     print(f"fault: {len(FAILURES)} failed")
     return 1 if FAILURES else 0
 

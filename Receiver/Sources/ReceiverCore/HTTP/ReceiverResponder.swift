@@ -8,7 +8,8 @@ import NIOCore
 ///
 /// A postback's body is read up to the cap (413 beyond it), verified, handed to the group committer, and answered
 /// 200 only once it is stored; the 200 is the same empty body whatever the verdict, so the answers tell a forger
-/// nothing. 500 only when storing failed (Apple then sends the postback again). Never a 4xx for a bad signature.
+/// nothing. 500 only when storing failed, 503 for a body over the invalid quota that could still be genuine (Apple
+/// then sends the postback again). Never a 4xx for a bad signature.
 public struct ReceiverResponder: HTTPResponder {
     public typealias Context = BasicRequestContext
 
@@ -82,6 +83,10 @@ public struct ReceiverResponder: HTTPResponder {
         }
         do {
             let outcome = try await committer.submit(postback)
+            if case .retryLater = outcome {
+                // Over the invalid quota but possibly genuine: not stored, so not a 200 (Apple would not resend).
+                return Self.empty(.serviceUnavailable)
+            }
             metrics.verdict(outcome.postback.result)
             return Self.ok
         } catch {

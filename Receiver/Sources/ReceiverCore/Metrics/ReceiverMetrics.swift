@@ -36,9 +36,13 @@ public final class ReceiverMetrics: Sendable {
         .invalidUnsignedField, .duplicate, .ruleWarning, .unsupportedVersion,
     ]
     static let environmentNames = ["production", "development", "custom"]
-    /// Why a body was answered without being stored: over the invalid quota, or storing failed (answered 500).
+    /// Why a body was answered without being stored.
     public enum NotStoredReason: String, CaseIterable, Sendable {
+        /// Over the invalid quota, proven forged or malformed or an exact retry: answered 200.
         case quota
+        /// Over the invalid quota, could still be genuine: answered 503 (Apple sends it again).
+        case retryLater = "retry-later"
+        /// Storing failed: answered 500.
         case failure
     }
 

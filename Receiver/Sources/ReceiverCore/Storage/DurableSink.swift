@@ -11,9 +11,12 @@ import Foundation
 /// (``DeduplicationStore/claim(_:at:confirming:)``), or on their own a moment later when no group follows, and
 /// before the receiver exits. A claim not yet confirmed is this live receiver's: a retry arriving meanwhile is a
 /// duplicate of the stored row. If storing fails, the group's claims are released and every request of the group
-/// gets 500: Apple's retry is then a first sighting again, never a duplicate of a row nobody stored. A crash
-/// between the rows and the confirmation can at worst count a retry valid once more (the dead receiver's claims
-/// are taken over), never lose a postback.
+/// gets 500: Apple's retry is then a first sighting again, never a duplicate of a row nobody stored. A release that
+/// fails too (the same full disk) is kept and settled before the next claim; until it succeeds every group that
+/// claims answers 500, because a claim made then could answer a retry "duplicate" of a row that does not exist. A
+/// confirmation that fails stays in the backlog and goes with the next claim. A crash between the rows and the
+/// confirmation can at worst count a retry valid once more (the dead receiver's claims are taken over), never lose
+/// a postback.
 struct DurableSink: PostbackSink {
     let deduplication: any DeduplicationStore
     let archive: SQLiteReceivedArchive
@@ -21,9 +24,13 @@ struct DurableSink: PostbackSink {
     let metrics: ReceiverMetrics?
     let backlog = ConfirmBacklog()
 
-    /// Keys of stored groups not confirmed yet. Touched only on the archive's thread.
+    /// Keys of stored groups not confirmed yet, and keys of unstored groups whose release failed. Touched only on
+    /// the archive's thread.
     final class ConfirmBacklog: @unchecked Sendable {
         var keys: [ExactString] = []
+        /// Claimed by a group whose rows were not stored, and not released yet: while they are held, a retry of
+        /// one of them would be answered as a duplicate of a row nobody stored.
+        var unreleased: [ExactString] = []
     }
 
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
@@ -43,19 +50,32 @@ struct DurableSink: PostbackSink {
         }
     }
 
-    /// Confirms what is left, before the receiver exits (the store releases unconfirmed claims when closed).
+    /// Confirms what is left, before the receiver exits (the store releases unconfirmed claims when closed, and a
+    /// dead owner's claims are taken over by the next sighting, so an unreleased key is no loss across a restart).
     func finish() async {
-        _ = try? await archive.onArchiveThread { self.confirmBacklog() }
+        _ = try? await archive.onArchiveThread {
+            self.confirmBacklog()
+            try? self.releaseUnreleased()
+        }
+    }
+
+    /// Releases the claims of groups that were not stored; throws (and keeps them) when that fails again.
+    private func releaseUnreleased() throws {
+        guard !backlog.unreleased.isEmpty else { return }
+        try deduplication.release(backlog.unreleased)
+        backlog.unreleased = []
     }
 
     private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
         var postbacks = group
         var sightingIndices: [Int] = []
         var sightings: [PostbackSighting] = []
+        var contents: [Int: ContentFingerprint] = [:]
         for (index, postback) in postbacks.enumerated() {
             if let sighting = PostbackSighting(postback.result, source: postback.requestID, line: 1) {
                 sightings.append(sighting)
                 sightingIndices.append(index)
+                contents[index] = sighting.content
             }
         }
         // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group. The
@@ -64,6 +84,9 @@ struct DurableSink: PostbackSink {
         if sightings.isEmpty {
             answers = []
         } else {
+            // Claims of an unstored group still held: settled first, or this group fails (500) rather than answer
+            // a retry of one of them as a duplicate.
+            try releaseUnreleased()
             let arrival = Double(postbacks[sightingIndices[0]].receivedMilliseconds) / 1000
             answers = try deduplication.claim(
                 sightings, at: Date(timeIntervalSince1970: arrival), confirming: backlog.keys)
@@ -79,17 +102,31 @@ struct DurableSink: PostbackSink {
         outcomes.reserveCapacity(postbacks.count)
         var rows: [SQLiteReceivedArchive.Row] = []
         rows.reserveCapacity(postbacks.count)
-        for postback in postbacks {
+        for (index, postback) in postbacks.enumerated() {
             let result = postback.result
+            var kept = SQLiteReceivedArchive.Kept.body
             if result.verdict == .invalid && !quota.take(at: postback.receivedMilliseconds) {
-                outcomes.append(.overQuota(postback))
-                continue
+                switch OverQuotaTreatment(result) {
+                case .discard:
+                    outcomes.append(.overQuota(postback))
+                    continue
+                case .retryLater:
+                    outcomes.append(.retryLater(postback))
+                    continue
+                case .keepDifferences:
+                    // Another signed payload under the same identifier needs a trusted key's signature, which an
+                    // attacker cannot make: kept whole. Changed unsigned members (anyone on the path can make
+                    // them): their values and the fingerprint only.
+                    if result.duplicateDifferences?.signedPayload != true { kept = .differences }
+                }
             }
             outcomes.append(.stored(postback))
             rows.append(SQLiteReceivedArchive.Row(
                 received: postback.receivedMilliseconds, request: postback.requestID, route: postback.route.rawValue,
                 verdict: result.verdict.rawValue, code: result.firstError?.code?.rawValue,
-                key: result.deduplicationKey?.utf8, body: postback.body, record: postback.record))
+                key: result.deduplicationKey?.utf8,
+                body: kept == .body ? postback.body : Self.differences(of: result, content: contents[index]),
+                record: postback.record, kept: kept))
         }
         do {
             if !rows.isEmpty {
@@ -97,8 +134,10 @@ struct DurableSink: PostbackSink {
             }
         } catch {
             // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a row
-            // nobody stored. (If even that fails, the claims expire with their lease or with this process.)
-            if !claimed.isEmpty { try? deduplication.release(claimed) }
+            // nobody stored. If even that fails (the same full disk), they are kept and released before the next
+            // claim: held by this live owner, they would answer the retry "duplicate".
+            backlog.unreleased += claimed
+            try? releaseUnreleased()
             throw error
         }
         backlog.keys += claimed
@@ -106,9 +145,32 @@ struct DurableSink: PostbackSink {
             switch outcome {
             case .stored(let postback): metrics?.stored(postback.result.verdict)
             case .overQuota: metrics?.notStored(.quota)
+            case .retryLater: metrics?.notStored(.retryLater)
             }
         }
         return outcomes
+    }
+
+    /// What a changed-content duplicate over the quota keeps instead of its body (the row's `kept` is
+    /// `differences`): `{"content-fingerprint":"HEX","differing-members":{NAME:VALUE,...},"absent-members":[NAME]}`,
+    /// the fingerprint of its whole content (what rule D2 compared) and the value of each unsigned member that
+    /// differs from its first sighting's (every unsigned member when some were beyond the fingerprint's limits).
+    static func differences(of result: VerificationResult, content: ContentFingerprint?) -> [UInt8] {
+        let named = result.duplicateDifferences?.unsignedMembers ?? []
+        let members = result.unsigned?.members ?? []
+        // ContentFingerprint's name for the members beyond its limits (not a member's name: those are real).
+        let beyondLimits = "(other unsigned members)"
+        let everything = named.contains(beyondLimits) && !members.contains { $0.name == beyondLimits }
+        var text = #"{"content-fingerprint":""#
+        text += (content?.bytes ?? []).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
+        text += #"","differing-members":{"#
+        text += members.filter { everything || named.contains($0.name) }
+            .map { JSONValue.string($0.name).jsonText + ":" + $0.value.jsonText }.joined(separator: ",")
+        text += #"},"absent-members":["#
+        text += named.filter { name in name != beyondLimits && !members.contains { $0.name == name } }
+            .map { JSONValue.string($0).jsonText }.joined(separator: ",")
+        text += "]}"
+        return Array(text.utf8)
     }
 
     /// The deduplication state (a SQLite file shared with `postback-verify --state`, or a PostgreSQL database

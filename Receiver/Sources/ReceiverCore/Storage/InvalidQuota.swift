@@ -1,8 +1,9 @@
+import Attribution
 import Foundation
 
 /// How many invalid bodies may still be stored in the current clock hour (`--invalid-quota`). Forgeries cost an
-/// attacker nothing, so storing every one would let anyone fill the disk: beyond the quota an invalid body is
-/// only counted in metrics (and still answered 200, like every body, so the answers reveal nothing).
+/// attacker nothing, so storing every one would let anyone fill the disk: beyond the quota only what is proven
+/// worthless goes unstored (``OverQuotaTreatment``).
 public final class InvalidQuota: @unchecked Sendable {
     private let lock = NSLock()
     private let perHour: Int
@@ -25,5 +26,44 @@ public final class InvalidQuota: @unchecked Sendable {
         guard used < perHour else { return false }
         used += 1
         return true
+    }
+}
+
+/// What becomes of an invalid body once the hour's invalid quota is spent. The quota bounds what an attacker can
+/// make the receiver store, but a 200 tells Apple never to send a body again, so a 200 without a row is only for a
+/// body that holds nothing worth keeping.
+public enum OverQuotaTreatment: Sendable, Equatable {
+    /// Proven forged or malformed (no trusted key verified it: broken, a failed signature, an algorithm Apple does
+    /// not use), or an exact retry of a postback already stored (its first sighting's row holds the same
+    /// content): answered 200, counted in `postback_receiver_not_stored_total{reason="quota"}`, not stored.
+    case discard
+    /// Could still be genuine (``VerificationResult/couldStillBeGenuine``): answered 503 so that Apple sends it
+    /// again, when the quota may have room, or after the kid was loaded or the policy changed.
+    case retryLater
+    /// A duplicate whose content differs from its first sighting's (rule D2: evidence of tampering on the way):
+    /// a row keeping the content fingerprint and the members that differ, not the whole body.
+    case keepDifferences
+
+    /// The treatment of `result` (an invalid verdict, after deduplication).
+    public init(_ result: VerificationResult) {
+        if result.duplicateOf != nil {
+            self = result.duplicateDifferences.map { $0.isEmpty } == false ? .keepDifferences : .discard
+        } else {
+            self = result.couldStillBeGenuine ? .retryLater : .discard
+        }
+    }
+}
+
+extension VerificationResult {
+    /// Whether this invalid body may still be a genuine postback that a later attempt would accept: well-formed,
+    /// and either its signature verified against a trusted key (a field rule or strict mode refused it, which a
+    /// later release or another policy may not), or checking stopped at something only this installation lacks (a
+    /// kid not loaded, a development key not allowed, an SKAdNetwork version this release does not know). False
+    /// for a valid body, a duplicate, and whatever is proven forged (a signature that failed) or malformed (J1,
+    /// even validly signed; an algorithm Apple does not use): the one definition the receiver decides on.
+    public var couldStillBeGenuine: Bool {
+        guard verdict == .invalid, duplicateOf == nil, let code = firstError?.code,
+              code != .malformedInput, code != .unsupportedAlgorithm else { return false }
+        return signature == .verified || code == .unknownKey || code == .untrustedKey || code == .unsupportedVersion
     }
 }

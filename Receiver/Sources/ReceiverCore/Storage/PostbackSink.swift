@@ -1,8 +1,8 @@
 /// Where verified postbacks go before they are answered: a group at a time (group commit).
 public protocol PostbackSink: Sendable {
-    /// Deduplicates and durably stores `group`, in order, and returns each one's fate: `.stored` with its final
-    /// result (a retry of a postback stored earlier marked duplicate), or `.notStored` when the invalid quota
-    /// left it out. Throws when the group could not be stored: then none of it counts as stored or seen.
+    /// Deduplicates and durably stores `group`, in order, and returns each one's fate (``SinkOutcome``): stored
+    /// with its final result (a retry of a postback stored earlier marked duplicate), or left out by the invalid
+    /// quota. Throws when the group could not be stored: then none of it counts as stored or seen.
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome]
 
     /// Finishes what `store` left for later (confirmations), once no more groups come: before the receiver exits.
@@ -17,12 +17,15 @@ extension PostbackSink {
 public enum SinkOutcome: Sendable {
     /// Stored (durably, for a durable sink) with this final verdict.
     case stored(ReceivedPostback)
-    /// Not stored: an invalid body over the hourly quota (counted in metrics only).
+    /// Not stored: an invalid body over the hourly quota, proven worthless (counted in metrics only; 200).
     case overQuota(ReceivedPostback)
+    /// Not stored: an invalid body over the hourly quota that could still be genuine; answered 503, so that Apple
+    /// sends it again.
+    case retryLater(ReceivedPostback)
 
     public var postback: ReceivedPostback {
         switch self {
-        case .stored(let postback), .overQuota(let postback): postback
+        case .stored(let postback), .overQuota(let postback), .retryLater(let postback): postback
         }
     }
 }

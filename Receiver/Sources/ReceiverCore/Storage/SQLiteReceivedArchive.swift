@@ -18,7 +18,8 @@ import Synchronization
 /// thread restarts the log itself (`RESTART`, brief: the other thread has folded almost all of it) only when it
 /// reaches 64 MiB, which continuous writes would otherwise keep growing.
 final class SQLiteReceivedArchive: @unchecked Sendable {
-    static let schemaVersion: Int64 = 1
+    /// Version 2 added `kept`; a version 1 file is migrated when opened (its rows all kept their bodies).
+    static let schemaVersion: Int64 = 2
     static let schema = """
         CREATE TABLE IF NOT EXISTS received_postbacks_schema (version INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS received_postbacks (
@@ -30,9 +31,23 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
             code TEXT,
             key BLOB,
             body BLOB NOT NULL,
-            record TEXT NOT NULL
+            record TEXT NOT NULL,
+            kept TEXT NOT NULL DEFAULT 'body'
         );
         """
+    static let migrationFromVersion1 = """
+        ALTER TABLE received_postbacks ADD COLUMN kept TEXT NOT NULL DEFAULT 'body';
+        UPDATE received_postbacks_schema SET version = 2;
+        """
+
+    /// What a row's `body` holds.
+    enum Kept: String, Sendable {
+        /// The bytes received, exactly.
+        case body
+        /// A changed-content duplicate over the invalid quota: its content fingerprint and the unsigned members
+        /// that differ from its first sighting's, as JSON (``DurableSink/differences(of:content:)``).
+        case differences
+    }
 
     private let path: String
     private var database: OpaquePointer?
@@ -78,8 +93,8 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
                 throw error
             }
             insert = try prepare("""
-                INSERT INTO received_postbacks (received, request, route, verdict, code, key, body, record)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO received_postbacks (received, request, route, verdict, code, key, body, record, kept)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             try openCheckpointer(synchronous: synchronous)
         } catch {
@@ -154,6 +169,7 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         var key: [UInt8]?
         var body: [UInt8]
         var record: [UInt8]
+        var kept: Kept = .body
     }
 
     /// Inserts every row of `rows` in one transaction; throws (and stores none) when SQLite fails (disk full,
@@ -186,6 +202,7 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         if let key = row.key { bindBlob(statement, 6, key) } else { sqlite3_bind_null(statement, 6) }
         bindBlob(statement, 7, row.body)
         bindText(statement, 8, row.record)
+        bindText(statement, 9, Array(row.kept.rawValue.utf8))
         let status = sqlite3_step(statement)
         guard status == SQLITE_DONE else { throw failure(status, doing: "insert a received postback") }
     }
@@ -223,6 +240,11 @@ final class SQLiteReceivedArchive: @unchecked Sendable {
         let status = sqlite3_step(select)
         if status == SQLITE_ROW {
             let version = sqlite3_column_int64(select, 0)
+            if version == 1 {
+                sqlite3_reset(select)  // a pending read would hold the table ALTER TABLE changes
+                try execute(Self.migrationFromVersion1)
+                return
+            }
             guard version == Self.schemaVersion else {
                 throw StorageFailure("newer-schema", "\(path) has received_postbacks version \(version); this "
                                      + "receiver knows \(Self.schemaVersion): use a later release")

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Start-up failures of postback-receiver through real processes.
+
+    python3 Receiver/Tests/e2e/startup.py --receiver BIN --cli BIN [--repo ROOT]
+
+Each case starts the built binary with one thing wrong and checks its exit status against the table of
+Receiver/README.md, that standard error holds exactly one line naming the cause (usage mistakes: the usage line
+too), and that it ended within 10 seconds. The port-in-use case holds a port with a listener of its own on
+127.0.0.1; the address-not-available case asks for 192.0.2.1 (TEST-NET-1, on no machine: binding fails, no packet
+is sent); the database case names a PostgreSQL server on a port of 127.0.0.1 that nothing listens on.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FAILURES: list[str] = []
+CHECKS = 0
+DEADLINE = 10.0
+
+
+def check(condition: bool, message: str) -> bool:
+    global CHECKS
+    CHECKS += 1
+    if not condition:
+        FAILURES.append(message)
+        print(f"FAIL: {message}", flush=True)
+    return condition
+
+
+def run(receiver: str, arguments: list[str], cwd: Path) -> tuple[int, str, str, float]:
+    """The receiver with `arguments`, killed if it runs past the deadline: status (-9 then), stdout, stderr,
+    seconds taken."""
+    started = time.monotonic()
+    process = subprocess.Popen([receiver, *arguments], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = process.communicate(timeout=DEADLINE + 5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    return process.returncode, out.decode(errors="replace"), err.decode(errors="replace"), time.monotonic() - started
+
+
+def expect_failure(receiver: str, name: str, arguments: list[str], cwd: Path, status: int, cause: str) -> None:
+    code, out, err, seconds = run(receiver, arguments, cwd)
+    lines = err.splitlines()
+    check(code == status, f"{name}: exit status {code}, not {status} (stderr: {err.strip()[:300]!r})")
+    check(seconds < DEADLINE, f"{name}: took {seconds:.1f} s, not under {DEADLINE:.0f}")
+    check(len(lines) == 1 and lines[0].startswith("postback-receiver: "),
+          f"{name}: standard error is not one line: {lines[:4]!r}")
+    check(cause in err, f"{name}: standard error does not name the cause {cause!r}: {err.strip()[:300]!r}")
+    check("listening on" not in out, f"{name}: it said it was listening")
+    print(f"ok: {name}: exit {code} in {seconds:.2f} s: {err.strip()[:160]}", flush=True)
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def certificate(path: Path) -> None:
+    """A self-signed P-256 certificate: what an operator may give as --key by mistake."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "startup test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--receiver", required=True)
+    parser.add_argument("--cli", required=True)
+    args = parser.parse_args()
+    receiver = str(Path(args.receiver).resolve())
+    with tempfile.TemporaryDirectory(prefix="receiver-startup-") as temporary:
+        work = Path(temporary)
+        state = ["--state", str(work / "state.sqlite")]
+
+        code, out, err, _ = run(receiver, ["--version"], work)
+        cli = subprocess.run([args.cli, "--version"], capture_output=True).stdout.decode()
+        check(code == 0 and out == cli and cli.startswith("postback-verify "),
+              f"--version: exit {code}, printed {out!r}; the command line prints {cli!r}")
+        print(f"ok: --version: {out.strip()}", flush=True)
+
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            port = holder.getsockname()[1]
+            expect_failure(receiver, "port in use", ["--port", str(port), *state], work, 71, "already in use")
+        expect_failure(receiver, "address not on this machine", ["--host", "192.0.2.1", "--port", "0", *state],
+                       work, 71, "no address 192.0.2.1")
+
+        certificate(work / "cert.pem")
+        expect_failure(receiver, "a certificate as --key", ["--key", f"kid={work / 'cert.pem'}", *state], work, 66,
+                       "certificate")
+        (work / "garbage.pem").write_bytes(bytes(range(256)) * 4)
+        expect_failure(receiver, "a garbage file as --key", ["--key", f"kid={work / 'garbage.pem'}", *state], work,
+                       66, "garbage.pem")
+        expect_failure(receiver, "a missing key file", ["--key", f"kid={work / 'missing.pem'}", *state], work, 66,
+                       "missing.pem")
+
+        garbage = b"this is not a database\n" * 100
+        (work / "garbage.sqlite").write_bytes(garbage)
+        expect_failure(receiver, "a garbage state file", ["--state", str(work / "garbage.sqlite"), "--port", "0"],
+                       work, 73, "not-ours")
+        check((work / "garbage.sqlite").read_bytes() == garbage, "the garbage state file was changed")
+        (work / "control\x1bname.sqlite").write_bytes(garbage)
+        code, _, err, _ = run(receiver, ["--state", str(work / "control\x1bname.sqlite"), "--port", "0"], work)
+        check(code == 73 and "\x1b" not in err and "control\\u{1b}name" in err,
+              f"a state path with an escape character is not printed escaped: {err!r}")
+
+        closed = free_port()
+        expect_failure(receiver, "PostgreSQL server unreachable",
+                       ["--state", f"postgresql://receiver@127.0.0.1:{closed}/postbacks", "--archive",
+                        str(work / "pg-received.sqlite"), "--port", "0"], work, 69, f"port {closed}")
+
+        code, _, err, seconds = run(receiver, ["--port", "70000", *state], work)
+        check(code == 64 and "--port" in err and "Usage: postback-receiver" in err and seconds < DEADLINE,
+              f"a usage mistake: exit {code}, stderr {err!r}")
+        print("ok: a usage mistake: exit 64 with the usage line", flush=True)
+    print(f"startup: {CHECKS} checks, {len(FAILURES)} failed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
