@@ -17,6 +17,8 @@ import Darwin
 /// the bytes are untrusted input, so a slip in a scanner must stop the process, never read or write past them. A
 /// scanner still checks its index against ``count`` before it reads; the check here is the backstop, one compare
 /// (the index as unsigned against ``count``) that the optimiser drops where the scanner's own check implies it.
+/// The exceptions are the `unchecked` reads and writes, for a hot loop only, behind one ``checkBounds(_:)`` or
+/// ``checkWritable(_:)`` of the loop's whole range; each caller names that check and its test (docs/hardening.md).
 ///
 /// Everything is `@inlinable` so the scanners in this module and the command line's line reader compile it into
 /// their loops: the hot path must not pay a call per byte.
