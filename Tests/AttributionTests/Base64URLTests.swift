@@ -92,6 +92,31 @@ struct Base64URLTests {
         #expect(fromBuffer == expected)
     }
 
+    /// The decode loop reads and writes unchecked, proven in bounds by the checks before it
+    /// (`Base64Alphabet.decodeSignificant`): its writes by the output holding exactly the decoded count (which
+    /// `decode(_:into:)` requires, refusing any other size before the loop runs), its reads by the text's own length.
+    /// Every significant length up to 70 (all four remainders) decodes through both entry points to Foundation's
+    /// bytes, and an output one byte short or long is refused, never written.
+    @Test("The unchecked decode loop is proven in bounds by the checks before it", arguments: [false, true])
+    func decodeLoopIsProvenInBounds(_ url: Bool) throws {
+        let alphabet = url ? Base64Alphabet.url : Base64Alphabet.standard
+        for length in 0...52 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 91 &+ 7) }
+            let text = Array((url ? Base64URL.encode(bytes) : Base64.encode(bytes)).utf8)
+            #expect(Data(base64Encoded: Base64.encode(bytes)).map(Array.init) == bytes)
+            #expect(try alphabet.decode(text) == bytes)
+            ByteCursor.over(text) { input in
+                #expect(alphabet.decodedCount(of: input) == length)
+                for size in [length - 1, length, length + 1] where size >= 0 {
+                    let decoded = ByteCursor.makeArray(count: size) { out in
+                        alphabet.decode(input, into: out) ?? 0
+                    }
+                    #expect(decoded == (size == length ? bytes : []), "length \(length), output \(size)")
+                }
+            }
+        }
+    }
+
     /// RFC 4648 section 10, padded.
     static let standardVectors: [(bytes: [UInt8], text: String)] = [
         (Array("".utf8), ""),

@@ -91,6 +91,32 @@ struct ByteCursorTests {
         }
     }
 
+    /// The unchecked forms are for hot loops behind one `checkBounds`/`checkWritable` of the loop's range (the
+    /// checked forms trap in every build, which a test process cannot show without dying): after those checks pass
+    /// for the whole cursor, they read and write exactly what the checked forms do.
+    @Test("After checkBounds and checkWritable, unchecked reads and writes agree with the checked ones")
+    func uncheckedAgreesWithChecked() {
+        let bytes: [UInt8] = (0..<23).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 5) }
+        ByteCursor.over(bytes) { cursor in
+            cursor.checkBounds(0..<cursor.count)
+            cursor.checkBounds(cursor.count..<cursor.count)
+            for index in cursor.indices {
+                #expect(cursor[unchecked: index] == cursor[index])
+            }
+            for offset in 0...(cursor.count - 8) {
+                #expect(cursor.word(uncheckedAt: offset) == cursor.word(at: offset))
+            }
+        }
+        let written = ByteCursor.makeArray(count: bytes.count) { out in
+            out.checkWritable(0..<out.count)
+            for (index, byte) in bytes.enumerated() {
+                out.store(byte, uncheckedAt: index)
+            }
+            return out.count
+        }
+        #expect(written == bytes)
+    }
+
     @Test("Scratch space, a writable copy and makeArray hold what was stored, and the original stays as it was")
     func writing() {
         let original = Array("abc".utf8)

@@ -290,6 +290,27 @@ struct StrictJSONParserTests {
         #expect(again == value)
         #expect(Array(again.jsonText.utf8) == Array(text.utf8))
     }
+
+    /// `PlainJSONText.end` reads unchecked, proven in bounds by its `checkBounds(start..<bytes.count)` (start not
+    /// negative) and its loops' conditions (the end). From every start of texts whose first byte that is not plain
+    /// falls at each offset of an eight-byte word, and past its last word, it finds what a byte-by-byte search finds.
+    @Test("PlainJSONText.end is proven in bounds by its range check and finds the first byte that is not plain",
+          arguments: [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x00, 0x1F, 0x7F, 0x80, 0xFF, nil])
+    func plainTextEndIsProvenInBounds(_ stop: UInt8?) {
+        for length in 0...27 {
+            for stopAt in 0...length {
+                var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                if let stop, stopAt < length { bytes[stopAt] = stop }
+                ByteCursor.over(bytes) { cursor in
+                    for start in 0...length {
+                        let expected = bytes[start...].firstIndex { !PlainJSONText.isPlain($0) } ?? length
+                        #expect(PlainJSONText.end(in: cursor, from: start) == expected,
+                                "length \(length), stop at \(stopAt), start \(start)")
+                    }
+                }
+            }
+        }
+    }
 }
 
 extension StrictJSONParserTests {

@@ -13,8 +13,12 @@ import Darwin
 /// that holds one lives inside that closure too.
 /// Its bytes are a `RandomAccessCollection` indexed from 0, so a span (``span(_:)``) of a cursor is a cursor too,
 /// and library calls that take `some Collection<UInt8>` read it in place (`withContiguousStorageIfAvailable`).
-/// Subscripts are checked in debug builds only, as an `UnsafeBufferPointer`'s are: a scanner checks its index
-/// against ``count`` before it reads.
+/// Every read and write is bounds-checked in release builds too (`precondition`, which only `-Ounchecked` removes):
+/// the bytes are untrusted input, so a slip in a scanner must stop the process, never read or write past them. A
+/// scanner still checks its index against ``count`` before it reads; the check here is the backstop, one compare
+/// (the index as unsigned against ``count``) that the optimiser drops where the scanner's own check implies it.
+/// The exceptions are the `unchecked` reads and writes, for a hot loop only, behind one ``checkBounds(_:)`` or
+/// ``checkWritable(_:)`` of the loop's whole range; each caller names that check and its test (docs/hardening.md).
 ///
 /// Everything is `@inlinable` so the scanners in this module and the command line's line reader compile it into
 /// their loops: the hot path must not pay a call per byte.
@@ -130,13 +134,39 @@ package struct ByteCursor: RandomAccessCollection {
     @inlinable package var endIndex: Int { count }
     @inlinable package var indices: Range<Int> { 0..<count }
 
-    /// The byte at `index` (0 ..< ``count``; checked in debug builds only).
+    /// The byte at `index` (0 ..< ``count``; checked in every build).
     @inlinable
     package subscript(index: Int) -> UInt8 {
         @inline(__always) get {
-            assert(index >= 0 && index < count, "ByteCursor index out of range")
+            precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "ByteCursor index out of range")
             return base.unsafelyUnwrapped[index]
         }
+    }
+
+    /// The byte at `index`, checked in debug builds only: for a hot loop whose every index lies in a range that
+    /// ``checkBounds(_:)`` checked before the loop on the same path. Each caller names that check and the test
+    /// that exercises it in its doc comment; everywhere else reads with the checked subscript.
+    @inlinable
+    package subscript(unchecked index: Int) -> UInt8 {
+        @inline(__always) get {
+            assert(UInt(bitPattern: index) < UInt(bitPattern: count), "ByteCursor index out of range")
+            return base.unsafelyUnwrapped[index]
+        }
+    }
+
+    /// Stops the process unless `range` lies within the bytes (in every build): the one check a hot loop makes
+    /// before it reads the range with ``subscript(unchecked:)``, instead of a compare per byte.
+    @inlinable @inline(__always)
+    package func checkBounds(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
+    }
+
+    /// Stops the process unless the cursor is writable and `range` lies within its bytes (in every build): the one
+    /// check a hot loop makes before it writes the range with ``store(_:uncheckedAt:)``.
+    @inlinable @inline(__always)
+    package func checkWritable(_ range: Range<Int>) {
+        precondition(isWritable && range.lowerBound >= 0 && range.upperBound <= count,
+                     "ByteCursor store out of range or read-only")
     }
 
     @inlinable
@@ -199,10 +229,10 @@ package struct ByteCursor: RandomAccessCollection {
         position < count ? self[position] : nil
     }
 
-    /// Moves the position `distance` bytes on (at most to the end in debug builds' checks).
+    /// Moves the position `distance` bytes on, at most to the end (checked in every build).
     @inlinable @inline(__always)
     package mutating func advance(by distance: Int = 1) {
-        assert(position + distance <= count, "ByteCursor advanced past its end")
+        precondition(position + distance <= count, "ByteCursor advanced past its end")
         position += distance
     }
 
@@ -227,7 +257,7 @@ package struct ByteCursor: RandomAccessCollection {
     /// A cursor over the bytes in `range` (indexed from 0 again, position 0), sharing this cursor's bytes.
     @inlinable
     package func span(_ range: Range<Int>) -> ByteCursor {
-        assert(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor span out of range")
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor span out of range")
         return ByteCursor(base: base.map { $0 + range.lowerBound }, count: range.count, isWritable: isWritable)
     }
 
@@ -239,19 +269,30 @@ package struct ByteCursor: RandomAccessCollection {
     @inlinable
     package func span(upTo end: Int) -> ByteCursor { span(0..<end) }
 
-    /// The index of the first `byte` at or after `start` (libc's vectorised `memchr`), or nil.
+    /// The index of the first `byte` at or after `start` (libc's vectorised `memchr`), or nil. `start` is at
+    /// least 0 (checked in every build); at or past the end finds nothing.
     @inlinable
     package func firstIndex(of byte: UInt8, from start: Int = 0) -> Int? {
+        precondition(start >= 0, "ByteCursor search start out of range")
         guard let base, start < count,
               let found = memchr(base + start, Int32(byte), count - start) else { return nil }
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
-    /// The eight bytes at `index` as one little-endian word (`index + 8 <= count`), for scanners that test eight
-    /// bytes at a time.
+    /// The eight bytes at `index` as one little-endian word (`index + 8 <= count`, checked in every build), for
+    /// scanners that test eight bytes at a time.
     @inlinable @inline(__always)
     package func word(at index: Int) -> UInt64 {
-        assert(index >= 0 && index + 8 <= count, "ByteCursor word out of range")
+        precondition(index >= 0 && index <= count &- 8, "ByteCursor word out of range")
+        return UInt64(littleEndian: UnsafeRawPointer(base.unsafelyUnwrapped + index).loadUnaligned(as: UInt64.self))
+    }
+
+    /// The eight bytes at `index` as one little-endian word, checked in debug builds only: for a hot loop whose
+    /// every word lies in a range that ``checkBounds(_:)`` checked before the loop on the same path (named in the
+    /// caller's doc comment).
+    @inlinable @inline(__always)
+    package func word(uncheckedAt index: Int) -> UInt64 {
+        assert(index >= 0 && index <= count &- 8, "ByteCursor word out of range")
         return UInt64(littleEndian: UnsafeRawPointer(base.unsafelyUnwrapped + index).loadUnaligned(as: UInt64.self))
     }
 
@@ -266,20 +307,26 @@ package struct ByteCursor: RandomAccessCollection {
         return ByteCursor.equal(base + index, literal.utf8Start, count: length)
     }
 
-    /// True when the bytes in `range` are exactly `literal`'s (`memcmp`).
+    /// True when the bytes in `range` are exactly `literal`'s (`memcmp`). `range` lies within the bytes (checked in
+    /// every build).
     @inlinable
     package func elementsEqual(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
         guard range.count == literal.utf8CodeUnitCount else { return false }
         guard let base else { return true }
         return ByteCursor.equal(base + range.lowerBound, literal.utf8Start, count: range.count)
     }
 
-    /// True when the bytes in `range` are exactly `other`'s (`memcmp`).
+    /// True when the bytes in `range` are exactly `other`'s (`memcmp`). `range` lies within the bytes (checked in
+    /// every build).
     @inlinable
     package func elementsEqual(_ range: Range<Int>, _ other: [UInt8]) -> Bool {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
         guard range.count == other.count else { return false }
         guard let base else { return true }
-        return other.withUnsafeBufferPointer { ByteCursor.equal(base + range.lowerBound, $0.baseAddress!, count: $0.count) }
+        return other.withUnsafeBufferPointer {
+            ByteCursor.equal(base + range.lowerBound, $0.baseAddress!, count: $0.count)
+        }
     }
 
     /// True when both cursors hold the same bytes (`memcmp`).
@@ -303,10 +350,10 @@ package struct ByteCursor: RandomAccessCollection {
         hasher.combine(bytes: UnsafeRawBufferPointer(start: base, count: count))
     }
 
-    /// Appends the bytes in `range` to `out` (one copy).
+    /// Appends the bytes in `range` to `out` (one copy; `range` checked in every build).
     @inlinable
     package func append(_ range: Range<Int>, to out: inout [UInt8]) {
-        assert(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
         guard let base else { return }
         out.append(contentsOf: UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
     }
@@ -325,18 +372,30 @@ package struct ByteCursor: RandomAccessCollection {
         return out
     }
 
-    /// The bytes in `range` decoded as UTF-8 (invalid sequences repaired, as `String(decoding:as:)` does).
+    /// The bytes in `range` decoded as UTF-8 (invalid sequences repaired, as `String(decoding:as:)` does; `range`
+    /// checked in every build).
     @inlinable
     package func string(_ range: Range<Int>) -> String {
-        assert(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteCursor range out of range")
         return String(decoding: UnsafeBufferPointer(start: base.map { $0 + range.lowerBound }, count: range.count),
                       as: UTF8.self)
     }
 
-    /// Writes `byte` at `index` of a writable cursor (a ``scratch(count:_:)`` buffer or a writable copy).
+    /// Writes `byte` at `index` of a writable cursor (a ``scratch(count:_:)`` buffer or a writable copy; checked in
+    /// every build).
     @inlinable @inline(__always)
     package func store(_ byte: UInt8, at index: Int) {
-        assert(isWritable && index >= 0 && index < count, "ByteCursor store out of range or read-only")
+        precondition(isWritable && UInt(bitPattern: index) < UInt(bitPattern: count),
+                     "ByteCursor store out of range or read-only")
+        UnsafeMutablePointer(mutating: base.unsafelyUnwrapped)[index] = byte
+    }
+
+    /// Writes `byte` at `index`, checked in debug builds only: for a hot loop whose every index lies in a range
+    /// that ``checkWritable(_:)`` checked before the loop on the same path (named in the caller's doc comment).
+    @inlinable @inline(__always)
+    package func store(_ byte: UInt8, uncheckedAt index: Int) {
+        assert(isWritable && UInt(bitPattern: index) < UInt(bitPattern: count),
+               "ByteCursor store out of range or read-only")
         UnsafeMutablePointer(mutating: base.unsafelyUnwrapped)[index] = byte
     }
 }

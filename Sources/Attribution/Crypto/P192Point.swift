@@ -15,8 +15,10 @@ enum P192Field {
     static let zero: Element = (0, 0, 0)
     static let one: Element = (1, 0, 0)
 
-    /// The element from 24 big-endian bytes (a value below p).
+    /// The element from 24 big-endian bytes (a value below p). The length is checked in every build: a buffer
+    /// pointer's subscript is checked in debug builds only.
     static func element(bigEndian bytes: UnsafeBufferPointer<UInt8>) -> Element {
+        precondition(bytes.count == 24, "P192Field element of other than 24 bytes")
         func limb(_ offset: Int) -> UInt64 {
             (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
         }

@@ -144,7 +144,8 @@ final class P256BatchVerifier {
             sValues.append(value)
             prefixes.append(prefix)
         }
-        // The signatures whose r and s are in range, with s in Montgomery form, and their prefix products.
+        // The signatures whose r and s are in range, with s in Montgomery form, and their prefix products. Only
+        // 64-byte signatures are read (the loop's `where`), 32 bytes of r then 32 of s.
         var candidates: [Int] = []
         candidates.reserveCapacity(range.count)
         for index in range where checks[index].key.curve == .p256 && checks[index].signature.count == 64 {
@@ -225,8 +226,10 @@ final class P256BatchVerifier {
     }
 
     /// The last steps for one signature, with s⁻¹ (in Montgomery form) in `sInverse`. Sets ``multiplied`` once R
-    /// is in `result` (and u1 in `u1`, r in `r`), for ``isValidAlternative(_:)``.
+    /// is in `result` (and u1 in `u1`, r in `r`), for ``isValidAlternative(_:)``. Only candidates reach it, whose
+    /// signatures are 64 bytes; the length is checked again here, in every build, before libcrypto reads r.
     private func isValid(_ signature: [UInt8], _ digest: SHA256Digest, _ key: KnownKey?) -> Bool {
+        precondition(signature.count == 64, "P-256 signature of other than 64 bytes")
         multiplied = false
         guard let key,
               signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil,

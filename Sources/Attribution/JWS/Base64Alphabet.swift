@@ -113,40 +113,49 @@ extension Base64Alphabet {
 
     /// Decodes `input` (no padding, length not 1 mod 4) into `out` (writable), which holds exactly the decoded
     /// count.
+    ///
+    /// The loop reads and writes unchecked (``ByteCursor/subscript(unchecked:)``,
+    /// ``ByteCursor/store(_:uncheckedAt:)``): three checks before it, in every build, prove every index in bounds. `input.checkBounds` covers its reads
+    /// (groups of four below `fullGroupsEnd`, then the `remainder` bytes up to `input.count`); `out.checkWritable`
+    /// covers its writes (three per group, then `remainder - 1`: the decoded count); `table.checkBounds(0..<256)`
+    /// covers the lookups (a byte's value is below 256). Test: `Base64AlphabetTests.decodeLoopIsProvenInBounds`.
     private func decodeSignificant(_ input: ByteCursor, into out: ByteCursor) -> DecodeOutcome {
         let remainder = input.count % 4
         let fullGroupsEnd = input.count - remainder
+        input.checkBounds(0..<(fullGroupsEnd + remainder))
+        out.checkWritable(0..<Self.decodedCount(ofSignificant: input.count))
         var unusedBits: UInt8 = 0
-        // Read and written through cursors: no per-byte bounds or capacity checks.
+        // Read and written through cursors, checked once above: no per-byte bounds or capacity checks.
         let seen = ByteCursor.over(values) { table -> UInt8 in
+            table.checkBounds(0..<256)
             var seen: UInt8 = 0
             var index = 0
             var written = 0
             while index < fullGroupsEnd {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])]
-                let d = table[Int(input[index + 3])]
+                let a = table[unchecked: Int(input[unchecked: index])]
+                let b = table[unchecked: Int(input[unchecked: index + 1])]
+                let c = table[unchecked: Int(input[unchecked: index + 2])]
+                let d = table[unchecked: Int(input[unchecked: index + 3])]
                 seen |= a | b | c | d
-                out.store(a << 2 | b >> 4, at: written)
-                out.store(b << 4 | c >> 2, at: written + 1)
-                out.store(c << 6 | d, at: written + 2)
+                out.store(a << 2 | b >> 4, uncheckedAt: written)
+                out.store(b << 4 | c >> 2, uncheckedAt: written + 1)
+                out.store(c << 6 | d, uncheckedAt: written + 2)
                 index += 4
                 written += 3
             }
             if remainder == 2 {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
+                let a = table[unchecked: Int(input[unchecked: index])]
+                let b = table[unchecked: Int(input[unchecked: index + 1])]
                 seen |= a | b
-                out.store(a << 2 | b >> 4, at: written)
+                out.store(a << 2 | b >> 4, uncheckedAt: written)
                 unusedBits = b & 0x0F
             } else if remainder == 3 {
-                let a = table[Int(input[index])]
-                let b = table[Int(input[index + 1])]
-                let c = table[Int(input[index + 2])]
+                let a = table[unchecked: Int(input[unchecked: index])]
+                let b = table[unchecked: Int(input[unchecked: index + 1])]
+                let c = table[unchecked: Int(input[unchecked: index + 2])]
                 seen |= a | b | c
-                out.store(a << 2 | b >> 4, at: written)
-                out.store(b << 4 | c >> 2, at: written + 1)
+                out.store(a << 2 | b >> 4, uncheckedAt: written)
+                out.store(b << 4 | c >> 2, uncheckedAt: written + 1)
                 unusedBits = c & 0x03
             }
             return seen

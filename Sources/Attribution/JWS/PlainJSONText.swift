@@ -5,13 +5,19 @@
 enum PlainJSONText {
     /// The index of the first byte at or after `start` that is not plain (a quote, a backslash, a control
     /// character, DEL or a byte of 0x80 and above), or `bytes.count`. Eight bytes at a time while they are all plain.
+    ///
+    /// Both loops read unchecked (``ByteCursor/word(uncheckedAt:)``, ``ByteCursor/subscript(unchecked:)``): the
+    /// check before them, `bytes.checkBounds(start..<bytes.count)` in every build, proves `start` is not negative,
+    /// and each loop's own condition (`index + 8 <= bytes.count`, `index < bytes.count`) bounds it above, with
+    /// `index` only growing from `start`. Test: `StrictJSONParserTests.plainTextEndIsProvenInBounds`.
     @inline(__always)
     static func end(in bytes: ByteCursor, from start: Int) -> Int {
+        bytes.checkBounds(start..<bytes.count)
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         var index = start
         while index + 8 <= bytes.count {
-            let word = bytes.word(at: index)
+            let word = bytes.word(uncheckedAt: index)
             // A byte below 0x20, a quote (0x22) or a backslash (0x5C) has a zero after XOR or a borrow below 0x20;
             // DEL (0x7F) sets its top bit when 1 is added; a byte at or above 0x80 has its top bit set. Any of these
             // ends the fast steps (a carry or borrow between bytes only ever flags too much, never too little).
@@ -22,7 +28,7 @@ enum PlainJSONText {
             if special != 0 { break }
             index += 8
         }
-        while index < bytes.count, isPlain(bytes[index]) {
+        while index < bytes.count, isPlain(bytes[unchecked: index]) {
             index += 1
         }
         return index

@@ -137,9 +137,13 @@ struct FlatJSONScanner {
         return cursor.isAtEnd ? order : nil
     }
 
-    /// The index of the name with these bytes in `names`; lengths and first bytes are compared first.
+    /// The index of the name with these bytes in `names`; lengths and first bytes are compared first. The range is
+    /// checked once, before the loop (the comparisons' own checks of the same range then fold into it). Inlined
+    /// into ``scanObject(names:into:)``, its one caller, as the optimiser did before the check made it larger.
+    @inline(__always)
     private func slot(of name: Range<Int>, in names: [[UInt8]]) -> Int? {
         guard !name.isEmpty else { return nil }
+        cursor.checkBounds(name)
         let first = cursor[name.lowerBound]
         for (slot, candidate) in names.enumerated() where candidate.count == name.count && candidate[0] == first {
             if cursor.elementsEqual(name, candidate) {
