@@ -1,6 +1,7 @@
 import ArgumentParser
 import Hummingbird
 import Attribution
+import AttributionStores
 import Foundation
 import Logging
 import ReceiverCore
@@ -48,7 +49,7 @@ struct ReceiverCommand: AsyncParsableCommand {
     var noStorage = false
 
     @Option(help: ArgumentHelp("Forget postbacks first seen more than DAYS days ago (0-36500).", valueName: "days"))
-    var retention = 10
+    var retention = String(StateLocation.defaultRetentionDays)
 
     @Option(help: ArgumentHelp("Invalid bodies stored per clock hour; beyond it a body that could still be genuine "
                                    + "is answered 503, a forged one only counted (see Receiver/README.md).",
@@ -96,9 +97,7 @@ struct ReceiverCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
-        guard (0...36500).contains(retention) else {
-            throw ValidationError("--retention takes a whole number of days from 0 to 36500, not \(retention)")
-        }
+        _ = try Self.usage { () throws(AttributionError) in try StateLocation.retentionDays(retention) }
         guard invalidQuota >= 0 else { throw ValidationError("--invalid-quota must be 0 or more") }
         guard (1...65536).contains(groupSize) else { throw ValidationError("--group-size must be from 1 to 65536") }
         guard ReceiverConfiguration.Synchronous(rawValue: sync) != nil else {
@@ -108,7 +107,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
-        guard !state.isEmpty, state != "-" else { throw ValidationError("--state needs a file path") }
+        _ = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
         if let archive {
             guard !archive.isEmpty, archive != "-" else { throw ValidationError("--archive needs a file path") }
             guard archive != state else {
@@ -116,13 +115,31 @@ struct ReceiverCommand: AsyncParsableCommand {
                                       + "the deduplication tables)")
             }
         }
-        for entry in key where Self.splitKey(entry) == nil {
-            throw ValidationError("--key takes KID=PATH, got \(entry.debugDescription)")
+        _ = try verifierOptions()
+    }
+
+    /// A mistake the library found in an option's value (`invalid-option`), as a usage error: the library's message,
+    /// escaped (the argument parser prints it as it is).
+    static func usage<Value>(_ body: () throws(AttributionError) -> Value) throws -> Value {
+        do {
+            return try body()
+        } catch {
+            throw ValidationError(StartupFailure(.usage, error.reason).message)
         }
-        if let maxImpressionAge, VerificationPolicy.milliseconds(inDuration: maxImpressionAge) == nil {
-            throw ValidationError(
-                "--max-impression-age takes a duration like 30d, 12h, 90m or 3600s, not "
-                    + maxImpressionAge.debugDescription)
+    }
+
+    /// `--key`, `--allow-development`, the SKAdNetwork key options, `--strict` and `--max-impression-age`, as the
+    /// library defines them for every program that verifies (the command line parses the same).
+    private func verifierOptions() throws -> VerifierOptions {
+        try Self.usage { () throws(AttributionError) -> VerifierOptions in
+            var options = VerifierOptions()
+            for entry in key { try options.addKey(entry) }
+            options.allowsDevelopmentKeys = allowDevelopment
+            if let skAdNetworkKeyP256 { try options.replaceSKAdNetworkKey(.p256, path: skAdNetworkKeyP256) }
+            if let skAdNetworkKeyP192 { try options.replaceSKAdNetworkKey(.p192, path: skAdNetworkKeyP192) }
+            options.isStrict = strict
+            if let maxImpressionAge { try options.setMaximumImpressionAge(maxImpressionAge) }
+            return options
         }
     }
 
@@ -140,16 +157,22 @@ struct ReceiverCommand: AsyncParsableCommand {
     private func serve() async throws {
         var logger = Logger(label: "postback-receiver")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        var configuration = ReceiverConfiguration(verifier: AttributionVerifier(
-            keyRing: try keyRing(),
-            policy: VerificationPolicy(isStrict: strict,
-                                       maximumImpressionAge: maxImpressionAge.flatMap(VerificationPolicy.milliseconds(inDuration:)))))
+        let verification = try verifierOptions()
+        let verifier: AttributionVerifier
+        do {
+            verifier = try verification.verifier()
+        } catch {
+            throw StartupFailure(.keyFile, error.reason)  // the library's message names the file and the remedy
+        }
+        var configuration = ReceiverConfiguration(verifier: verifier)
         configuration.host = host
         configuration.port = port
-        let stateLocation = ReceiverConfiguration.State(state)
+        let stateLocation = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
         configuration.storage = noStorage ? .none : .durable(
             state: stateLocation, archive: archive ?? ReceiverConfiguration.defaultArchivePath(for: stateLocation))
-        configuration.retentionDays = retention
+        configuration.retentionDays = try Self.usage { () throws(AttributionError) in
+            try StateLocation.retentionDays(retention)
+        }
         configuration.invalidQuotaPerHour = invalidQuota
         configuration.maximumGroupSize = groupSize
         configuration.idleTimeoutSeconds = idleTimeout
@@ -183,45 +206,6 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
     }
 
-    /// The library's reason for a key file, with `remedy` after it unless the reason says what to do already
-    /// (a certificate, a private key, a wrong curve: the library names the fix; an unreadable file: it does not).
-    static func withRemedy(_ reason: String, _ remedy: String) -> String {
-        reason.contains("give ") || reason.contains("expected ") ? reason : "\(reason); \(remedy)"
-    }
-
-    /// `KID=PATH` split at its first `=`; nil when either side is empty or there is no `=`.
-    static func splitKey(_ entry: String) -> (keyID: String, path: String)? {
-        guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex,
-              entry.index(after: equals) != entry.endIndex else { return nil }
-        return (String(entry[..<equals]), String(entry[entry.index(after: equals)...]))
-    }
-
-    /// Apple's keys plus every `--key`, and the SKAdNetwork replacement keys: as the command line builds them.
-    private func keyRing() throws -> KeyRing {
-        var ring = KeyRing(allowingDevelopmentKeys: allowDevelopment)
-        for entry in key {
-            guard let (keyID, path) = Self.splitKey(entry) else {
-                throw ValidationError("--key takes KID=PATH, got \(entry.debugDescription)")
-            }
-            do {
-                try ring.add(ECPublicKey(keyFile: path), keyID: keyID)
-            } catch {
-                throw StartupFailure(.keyFile, "key file \(path) (for kid \(keyID)) cannot be used: "
-                                     + Self.withRemedy(error.reason, "give the kid's P-256 public key, PEM or DER"))
-            }
-        }
-        for (option, curve, path) in [("--skadnetwork-key-p256", ECPublicKey.Curve.p256, skAdNetworkKeyP256),
-                                      ("--skadnetwork-key-p192", .p192, skAdNetworkKeyP192)] {
-            guard let path else { continue }
-            do {
-                ring.replaceSKAdNetworkKey(with: try ECPublicKey(keyFile: path, curve: curve))
-            } catch {
-                throw StartupFailure(.keyFile, "key file \(path) (for \(option)) cannot be used: "
-                                     + Self.withRemedy(error.reason, "give a public key on that curve, PEM or DER"))
-            }
-        }
-        return ring
-    }
 }
 
 /// Set once the server listens: an error before it is a start-up failure (cannot listen), one after it is not.

@@ -8,7 +8,11 @@
    new receiver on the same files gets every body again (Apple retries what got no 200): every postback ends up
    counted valid at least once; how many were counted twice (the crash window between storing and confirming) is
    printed, and must be no more than the requests in flight at the kill.
-2. A full file system: the state and archive on a small tmpfs, filled up: requests answer 500, none answers 200
+2. SIGTERM under load: the receiver is stopped the graceful way mid-load (what a service manager does): it exits
+   0, every request that got 200 has its row, and after a restart with every body again (Apple's retries of what
+   got no 200, and a re-send of the rest) every postback has exactly one valid row: a graceful stop confirms what
+   it stored, so nothing is counted twice (only kill -9 may repeat a postback).
+3. A full file system: the state and archive on a small tmpfs, filled up: requests answer 500, none answers 200
    without its row; Apple's retries come while it is full and after it is freed, until each is answered 200, and
    then every postback has exactly one row marked valid (never a duplicate of a row that was not stored). Then
    again with the receiver stopped while the disk is full and restarted once it is freed, and with only the
@@ -121,6 +125,34 @@ def kill_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: lis
     check(receiver.stop() == 0, "restarted receiver did not exit 0")
     print(f"after restart and retries: every one of {len(bodies)} postbacks counted valid; {twice} counted twice "
           f"(stored at the kill but not yet confirmed: at-least-once); 0 lost", flush=True)
+
+
+def sigterm_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: list[str]) -> None:
+    directory = work / "sigterm"
+    receiver = Receiver(args.receiver, directory, keys)
+    stop = threading.Event()
+    answers: dict[int, int] = {}
+    client = threading.Thread(target=post_all, args=(receiver.port, bodies, 16, stop, answers))
+    client.start()
+    deadline = time.monotonic() + 60
+    while len(answers) < len(bodies) // 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    status = receiver.stop()             # SIGTERM, mid-load
+    stop.set()
+    client.join()
+    check(status == 0, f"SIGTERM under load: the receiver exited {status}, not 0")
+    ok = {index for index, answer in answers.items() if answer == 200}
+    check(0 < len(ok) < len(bodies), f"SIGTERM came at a useless moment: {len(ok)} of {len(bodies)} answered 200")
+    stored = {r["body"] for r in rows(receiver.archive)}
+    lost = [index for index in ok if bodies[index] not in stored]
+    check(not lost, f"SIGTERM under load: {len(lost)} requests answered 200 have no row")
+    receiver = Receiver(args.receiver, directory, keys)
+    again = post_all(receiver.port, bodies, 8)
+    check(all(answer == 200 for answer in again.values()), "after SIGTERM and a restart, a retry was not answered 200")
+    check(receiver.stop() == 0, "restarted receiver did not exit 0")
+    each_stored_once_valid(receiver.archive, bodies, "SIGTERM under load, then every body again")
+    print(f"SIGTERM under load: exit {status}, {len(ok)} answered 200 before the stop, each with its row; after a "
+          f"restart and every body again, each of {len(bodies)} postbacks has exactly one valid row", flush=True)
 
 
 def retry_until_stored(port: int, bodies: list[bytes], answers: dict[int, int], rounds: int) -> dict[int, int]:
@@ -248,16 +280,18 @@ def main() -> int:
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--repo", default=str(Path(__file__).resolve().parents[3]))
     parser.add_argument("--bodies", type=int, default=4000)
-    parser.add_argument("--only", choices=["kill", "full-disk"], help="run one of the two tests")
+    parser.add_argument("--only", choices=["kill", "sigterm", "full-disk"], help="run one of the tests")
     args = parser.parse_args()
     args.receiver = str(Path(args.receiver).resolve())
     repo = Path(args.repo).resolve()
     with tempfile.TemporaryDirectory(prefix="receiver-fault-") as temporary:
         work = Path(temporary)
         bodies, keys = make_corpus(repo, work / "corpus", args.bodies)
-        if args.only != "full-disk":
+        if args.only in (None, "kill"):
             kill_under_load(args, repo, work, bodies, keys)
-        if args.only != "kill":
+        if args.only in (None, "sigterm"):
+            sigterm_under_load(args, repo, work, bodies, keys)
+        if args.only in (None, "full-disk"):
             full_file_system(args, repo, work, bodies, keys)
     print(f"fault: {len(FAILURES)} failed")
     return 1 if FAILURES else 0

@@ -67,8 +67,8 @@ public struct VerifierOptions: Sendable {
             do {
                 try ring.add(ECPublicKey(keyFile: file.path), keyID: file.keyID)
             } catch {
-                throw AttributionError(
-                    .invalidKey, "key file \(file.path) (for kid \(file.keyID)) cannot be used: \(error.reason)")
+                throw AttributionError(.invalidKey, "key file \(file.path) (for kid \(file.keyID)) cannot be used: "
+                    + Self.withRemedy(error.reason, "give the kid's P-256 public key, PEM or DER"))
             }
         }
         for curve in [ECPublicKey.Curve.p256, .p192] {
@@ -77,10 +77,17 @@ public struct VerifierOptions: Sendable {
                 ring.replaceSKAdNetworkKey(with: try ECPublicKey(keyFile: path, curve: curve))
             } catch {
                 throw AttributionError(.invalidKey, "key file \(path) (for \(Self.skAdNetworkKeyOption(curve))) "
-                    + "cannot be used: \(error.reason)")
+                    + "cannot be used: " + Self.withRemedy(error.reason, "give a public key on that curve, PEM or DER"))
             }
         }
         return ring
+    }
+
+    /// The key file's reason, with `remedy` after it unless the reason says what to do already (a certificate, a
+    /// private key, a wrong curve: ``ECPublicKey/init(keyFile:curve:)`` names the fix; an unreadable file: it does
+    /// not).
+    static func withRemedy(_ reason: String, _ remedy: String) -> String {
+        reason.contains("give ") || reason.contains("expected ") ? reason : "\(reason); \(remedy)"
     }
 
     /// The policy `--strict` and `--max-impression-age` ask for.

@@ -12,20 +12,10 @@ public struct ReceiverConfiguration: Sendable {
         case none
     }
 
-    /// Where deduplication is kept: the command line's `--state`.
-    public enum State: Sendable, Equatable {
-        /// A SQLite file, shared with `postback-verify --state` on the same machine.
-        case sqlite(path: String)
-        /// A PostgreSQL database (a libpq connection string or `postgresql://` URL), shared by every receiver
-        /// and run on every machine.
-        case postgreSQL(connection: String)
-
-        /// `--state`'s value: a PostgreSQL URL or libpq keyword string names a server, anything else a file.
-        public init(_ argument: String) {
-            self = PostgreSQLDeduplicationStore.recognizes(argument) ? .postgreSQL(connection: argument)
-                : .sqlite(path: argument)
-        }
-    }
+    /// Where deduplication is kept: `--state`, as the library defines it for the command line too (a SQLite file
+    /// shared with `postback-verify --state` on the same machine, or a PostgreSQL database shared by every
+    /// receiver and run).
+    public typealias State = StateLocation
 
     /// When an archive commit counts as stored (`--sync`).
     public enum Synchronous: String, Sendable, Equatable, CaseIterable {
@@ -44,7 +34,7 @@ public struct ReceiverConfiguration: Sendable {
     /// The verifier: the same key ring and policy the command line builds from the same flags.
     public var verifier: AttributionVerifier
     /// Days a postback is remembered for deduplication (`--retention`).
-    public var retentionDays = 10
+    public var retentionDays = StateLocation.defaultRetentionDays
     /// Invalid bodies stored per clock hour (`--invalid-quota`); beyond it they are only counted in metrics.
     public var invalidQuotaPerHour = 10_000
     /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.

@@ -180,13 +180,7 @@ struct DurableSink: PostbackSink {
                      quota: InvalidQuota, metrics: ReceiverMetrics?) throws -> DurableSink {
         let deduplication: any DeduplicationStore
         do {
-            switch state {
-            case .sqlite(let path):
-                deduplication = try SQLiteDeduplicationStore(path: path, retentionDays: retentionDays)
-            case .postgreSQL(let connection):
-                deduplication = try PostgreSQLDeduplicationStore(connectionString: connection,
-                                                                 retentionDays: retentionDays)
-            }
+            deduplication = try state.open(retentionDays: retentionDays)
         } catch {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
