@@ -7,19 +7,9 @@ import Testing
 /// A stop confirms what was written (docs/state.md, "A stop confirms what was written"): with `--state`, a run ended
 /// by SIGTERM, SIGINT or SIGHUP, or by a reader that closed its pipe, confirms the claims of every record it wrote
 /// (for a pipe: that the reader took) before it exits, so the next run marks each of them a duplicate and reports
-/// every other postback valid. Only `kill -9` and power loss may repeat a postback. Through the built binary.
-@Suite("A stop confirms what was written", .serialized)
-struct StopCommandLineTests {
-    let signer: TestPostbackSigner
-    let scratch: CommandLineScratch
-
-    init() throws {
-        signer = try TestPostbackSigner()
-        scratch = try CommandLineScratch()
-    }
-
-    var statePath: String { scratch.url("state.sqlite").path }
-
+/// every other postback valid. Only `kill -9` and power loss may repeat a postback. Through the built binary, in
+/// the `--state` suite (its signer and scratch directory).
+extension StateCommandLineTests {
     /// How one stopped run ended and the whole records it gave its reader.
     struct StoppedRun {
         let status: Int32

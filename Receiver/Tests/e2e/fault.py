@@ -88,19 +88,26 @@ def post_all(port: int, bodies: list[bytes], connections: int, stop: threading.E
     return answers
 
 
-def kill_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: list[str]) -> None:
-    directory = work / "kill9"
-    receiver = Receiver(args.receiver, directory, keys)
+def interrupt_under_load(receiver: Receiver, bodies: list[bytes], part: int, interrupt) -> dict[int, int]:
+    """Posts `bodies` on 16 connections and calls `interrupt` once 1/`part` of them were answered; returns the
+    answers (index -> status, 0: none)."""
     stop = threading.Event()
     answers: dict[int, int] = {}
     client = threading.Thread(target=post_all, args=(receiver.port, bodies, 16, stop, answers))
     client.start()
     deadline = time.monotonic() + 60
-    while len(answers) < len(bodies) // 4 and time.monotonic() < deadline:
+    while len(answers) < len(bodies) // part and time.monotonic() < deadline:
         time.sleep(0.01)
-    receiver.kill()                      # SIGKILL, mid-load (a quarter of the bodies answered)
+    interrupt()
     stop.set()
     client.join()
+    return answers
+
+
+def kill_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: list[str]) -> None:
+    directory = work / "kill9"
+    receiver = Receiver(args.receiver, directory, keys)
+    answers = interrupt_under_load(receiver, bodies, 4, receiver.kill)   # SIGKILL, a quarter answered
     ok = {index for index, status in answers.items() if status == 200}
     check(0 < len(ok) < len(bodies), f"kill -9 came at a useless moment: {len(ok)} of {len(bodies)} answered 200")
     stored = [r["body"] for r in rows(receiver.archive)]
@@ -130,16 +137,9 @@ def kill_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: lis
 def sigterm_under_load(args, repo: Path, work: Path, bodies: list[bytes], keys: list[str]) -> None:
     directory = work / "sigterm"
     receiver = Receiver(args.receiver, directory, keys)
-    stop = threading.Event()
-    answers: dict[int, int] = {}
-    client = threading.Thread(target=post_all, args=(receiver.port, bodies, 16, stop, answers))
-    client.start()
-    deadline = time.monotonic() + 60
-    while len(answers) < len(bodies) // 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    status = receiver.stop()             # SIGTERM, mid-load
-    stop.set()
-    client.join()
+    statuses: list[int] = []
+    answers = interrupt_under_load(receiver, bodies, 3, lambda: statuses.append(receiver.stop()))  # SIGTERM
+    status = statuses[0]
     check(status == 0, f"SIGTERM under load: the receiver exited {status}, not 0")
     ok = {index for index, answer in answers.items() if answer == 200}
     check(0 < len(ok) < len(bodies), f"SIGTERM came at a useless moment: {len(ok)} of {len(bodies)} answered 200")
