@@ -6,8 +6,9 @@ import Testing
 @testable import Attribution
 @testable import AttributionStores
 
-/// The PostgreSQL state against a real server (``TestPostgres``): its schema, its refusals, keys compared by bytes,
-/// claims and their owners, retention and pruning, and what its messages may say of the connection string.
+/// The PostgreSQL state against a real server (``TestPostgres``): what only it has (its schema, its refusals, owners
+/// by advisory lock, leases, reconnection, retention and pruning, and what its messages may say of the connection
+/// string). The protocol it shares with the other stores is `DeduplicationStoreTests`'s conformance suite.
 @Suite("PostgreSQL state", .serialized, .enabled(if: TestPostgres.enabled))
 struct PostgresStateTests {
     static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)
@@ -111,36 +112,6 @@ struct PostgresStateTests {
 
     // MARK: Keys, claims, owners
 
-    @Test("Regression: keys compare by their bytes: A+U+030A, U+00C5, and keys with U+0000 and U+001F are distinct")
-    func keysByBytes() throws {
-        let store = try Self.open(try TestPostgres.database())
-        let keys = ["A\u{030A}", "\u{00C5}", "A\u{0}B", "A\u{1F}0", "A"]
-        let first = try store.claim(keys.enumerated().map { Shared.sighting($1, "f", $0 + 1) }, at: Self.monday)
-        #expect(first == [.firstSeen, .firstSeen, .firstSeen, .firstSeen, .firstSeen])
-        try store.confirm(keys.map { ExactString($0) })
-        let second = try store.claim(keys.reversed().map { Shared.sighting($0, "g") }, at: Self.monday)
-        #expect(second.map { $0.duplicateOf?.line } == [5, 4, 3, 2, 1])
-        #expect(second.allSatisfy { $0.duplicateOf?.source == "f" && $0.duplicateOf?.isPending == false
-            && $0.duplicateOf?.firstSeen == Self.monday })
-    }
-
-    @Test("Claim, pending duplicate, confirm, confirmed duplicate with the first content; a repeat in one call")
-    func claimThenConfirm() throws {
-        let store = try Self.open(try TestPostgres.database())
-        var builder = ContentFingerprint.Builder(signedDigest: SHA256Digest(of: Array(#"{"a":1}"#.utf8)))
-        builder.add(name: Array("conversion-value".utf8), value: Array("21".utf8))
-        let content = builder.finish()
-        let answers = try store.claim([Shared.sighting("C", "run-a", 7, content: content), Shared.sighting("D"),
-                                       Shared.sighting("C", "run-a", 9)], at: Self.monday)
-        let pending = DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content,
-                                         isPending: true)
-        #expect(answers == [.firstSeen, .firstSeen, .duplicate(of: pending)])
-        #expect(try store.claim([Shared.sighting("C", "run-b", 1)], at: Self.monday) == [.duplicate(of: pending)])
-        try store.confirm([ExactString("C")])
-        #expect(try store.claim([Shared.sighting("C", "run-c", 1)], at: Self.monday) == [.duplicate(of:
-            DuplicateReference(source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content))])
-    }
-
     @Test("claim(_:at:confirming:) confirms one call whole in the claim's statement, and a call confirmed in part on its own")
     func claimConfirming() throws {
         let database = try TestPostgres.database()
@@ -157,17 +128,6 @@ struct PostgresStateTests {
         let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Shared.sighting($0, "observer") },
                                       at: Self.monday)
         #expect(seen.map { $0.duplicateOf?.isPending } == [false, false, false, true, true])
-    }
-
-    @Test("A released claim is forgotten; release never drops a confirmed key")
-    func release() throws {
-        let store = try Self.open(try TestPostgres.database())
-        #expect(try store.claim([Shared.sighting("R", "a", 1)], at: Self.monday) == [.firstSeen])
-        try store.release([ExactString("R")])
-        #expect(try store.claim([Shared.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
-        try store.confirm([ExactString("R")])
-        try store.release([ExactString("R")])
-        #expect(try store.deduplicate(Shared.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b")
     }
 
     @Test("Another live store's claim makes a sighting its pending duplicate; once that store's connection is gone (its process died, on any machine), the next sighting takes the claim over")
@@ -225,8 +185,8 @@ struct PostgresStateTests {
                 == true)
     }
 
-    @Test("Closing a store releases the claims it still holds and forgets its owner")
-    func closingReleases() throws {
+    @Test("Closing a store forgets its owner (the claims it held: the conformance suite)")
+    func closingForgetsOwner() throws {
         let database = try TestPostgres.database()
         do {
             let store = try Self.open(database)

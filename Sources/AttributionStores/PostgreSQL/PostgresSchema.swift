@@ -133,7 +133,10 @@ enum PostgresSchema {
     /// checkers never take each other for the owner). Any other row stays as it is: `ON CONFLICT DO UPDATE` locks
     /// it and reads its latest committed version (which a plain SELECT in the same statement could not see), so a
     /// key committed by a concurrent call is never missed. Only the rows that are not this call's come back (the
-    /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed.
+    /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed. Every
+    /// part of the statement sees one snapshot, so the calls `$12` confirmed here still show in `claims` to the
+    /// last SELECT: it counts them confirmed, as a confirm followed by a claim would (regression test: the
+    /// conformance suite's `claimConfirming` over PostgreSQL).
     static let claim = """
         WITH confirmed AS (
             DELETE FROM postback_verify.claims WHERE token = ANY($12::bigint[]) AND owner = $7),
@@ -163,7 +166,8 @@ enum PostgresSchema {
             INSERT INTO postback_verify.claims (token, owner, claimed_at)
             SELECT $8, $7, \(now) WHERE EXISTS (SELECT 1 FROM claimed WHERE claim = $8))
         SELECT d.key, d.first_seen, d.source, d.line, d.content,
-               EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.token = d.claim) AS pending
+               EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.token = d.claim
+                       AND NOT (c.token = ANY($12::bigint[]) AND c.owner = $7)) AS pending
         FROM claimed d WHERE d.claim IS DISTINCT FROM $8
         """
 
