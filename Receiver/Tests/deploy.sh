@@ -45,7 +45,7 @@ start() {
     pid=$!
     port=""
     for _ in $(seq 1 300); do
-        port="$(sed -n 's/^postback-receiver: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/out")"
+        port="$(sed -n 's/^postback-receiver: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/out" 2> /dev/null || true)"
         [ -n "$port" ] && return 0
         kill -0 "$pid" 2> /dev/null || fail "$* exited before listening: $(tail -n 5 "$work/err")"
         sleep 0.1

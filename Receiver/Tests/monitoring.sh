@@ -62,7 +62,7 @@ fail() {
 receiver_pid=$!
 port=""
 for _ in $(seq 1 300); do
-    port="$(sed -n 's/^postback-receiver: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/receiver.out")"
+    port="$(sed -n 's/^postback-receiver: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/receiver.out" 2> /dev/null || true)"
     [ -n "$port" ] && break
     kill -0 "$receiver_pid" 2> /dev/null || fail "the receiver exited before listening"
     sleep 0.1

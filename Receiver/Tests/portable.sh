@@ -58,7 +58,7 @@ run_checks() { # TAG LABEL PREFIX...
         --state state.sqlite > "$work/out.$tag" 2> "$work/err.$tag") &
     pid=$!
     for _ in $(seq 1 300); do
-        port="$(sed -n 's/^postback-receiver: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/out.$tag")"
+        port="$(sed -n 's/^postback-receiver: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/out.$tag" 2> /dev/null || true)"
         [ -n "$port" ] && break
         kill -0 "$pid" 2> /dev/null || fail "$label: exited before listening: $(tail -n 5 "$work/err.$tag")"
         sleep 0.1
@@ -78,13 +78,14 @@ if env -i PATH=/usr/bin:/bin sh -c 'command -v swift' > /dev/null; then
 fi
 run_checks plain "env -i PATH=/usr/bin:/bin, from $work"
 
-if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null && unshare -m true 2> /dev/null; then
-    # A private mount namespace: the toolchain's directory becomes an empty tmpfs for this process only.
-    hidden="$(dirname "$toolchain")"
-    case "$hidden" in /|/usr|/usr/local) hidden="$toolchain" ;; esac
+# A private mount namespace: the toolchain's directory becomes an empty tmpfs for this process only.
+hidden="$(dirname "$toolchain")"
+case "$hidden" in /|/usr|/usr/local) hidden="$toolchain" ;; esac
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null \
+    && unshare -m sh -c 'mount -t tmpfs -o size=1m none "$0"' "$hidden" 2> /dev/null; then
     run_checks hidden "toolchain hidden ($hidden under an empty tmpfs)" \
         unshare -m sh -c 'mount -t tmpfs -o size=1m none "$0" && [ ! -e "$1" ] && shift && exec "$@"' "$hidden" "$toolchain/bin/swift"
 else
-    echo "   skipped: the run with the toolchain hidden (needs root and unshare -m)"
+    echo "   skipped: the run with the toolchain hidden (needs root, unshare -m and mount in a mount namespace)"
 fi
 echo "ok: the release postback-receiver needs no Swift toolchain"
