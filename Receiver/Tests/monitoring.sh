@@ -234,6 +234,18 @@ def panels(items):
         yield panel
         yield from panels(panel.get("panels", []))
 targets = [(p["title"], t["expr"]) for p in panels(dashboard["panels"]) for t in p.get("targets", [])]
+# Its shape (no Grafana here to import it into): unique panel ids, a grid position each, every query with a refId
+# and the data source the dashboard declares as its import input.
+ids = [p.get("id") for p in panels(dashboard["panels"])]
+inputs = {f"${{{i['name']}}}" for i in dashboard.get("__inputs", []) if i.get("type") == "datasource"}
+if len(ids) != len(set(ids)) or None in ids:
+    failures.append(f"dashboard.json: panel ids missing or repeated: {ids}")
+for panel in panels(dashboard["panels"]):
+    if not {"h", "w", "x", "y"} <= set(panel.get("gridPos", {})):
+        failures.append(f"dashboard {panel.get('title')}: no gridPos")
+    for target in panel.get("targets", []):
+        if not target.get("refId") or target.get("datasource", {}).get("uid") not in inputs:
+            failures.append(f"dashboard {panel.get('title')}: a query without refId or the declared data source")
 if len(targets) < 10:
     failures.append(f"dashboard.json has {len(targets)} queries, expected 10 or more")
 for title, expr in targets:
