@@ -5,7 +5,9 @@
 #      binary (verify needs the ExecStart binary to exist; CI does not install into /usr/local/bin) must print
 #      nothing and succeed; `systemd-analyze security --offline=yes` must rate it 2.0 or lower; and the unit's
 #      ExecStart arguments, with /var/lib/postback-receiver mapped to a temporary directory and the port to 0,
-#      start the binary, which answers GET /healthz.
+#      start the binary (as root: as nobody, with no_new_privs and no capabilities, as the unit runs it), which
+#      answers GET /healthz; systemd-sysusers makes the unit's user from
+#      postback-receiver.sysusers (in a scratch root).
 #   2. Containerfile: its builder stage installs the packages that .ci/run and Receiver/README.md install for the
 #      build and runs the same `swift build -c release --package-path Receiver` line as .ci/run; its builder image
 #      carries the Swift version of this toolchain and Debian 12 (bookworm) as this machine; its runtime stage's
@@ -78,6 +80,16 @@ exposure="$(systemd-analyze security --offline=yes "$work/unit/postback-receiver
 python3 -c "import sys; sys.exit(0 if float('$exposure') <= 2.0 else 1)" || fail "systemd-analyze security: exposure $exposure > 2.0"
 echo "ok: systemd-analyze security --offline=yes: exposure level $exposure (of 10; 2.0 or lower required)"
 
+# The unit's user comes from postback-receiver.sysusers: systemd-sysusers into a scratch root makes it.
+user="$(sed -n 's/^User=//p' "$unit")"
+mkdir -p "$work/root/etc"
+systemd-sysusers --root="$work/root" "$deploy/postback-receiver.sysusers" > /dev/null 2>&1 \
+    || fail "systemd-sysusers refused postback-receiver.sysusers"
+grep -q "^$user:x:[0-9]*:[0-9]*:.*:/var/lib/postback-receiver:/usr/sbin/nologin$" "$work/root/etc/passwd" \
+    || fail "postback-receiver.sysusers does not make the unit's User=$user (home /var/lib/postback-receiver, nologin)"
+grep -q "^$(sed -n 's/^Group=//p' "$unit"):" "$work/root/etc/group" || fail "postback-receiver.sysusers does not make the unit's Group="
+echo "ok: systemd-sysusers makes the unit's user $user from postback-receiver.sysusers (in a scratch root)"
+
 exec_start="$(sed -n 's|^ExecStart=/usr/local/bin/postback-receiver ||p' "$unit")"
 mkdir "$work/var-lib"
 # shellcheck disable=SC2086 # the unit's arguments, split as systemd splits them (no quotes in them)
@@ -90,12 +102,25 @@ while [ $# -gt 0 ]; do
         *) args+=("$1"); shift ;;
     esac
 done
-start "$binary" "${args[@]}"
+# As root: run it as the unit would, as an unprivileged user (nobody, owning the state directory) with
+# no_new_privs and no capabilities (setpriv, util-linux), so nothing in it needs root.
+# The binary is copied into the scratch directory, which nobody can reach (the checkout may be under /root).
+as_user=()
+unit_binary="$binary"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+    chmod 0755 "$work"
+    install -m 0755 "$binary" "$work/postback-receiver"
+    unit_binary="$work/postback-receiver"
+    chown nobody:nogroup "$work/var-lib"
+    chmod 0750 "$work/var-lib"
+    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all)
+fi
+start "${as_user[@]}" "$unit_binary" "${args[@]}"
 [ "$(curl -s --max-time 10 "http://127.0.0.1:$port/healthz")" = ok ] || fail "the unit's ExecStart: GET /healthz"
 stop
 [ -f "$work/var-lib/state.sqlite" ] && [ -f "$work/var-lib/state-received.sqlite" ] \
     || fail "the unit's ExecStart did not make its state and archive in its state directory"
-echo "ok: the unit's ExecStart arguments ($exec_start) start the binary: /healthz ok, state and archive in the state directory"
+echo "ok: the unit's ExecStart arguments ($exec_start) start the binary${as_user:+ as nobody without privileges}: /healthz ok, state and archive in the state directory"
 
 # ---- 2. the Containerfile
 echo "-- Containerfile"
