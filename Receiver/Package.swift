@@ -49,7 +49,12 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // Release builds link the Swift runtime and Foundation statically (as the root package's CLI does), so
+            // the binary runs on a machine without a Swift toolchain (Receiver/deploy/, Receiver/Tests/portable.sh).
+            // Debug and test builds stay dynamic.
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
             name: "ReceiverTests",
