@@ -19,7 +19,7 @@ enum ReportPage {
             .tile b{display:block;font-size:28px}.tile span{color:#555}
             table{border-collapse:collapse}td,th{padding:4px 12px;border-bottom:1px solid #eee;text-align:left}
             td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-            .cols{display:flex;gap:40px;flex-wrap:wrap}svg text{font:12px system-ui,sans-serif}
+            .cols{display:flex;gap:28px;flex-wrap:wrap}svg text{font:12px system-ui,sans-serif}
             </style></head><body>
             <h1>postback-verify run report</h1>
             <p class="meta">Label <span id="label">\(escaped(context.label))</span> · started
@@ -108,7 +108,7 @@ enum ReportPage {
     private static func barChart(title: String, idPrefix: String, _ bars: [(name: String, count: Int)]) -> String {
         let largest = max(1, bars.map(\.count).max() ?? 1)
         let height = bars.count * 26 + 4
-        var svg = "<div><h2>\(title)</h2><svg width=\"340\" height=\"\(height)\" role=\"img\">"
+        var svg = "<div><h2>\(title)</h2><svg width=\"330\" height=\"\(height)\" role=\"img\">"
         for (row, bar) in bars.enumerated() {
             let y = row * 26 + 4
             let width = Int((Double(bar.count) / Double(largest) * 200).rounded())
