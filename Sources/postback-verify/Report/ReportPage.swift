@@ -42,7 +42,7 @@ enum ReportPage {
         let environments = [KeyEnvironment.production, .development, .custom]
         page += barChart(title: "Valid by key environment", idPrefix: "environment",
                          environments.map { ($0.rawValue, summary.validByEnvironment[$0] ?? 0) })
-        page += barChart(title: "Crowd-anonymity tiers (valid postbacks)", idPrefix: "tier",
+        page += barChart(title: "Crowd-anonymity tiers", idPrefix: "tier",
                          report.tiers.enumerated().map { ("\($0.offset)", $0.element) })
         page += barChart(title: "Coarse values", idPrefix: "coarse",
                          CoarseConversionValue.allCases.enumerated().map { ($0.element.rawValue,
