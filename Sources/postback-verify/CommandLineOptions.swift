@@ -137,7 +137,10 @@ struct CommandLineOptions {
                 options.reportPath = path
             case "--label":
                 let text = try value()
-                guard !text.isEmpty, text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+                let isControl = { (scalar: Unicode.Scalar) in
+                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                }
+                guard !text.isEmpty, !text.unicodeScalars.contains(where: isControl) else {
                     throw UsageError("--label must be a non-empty name without control characters")
                 }
                 options.label = text

@@ -31,7 +31,8 @@ extension ConversionSchema {
         guard let window = facts.window else { return nil }
         let app = self.app(facts.advertisedItemIdentifier, at: arrival)
         let meanings = app?.windows[window.number - 1]
-        let meaning = facts.fineValue.flatMap { meanings?.fine[$0] } ?? facts.coarseValue.flatMap { meanings?.coarse[$0] }
+        let meaning = facts.fineValue.flatMap { meanings?.fine[$0] }
+            ?? facts.coarseValue.flatMap { meanings?.coarse[$0] }
         return DecodedConversion(
             window: window, arrival: arrival, install: window.installRange(sentAt: arrival),
             fineValue: facts.fineValue, coarseValue: facts.coarseValue, valuesAreSigned: facts.valuesAreSigned,

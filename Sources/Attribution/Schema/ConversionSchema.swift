@@ -176,8 +176,8 @@ extension ConversionSchema {
             }
             var campaigns: [String: String] = [:]
             if let value = member(members, "campaigns") {
-                for (name, campaign) in try object(value, path + ["campaigns"], what: "\"campaigns\"", known: []
-                    + Self.sourceIdentifiers(in: value)) {
+                for (name, campaign) in try object(value, path + ["campaigns"], what: "\"campaigns\"",
+                                                 known: Self.sourceIdentifiers(in: value)) {
                     guard let text = campaign.stringValue, !text.isEmpty else {
                         throw refuse(path + ["campaigns", name], "a campaign name must be a non-empty string")
                     }

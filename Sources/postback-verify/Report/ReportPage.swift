@@ -23,7 +23,8 @@ enum ReportPage {
             </style></head><body>
             <h1>postback-verify run report</h1>
             <p class="meta">Label <span id="label">\(escaped(context.label))</span> · started
-            <span id="started">\(RFC3339Timestamp.string(context.started))</span> · \(String(format: "%.2f", context.seconds)) s
+            <span id="started">\(RFC3339Timestamp.string(context.started))</span> ·
+            \(String(format: "%.2f", context.seconds)) s
             """
         if let schema = context.schemaPath { page += " · schema <span id=\"schema\">\(escaped(schema))</span>" }
         if let note = context.interrupted { page += " · <b>\(escaped(note))</b>" }
@@ -114,7 +115,8 @@ enum ReportPage {
             let width = Int((Double(bar.count) / Double(largest) * 200).rounded())
             svg += "<text x=\"0\" y=\"\(y + 15)\">\(escaped(bar.name))</text>"
                 + "<rect x=\"90\" y=\"\(y)\" width=\"\(width)\" height=\"20\" fill=\"#4472c4\"/>"
-                + "<text x=\"\(96 + width)\" y=\"\(y + 15)\" id=\"\(idPrefix)-\(escaped(bar.name))\">\(bar.count)</text>"
+                + "<text x=\"\(96 + width)\" y=\"\(y + 15)\" id=\"\(idPrefix)-\(escaped(bar.name))\">"
+                + "\(bar.count)</text>"
         }
         return svg + "</svg></div>"
     }

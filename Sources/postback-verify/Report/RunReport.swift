@@ -175,7 +175,9 @@ struct JSONWriter {
     mutating func null() { raw("null") }
     mutating func raw(_ text: String) { comma(); bytes += Array(text.utf8); needsComma = true }
 
-    mutating func array<Elements: Sequence>(_ elements: Elements, _ body: (inout JSONWriter, Elements.Element) -> Void) {
+    mutating func array<Elements: Sequence>(
+        _ elements: Elements, _ body: (inout JSONWriter, Elements.Element) -> Void
+    ) {
         comma()
         bytes.append(UInt8(ascii: "["))
         needsComma = false
