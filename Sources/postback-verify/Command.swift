@@ -39,6 +39,8 @@ enum Command {
         let schema: ConversionSchema?
         /// The time postbacks are decoded as of: the command line has no arrival time, so the run's start.
         let arrival: Date
+        /// `decoded`'s time members for `arrival`, written once.
+        let times: DecodedTimes
         let isReported: Bool
 
         var readsFacts: Bool { schema != nil || isReported }
@@ -48,7 +50,8 @@ enum Command {
         _ options: CommandLineOptions, keyRing: KeyRing, schema: ConversionSchema?, errors: StandardStream
     ) -> Int32 {
         let started = Date()
-        let conversions = Conversions(schema: schema, arrival: started, isReported: options.reportPath != nil)
+        let conversions = Conversions(schema: schema, arrival: started, times: DecodedTimes(arrival: started),
+                                      isReported: options.reportPath != nil)
         let deduplication = DeduplicationStep(options)
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
@@ -180,7 +183,7 @@ enum Command {
                 let decoded = conversions.schema?.decode(facts, arrival: conversions.arrival)
                 run.report.count(facts, decoded: decoded)
                 if let decoded, options.format == .jsonl {
-                    run.records.write(line: decoded.adding(to: batch.records[index]))
+                    run.records.write(line: decoded.adding(to: batch.records[index], times: conversions.times))
                 } else {
                     run.records.write(line: batch.records[index])
                 }

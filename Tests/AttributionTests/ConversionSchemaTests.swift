@@ -161,5 +161,9 @@ struct ConversionSchemaTests {
         #expect(member["events"] as? [String] == ["install"])
         #expect(member["revenue"] is NSNull)
         #expect(with.starts(with: record.dropLast()))
+        // The times written once per run give the same bytes as those written per record.
+        #expect(decoded.adding(to: record, times: DecodedTimes(arrival: Self.arrival)) == with)
+        let other = try #require(schema.decode(Self.facts(index: 2), arrival: Self.arrival))
+        #expect(other.adding(to: record, times: DecodedTimes(arrival: Self.arrival)) == other.adding(to: record))
     }
 }

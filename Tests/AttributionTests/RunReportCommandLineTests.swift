@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -232,6 +235,36 @@ struct RunReportCommandLineTests {
         _ = try Self.run(["--format", "jsonl", "--report", report.path], stdin: body)
         let label = try #require(try Self.json(report)["label"] as? String)
         #expect(label.hasPrefix("stdin 20") && label.hasSuffix("Z"), "\(label)")
+    }
+
+    @Test("A run a signal stops still writes its report, saying so, with the records written")
+    func interruptedRunReports() throws {
+        let scratch = try CommandLineScratch()
+        let report = scratch.url("report.json"), output = scratch.url("records.jsonl")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = try CommandLineTests.binary()
+        process.arguments = TestPostbackSigner.keyArguments + ["--format", "jsonl", "--report", report.path]
+        process.currentDirectoryURL = TestPaths.packageRoot
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let body = try TestPaths.bytes(TestPaths.packageRoot
+            .appendingPathComponent("Fixtures/valid/postback/compact-one-line-body.json"))
+        CommandLineTests.writeIgnoringClosedPipe(Data(body) + Data("\n".utf8), to: input.fileHandleForWriting)
+        // The record of the line written, then the signal while the run waits for more input.
+        let deadline = Date().addingTimeInterval(30)
+        while (try? Data(contentsOf: output))?.isEmpty ?? true, Date() < deadline { usleep(20_000) }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        try input.fileHandleForWriting.close()
+        #expect(process.terminationStatus == 143)
+        let json = try Self.json(report)
+        #expect((json["interrupted"] as? String)?.contains("SIGTERM") == true, "\(json["interrupted"] ?? "")")
+        #expect(json["items"] as? Int == 1 && json["valid"] as? Int == 1)
+        #expect(String(decoding: try Data(contentsOf: output), as: UTF8.self).split(separator: "\n").count == 1)
     }
 
     @Test("The summary line names valid items on development keys and warnings by rule")
