@@ -32,6 +32,8 @@
 #   KEEP=1             keep the work directory (corpora, keys, outputs) and print its path
 #   LABEL=text         printed in the header (e.g. "baseline, commit abc1234")
 #   CALLGRIND_OUT=file where the callgrind profile goes (default: the work directory, removed unless KEEP=1)
+#   CLI_ARGS=          more options for every CLI run over the throughput corpus (timed runs and pairs), e.g.
+#                      "--schema $PWD/Fixtures/schema/example-schema.json" (absolute paths)
 #   PYTHON=python3     Python 3.11 with the `cryptography` package
 set -euo pipefail
 
@@ -166,6 +168,8 @@ if [[ "$SKIP_THROUGHPUT" != 1 ]]; then
   say "== corpus: $N distinct signed postback bodies"
   make_corpus "$WORK/tp" -n "$N" >&2
   KEYARG=(--key "$KID=$WORK/tp/key.pem")
+  # shellcheck disable=SC2206 # CLI_ARGS is split on spaces on purpose: options, none of them with spaces
+  [[ -z "${CLI_ARGS:-}" ]] || KEYARG+=(${CLI_ARGS})
   # sanity: every item valid, one record per item (otherwise the timings would be meaningless)
   "$BIN" --quiet --format jsonl "${KEYARG[@]}" "$WORK/tp/corpus.jsonl" >"$WORK/tp/records.jsonl" \
     || die "the CLI did not accept every corpus item (exit $?); see $WORK/tp/records.jsonl (KEEP=1)"

@@ -11,6 +11,7 @@ enum Command {
         let errors = StandardStream(descriptor: 2)
         let options: CommandLineOptions
         let keyRing: KeyRing
+        let schema: ConversionSchema?
         do {
             options = try CommandLineOptions.parse(arguments)
             if options.showsHelp {
@@ -22,16 +23,35 @@ enum Command {
                 return 0
             }
             keyRing = try Self.keyRing(options)
+            schema = try options.schemaPath.map { path throws(UsageError) in try Self.schema(path) }
         } catch {
             errors.write(line: "postback-verify: error: \(TerminalText.escaped(error.message))")
             errors.write(line: "Run 'postback-verify --help' for usage.")
             errors.flush()
             return 2
         }
-        return run(options, keyRing: keyRing, errors: errors)
+        return run(options, keyRing: keyRing, schema: schema, errors: errors)
     }
 
-    private static func run(_ options: CommandLineOptions, keyRing: KeyRing, errors: StandardStream) -> Int32 {
+    /// What the run adds to its records and counts with `--schema` or `--report`: the conversion facts of each
+    /// valid postback are read only then.
+    struct Conversions {
+        let schema: ConversionSchema?
+        /// The time postbacks are decoded as of: the command line has no arrival time, so the run's start.
+        let arrival: Date
+        /// `decoded`'s time members for `arrival`, written once.
+        let times: DecodedTimes
+        let isReported: Bool
+
+        var readsFacts: Bool { schema != nil || isReported }
+    }
+
+    private static func run(
+        _ options: CommandLineOptions, keyRing: KeyRing, schema: ConversionSchema?, errors: StandardStream
+    ) -> Int32 {
+        let started = Date()
+        let conversions = Conversions(schema: schema, arrival: started, times: DecodedTimes(arrival: started),
+                                      isReported: options.reportPath != nil)
         let deduplication = DeduplicationStep(options)
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
@@ -39,6 +59,14 @@ enum Command {
             // A progress line on the terminal that shows the records would land between them.
             showsProgress: errors.isTerminal && !options.isQuiet && !errors.isSameTerminal(as: output),
             showsSummary: !options.isQuiet, started: DispatchTime.now().uptimeNanoseconds)
+        if let reportPath = options.reportPath {
+            let label = options.label ?? "stdin \(RFC3339Timestamp.string(started))"
+            run.writeReport = { run, interruption in
+                writeReport(run, to: reportPath, context: ReportContext(
+                    label: label, started: started, seconds: run.elapsedSeconds, schemaPath: options.schemaPath,
+                    interrupted: interruption))
+            }
+        }
         if deduplication.remembersAcrossRuns {
             // A reader that stalls holds up this run only: what it has taken is confirmed while the rest waits.
             output.whileWaiting = { deduplication.confirmRead(output, now: true) }
@@ -118,7 +146,7 @@ enum Command {
                         ? pipeline.outputsAhead(limit: DeduplicationStep.claimAhead).map(\.batch) : []
                     guard let duplicates = deduplication.claim(batch, ahead: ahead) else { return false }
                     write(batch, duplicates: duplicates, deduplication: deduplication, to: run, options: options,
-                          verifier: verifier)
+                          verifier: verifier, conversions: conversions)
                     run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
                     // With --state, also before the batch's claims are confirmed: a key is remembered only once its
@@ -143,14 +171,25 @@ enum Command {
     /// A duplicate's record is worded from what its outcome carries: no item is verified twice.
     private static func write(
         _ batch: VerifiedBatch, duplicates: [DeduplicationStep.Answer], deduplication: DeduplicationStep,
-        to run: RunOutput, options: CommandLineOptions, verifier: BatchVerifier
+        to run: RunOutput, options: CommandLineOptions, verifier: BatchVerifier, conversions: Conversions
     ) {
         for index in batch.items.indices {
             if case .duplicate(let first, let content) = duplicates[index] {
                 verifier.markDuplicate(batch, at: index, of: first, content: content)
             }
-            run.summary.count(batch.outcomes[index], expectation: options.expectation)
-            run.records.write(line: batch.records[index])
+            run.summary.count(batch.outcomes[index], environment: verifier.validEnvironment(batch, at: index),
+                              expectation: options.expectation)
+            if conversions.readsFacts, let facts = verifier.conversionFacts(batch, at: index) {
+                let decoded = conversions.schema?.decode(facts, arrival: conversions.arrival)
+                run.report.count(facts, decoded: decoded)
+                if let decoded, options.format == .jsonl {
+                    run.records.write(line: decoded.adding(to: batch.records[index], times: conversions.times))
+                } else {
+                    run.records.write(line: batch.records[index])
+                }
+            } else {
+                run.records.write(line: batch.records[index])
+            }
             if case .first(let key) = duplicates[index] { deduplication.written(key, through: run.records.position) }
             if let expectation = options.expectation, batch.outcomes[index].verdict != expectation {
                 run.messages.write(
@@ -192,13 +231,14 @@ enum Command {
         if !options.isQuiet {
             run.messages.write(line: run.summary.render(seconds: run.elapsedSeconds, failures: run.failures.count))
         }
+        run.writeReport(run, nil)
         let checkedNothing = options.expectation != nil && run.summary.items == 0
         if checkedNothing {
             run.messages.write(line: "postback-verify: error: --expect \(options.expectation!.rawValue): no items "
                 + "were read, so nothing was checked")
         }
         run.messages.flush()
-        if !run.failures.isEmpty { return 2 }
+        if !run.failures.isEmpty || run.failedReport { return 2 }
         return run.summary.unexpected == 0 && !checkedNothing ? 0 : 1
     }
 
@@ -213,6 +253,40 @@ enum Command {
         let reason = outcome.firstError.map { " (\($0.code?.rawValue ?? "")): \(TerminalText.escaped($0.message))" }
         return "postback-verify: \(TerminalText.escaped(item.source)):\(item.line): expected \(expected.rawValue), "
             + "got \(outcome.verdict.rawValue)\(reason ?? "")"
+    }
+
+    /// The conversion schema at `path`; one that cannot be read or is malformed is a usage error (status 2) naming
+    /// the line and the reason.
+    private static func schema(_ path: String) throws(UsageError) -> ConversionSchema {
+        let bytes: [UInt8]
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            bytes = Array(try handle.read(upToCount: ConversionSchema.maximumBytes + 1) ?? Data())
+        } catch {
+            throw UsageError("--schema \(path): cannot read the file: \((error as NSError).localizedDescription)")
+        }
+        do {
+            return try ConversionSchema(parsing: bytes)
+        } catch {
+            throw UsageError("--schema \(path): \(error.description)")
+        }
+    }
+
+    /// Writes the run report (`--report`): HTML when the path ends in `.html`, JSON otherwise. A report that
+    /// cannot be written is named on standard error; the records already written stand.
+    private static func writeReport(_ run: RunOutput, to path: String, context: ReportContext) {
+        let bytes = path.utf8.reversed().starts(with: ".html".utf8.reversed())
+            ? ReportPage.render(run.report, summary: run.summary, context: context)
+            : run.report.json(summary: run.summary, context: context)
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            run.messages.write(line: "postback-verify: error: cannot write the report \(TerminalText.escaped(path)): "
+                + TerminalText.escaped((error as NSError).localizedDescription))
+            run.failedReport = true
+        }
+        run.messages.flush()
     }
 
     /// Apple's keys plus every `--key` and the SKAdNetwork replacement keys, as the library builds them from the

@@ -26,6 +26,13 @@ struct CommandLineOptions {
     var state: StateLocation?
     /// `--retention DAYS`: with `--state`, forget postbacks first seen more than this many days ago.
     var retentionDays: Int?
+    /// `--schema FILE`: what conversion values mean; valid records gain `decoded` (docs/schema.md).
+    var schemaPath: String?
+    /// `--report FILE`: the run report's path; HTML when it ends in `.html`, JSON otherwise.
+    var reportPath: String?
+    /// `--label NAME`: the name standard input's items are remembered and reported by (default: `stdin` and the
+    /// run's date).
+    var label: String?
     var paths: [String] = []
     var showsHelp = false
     var showsVersion = false
@@ -120,6 +127,23 @@ struct CommandLineOptions {
                 options.retentionDays = try UsageError.wrapping { () throws(AttributionError) in
                     try StateLocation.retentionDays(text)
                 }
+            case "--schema":
+                guard options.schemaPath == nil else { throw UsageError("\(name) given twice") }
+                options.schemaPath = try value()
+            case "--report":
+                guard options.reportPath == nil else { throw UsageError("\(name) given twice") }
+                let path = try value()
+                guard !path.isEmpty else { throw UsageError("--report needs a file name") }
+                options.reportPath = path
+            case "--label":
+                let text = try value()
+                let isControl = { (scalar: Unicode.Scalar) in
+                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                }
+                guard !text.isEmpty, !text.unicodeScalars.contains(where: isControl) else {
+                    throw UsageError("--label must be a non-empty name without control characters")
+                }
+                options.label = text
             default:
                 // Every name in `names` has a case above (DocumentationConsistencyTests parses each one).
                 throw UsageError(Self.unknownOption(argument, name: name))

@@ -55,6 +55,13 @@ enum HelpText {
           --color auto|always|never
                                   Colour in text output (default: auto: only on a terminal, and not when NO_COLOR
                                   is set to a non-empty value or TERM is dumb). Also spelt --colour.
+          --schema FILE           Decode conversion values with the schema in FILE (docs/schema.md): valid
+                                  postbacks' jsonl records gain "decoded" (events, revenue range, campaign,
+                                  window, estimated install times). A malformed schema stops the run (status 2).
+          --report FILE           At the end, write the run report (verdicts, reasons, warnings, key environments,
+                                  tiers, values, campaigns) to FILE: an HTML page if FILE ends in .html, else JSON.
+          --label NAME            The name standard input goes by in the report and, with --state, in what later
+                                  runs' duplicates say (default: stdin and the run's start).
           -q, --quiet             No summary on standard error.
           -h, --help              Show this help.
           -V, --version           Show the version.

@@ -62,7 +62,8 @@ struct DocumentationConsistencyTests {
         let values = ["--format": "jsonl", "--key": "k=p", "--expect": "valid", "-j": "2", "--jobs": "2",
                       "--max-impression-age": "30d", "--color": "never", "--colour": "never",
                       "--retention": "5", "--state": "/tmp/x", "--skadnetwork-key-p256": "p",
-                      "--skadnetwork-key-p192": "p"]
+                      "--skadnetwork-key-p192": "p", "--schema": "Fixtures/schema/example-schema.json",
+                      "--report": "/tmp/report.json", "--label": "upload"]
         for option in CommandLineOptions.names {
             for spelling in option.spellings {
                 var arguments = [spelling]

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Written out by hand: no formatter, locale or calendar can change it, and equal instants always give equal
 /// text (the fixed width also sorts as time does).
-enum RFC3339Timestamp {
-    static func string(_ date: Date) -> String {
+package enum RFC3339Timestamp {
+    package static func string(_ date: Date) -> String {
         let milliseconds = date.millisecondsSince1970
         let (days, dayMilliseconds) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civilDate(daysSince1970: days)

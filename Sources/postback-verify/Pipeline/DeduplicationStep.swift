@@ -25,6 +25,9 @@ final class DeduplicationStep {
     /// True with `--state`: the store outlives the run, so a key is confirmed only once its record was read.
     let remembersAcrossRuns: Bool
     private let started: Date
+    /// With `--state` and `--label`: the name standard input's first sightings are remembered by, instead of `-`,
+    /// so that a later run's duplicate names something a person can find.
+    private let standardInputLabel: String?
     /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
     /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
     /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
@@ -45,6 +48,7 @@ final class DeduplicationStep {
         retentionDays = options.retentionDays ?? StateLocation.defaultRetentionDays
         state = options.deduplicates ? options.state : nil
         remembersAcrossRuns = state != nil
+        standardInputLabel = remembersAcrossRuns ? options.label : nil
         store = options.deduplicates && state == nil ? MemoryDeduplicationStore() : nil
     }
 
@@ -94,7 +98,11 @@ final class DeduplicationStep {
         var answers = batches.map { [Answer](repeating: .none, count: $0.items.count) }
         for (number, batch) in batches.enumerated() {
             for index in batch.items.indices {
-                if let sighting = batch.sighting(at: index) {
+                if var sighting = batch.sighting(at: index) {
+                    if let standardInputLabel, sighting.source.utf8.elementsEqual("-".utf8) {
+                        sighting = PostbackSighting(key: sighting.key, source: standardInputLabel,
+                                                    line: sighting.line, content: sighting.content)
+                    }
                     sightings.append(sighting)
                     positions.append((number, index))
                 }

@@ -18,6 +18,13 @@ final class RunOutput: @unchecked Sendable {
     let records: StandardStream
     let messages: StandardStream
     var summary = RunSummary()
+    /// The run report's counts beyond the summary's (`--report`).
+    var report = RunReport()
+    /// Writes the report (`--report`), at the end of the run or, with the interruption's note, before an
+    /// interrupted run exits; nothing without `--report`.
+    var writeReport: (RunOutput, _ interruption: String?) -> Void = { _, _ in }
+    /// True once the report could not be written (exit status 2).
+    var failedReport = false
     var progress: Progress
     var failures: [InputFailure] = []
     private let showsSummary: Bool
@@ -82,11 +89,12 @@ final class RunOutput: @unchecked Sendable {
         records.flush()
         settleBeforeExit(self)
         progress.clear()
+        let note = "interrupted by \(Interruption.name(of: signalNumber)); "
+            + "\(summary.items) item\(summary.items == 1 ? "" : "s") got records"
         if showsSummary {
-            let note = "interrupted by \(Interruption.name(of: signalNumber)); "
-                + "\(summary.items) item\(summary.items == 1 ? "" : "s") got records"
             messages.write(line: summary.render(seconds: elapsedSeconds, failures: failures.count, note: note))
         }
+        writeReport(self, note)
         messages.flush()
         _exit(Interruption.exitStatus(for: signalNumber))
     }

@@ -6,19 +6,31 @@ struct RunSummary {
     private(set) var valid = 0
     private(set) var invalidByCode: [String: Int] = [:]
     private(set) var warnings = 0
+    /// Warnings by rule (`P5`, `D2`, ...).
+    private(set) var warningsByRule: [String: Int] = [:]
+    /// Valid items by the environment of the key that verified them.
+    private(set) var validByEnvironment: [KeyEnvironment: Int] = [:]
     private(set) var duplicates = 0
     private(set) var unexpected = 0
 
     var invalid: Int { items - valid }
 
-    mutating func count(_ outcome: VerifiedBatch.Outcome, expectation: Verdict?) {
+    /// The valid items on Apple's development keys: any device in developer mode can mint them.
+    var validOnDevelopmentKeys: Int { validByEnvironment[.development] ?? 0 }
+
+    /// Counts one item; `environment` is that of the key that verified it, when it is valid.
+    mutating func count(_ outcome: VerifiedBatch.Outcome, environment: KeyEnvironment?, expectation: Verdict?) {
         items += 1
         if let first = outcome.firstError {
             invalidByCode[first.code?.rawValue ?? "", default: 0] += 1
         } else {
             valid += 1
+            if let environment { validByEnvironment[environment, default: 0] += 1 }
         }
         warnings += outcome.warningCount
+        if outcome.warningCount > 0 {
+            for rule in outcome.warningRules { warningsByRule[rule.rawValue, default: 0] += 1 }
+        }
         if outcome.isDuplicate { duplicates += 1 }
         if outcome.verdict != (expectation ?? .valid) { unexpected += 1 }
     }
@@ -31,16 +43,23 @@ struct RunSummary {
                 + (failures > 0 ? "; \(failures) path(s) could not be read" : "")
                 + " (\(format(seconds)) s)"
         }
-        var text = prefix + "\(items) item\(items == 1 ? "" : "s"): \(valid) valid, \(invalid) invalid"
-        if !invalidByCode.isEmpty {
-            text += " (" + invalidByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
-                .joined(separator: ", ") + ")"
-        }
-        text += "; \(warnings) warning\(warnings == 1 ? "" : "s"); \(duplicates) duplicate\(duplicates == 1 ? "" : "s")"
+        var text = prefix + "\(items) item\(items == 1 ? "" : "s"): \(valid) valid"
+        if validOnDevelopmentKeys > 0 { text += " (\(validOnDevelopmentKeys) on development keys)" }
+        text += ", \(invalid) invalid"
+        if !invalidByCode.isEmpty { text += " (" + Self.counts(invalidByCode) + ")" }
+        text += "; \(warnings) warning\(warnings == 1 ? "" : "s")"
+        if !warningsByRule.isEmpty { text += " (" + Self.counts(warningsByRule) + ")" }
+        text += "; \(duplicates) duplicate\(duplicates == 1 ? "" : "s")"
         if failures > 0 { text += "; \(failures) path(s) could not be read" }
         let rate = seconds > 0 ? Double(items) / seconds : 0
         text += "; \(format(seconds)) s, \(Int(rate.rounded())) items/s"
         return text
+    }
+
+    /// `name count, …` in byte order of name.
+    private static func counts(_ counts: [String: Int]) -> String {
+        counts.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { "\($0.key) \($0.value)" }
+            .joined(separator: ", ")
     }
 
     private func format(_ seconds: Double) -> String {

@@ -137,6 +137,32 @@ package struct BatchVerifier: Sendable {
         }
     }
 
+    /// The conversion facts of item `index` (``ConversionFacts``) once the batch was completed and its duplicates
+    /// marked: nil unless the item is a valid AdAttributionKit postback. Read from the fast path's record or the
+    /// general path's result alike.
+    package func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
+        switch batch.outcomes[index].decision {
+        case .fast(let answer):
+            fastPath?.conversionFacts(record: batch.records[index], answer: answer)
+        case .general(let result):
+            ConversionFacts(result)
+        case .fastDuplicate:
+            nil
+        }
+    }
+
+    /// The environment of the key that verified item `index`, when the item is valid (nil otherwise).
+    package func validEnvironment(_ batch: VerifiedBatch, at index: Int) -> KeyEnvironment? {
+        switch batch.outcomes[index].decision {
+        case .fast(let answer):
+            fastPath?.keys[answer.key].trusted.environment
+        case .general(let result):
+            result.verdict == .valid ? result.environment : nil
+        case .fastDuplicate:
+            nil
+        }
+    }
+
     // MARK: - Helpers
 
     /// A general result and its record (rendered as if the item were not a duplicate).

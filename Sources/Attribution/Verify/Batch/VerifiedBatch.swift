@@ -107,6 +107,15 @@ extension VerifiedBatch {
             }
         }
 
+        /// The rules of the record's warnings, in the record's order.
+        package var warningRules: [RuleID] {
+            switch decision {
+            case .fast: []
+            case .fastDuplicate(let marking): marking.warning.map { [$0.rule] } ?? []
+            case .general(let result): result.warnings.map(\.rule)
+            }
+        }
+
         /// True once the item was marked a duplicate of an earlier sighting (D1).
         package var isDuplicate: Bool {
             switch decision {

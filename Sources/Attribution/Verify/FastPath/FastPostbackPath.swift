@@ -21,12 +21,12 @@ package struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The tables of a postback's payload and body, the verifier's (Apple's, unless a test added a member): the
     /// scanner knows exactly their members, and each present one must be as its table says.
-    private let payloadLayout: MessageLayout
-    private let bodyLayout: MessageLayout
+    let payloadLayout: MessageLayout
+    let bodyLayout: MessageLayout
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
     /// alone (`,"kind":"postback",…,"environment":…,"errors":[],"warnings":[],"fields":`), written once here by
     /// ``JSONLinesRecord``, and whether it is the developer-settings key rule P5 reads.
-    private let keys: [(
+    let keys: [(
         keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8], isDevelopmentSettingsKey: Bool
     )]
 
@@ -153,7 +153,7 @@ package struct FastPostbackPath: Sendable {
         package let postbackIdentifier: ExactString
         package let content: ContentFingerprint
         /// The index in ``FastPostbackPath/keys`` of the key whose signature verified.
-        fileprivate let key: Int
+        let key: Int
     }
 
     /// Step 3 as ``record(of:)``, the record moved out of `prepared` (left empty) rather than copied: for a

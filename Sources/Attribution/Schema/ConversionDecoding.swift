@@ -1,0 +1,132 @@
+import Foundation
+
+/// A valid postback's conversion as a schema reads it (docs/schema.md): its window, the install times its
+/// arrival allows, and, when the schema has the app, its campaign and what its value means.
+public struct DecodedConversion: Sendable {
+    public let window: ConversionWindow
+    /// The time the estimate starts from: when the postback arrived (the command line: when the run started).
+    public let arrival: Date
+    /// The first-launch times consistent with the arrival (``ConversionWindow/installRange(sentAt:)``).
+    public let install: ClosedRange<Date>
+    /// The values decoded, as the postback carries them.
+    public let fineValue: Int?
+    public let coarseValue: CoarseConversionValue?
+    /// False when the values are not covered by the signature (every AdAttributionKit postback's are not).
+    public let valuesAreSigned: Bool
+    /// True when the schema has the app for the arrival's date.
+    public let appKnown: Bool
+    /// The campaign name of the postback's `source-identifier`, when the schema names it.
+    public let campaign: String?
+    /// What the value means: the fine value's meaning when the postback has a fine value the schema maps, else the
+    /// coarse value's; nil when neither is mapped (or the postback carries no value).
+    public let meaning: ConversionSchema.Meaning?
+    /// The currency of the revenue, when the schema gives one.
+    public let currency: String?
+}
+
+extension ConversionSchema {
+    /// Decodes a valid postback's facts, as of `arrival` (which also picks the app's schema by its validity
+    /// period). Nil only when the facts name no conversion window.
+    public func decode(_ facts: ConversionFacts, arrival: Date) -> DecodedConversion? {
+        guard let window = facts.window else { return nil }
+        let app = self.app(facts.advertisedItemIdentifier, at: arrival)
+        let meanings = app?.windows[window.number - 1]
+        let meaning = facts.fineValue.flatMap { meanings?.fine[$0] }
+            ?? facts.coarseValue.flatMap { meanings?.coarse[$0] }
+        return DecodedConversion(
+            window: window, arrival: arrival, install: window.installRange(sentAt: arrival),
+            fineValue: facts.fineValue, coarseValue: facts.coarseValue, valuesAreSigned: facts.valuesAreSigned,
+            appKnown: app != nil, campaign: app?.campaigns[facts.sourceIdentifier], meaning: meaning,
+            currency: app?.currency)
+    }
+}
+
+extension DecodedConversion {
+    /// `,"decoded":{…}`: the member a valid record gains with a schema (docs/cli.md section 3), written before the
+    /// record's closing brace. `times`, made once for the arrival, saves writing the same three times per record.
+    public func appendJSONMember(to out: inout [UInt8], times: DecodedTimes? = nil) {
+        JSONLinesRecord.appendLiteral(#","decoded":{"window":"#, to: &out)
+        JSONLinesRecord.appendDecimal(window.number, to: &out)
+        if let times, times.arrival == arrival, times.members.indices.contains(window.number - 1) {
+            out.append(contentsOf: times.members[window.number - 1])
+        } else {
+            DecodedTimes.appendMembers(window: window, arrival: arrival, to: &out)
+        }
+        JSONLinesRecord.appendLiteral(#","fine-value":"#, to: &out)
+        if let fineValue { JSONLinesRecord.appendDecimal(fineValue, to: &out) } else { null(&out) }
+        JSONLinesRecord.appendLiteral(#","coarse-value":"#, to: &out)
+        if let coarseValue { JSONValue.appendQuoted(coarseValue.rawValue, to: &out) } else { null(&out) }
+        JSONLinesRecord.appendLiteral(#","values-signed":"#, to: &out)
+        JSONLinesRecord.appendLiteral(valuesAreSigned ? "true" : "false", to: &out)
+        JSONLinesRecord.appendLiteral(#","app-known":"#, to: &out)
+        JSONLinesRecord.appendLiteral(appKnown ? "true" : "false", to: &out)
+        JSONLinesRecord.appendLiteral(#","campaign":"#, to: &out)
+        if let campaign { JSONValue.appendQuoted(campaign, to: &out) } else { null(&out) }
+        JSONLinesRecord.appendLiteral(#","events":"#, to: &out)
+        if let meaning {
+            out.append(UInt8(ascii: "["))
+            for (position, event) in meaning.events.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.appendQuoted(event, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        } else {
+            null(&out)
+        }
+        JSONLinesRecord.appendLiteral(#","revenue":"#, to: &out)
+        if let revenue = meaning?.revenue {
+            JSONLinesRecord.appendLiteral(#"{"low":"#, to: &out)
+            out.append(contentsOf: revenue.low.description.utf8)
+            JSONLinesRecord.appendLiteral(#","high":"#, to: &out)
+            out.append(contentsOf: revenue.high.description.utf8)
+            JSONLinesRecord.appendLiteral(#","currency":"#, to: &out)
+            if let currency { JSONValue.appendQuoted(currency, to: &out) } else { null(&out) }
+            out.append(UInt8(ascii: "}"))
+        } else {
+            null(&out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private func null(_ out: inout [UInt8]) {
+        JSONLinesRecord.appendLiteral("null", to: &out)
+    }
+
+    /// `record` (a whole JSON Lines record, `{…}`) with this member added before its closing brace.
+    public func adding(to record: [UInt8], times: DecodedTimes? = nil) -> [UInt8] {
+        var out = record
+        guard out.last == UInt8(ascii: "}") else { return record }
+        out.reserveCapacity(record.count + 512)
+        out.removeLast()
+        appendJSONMember(to: &out, times: times)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+/// The time members of `decoded` (`,"arrival":…,"install-earliest":…,"install-latest":…`) for one arrival time,
+/// written once per window: a run decodes every postback as of the same time, so these differ only by window.
+public struct DecodedTimes: Sendable {
+    public let arrival: Date
+    /// By window (1, 2, 3 at 0, 1, 2).
+    let members: [[UInt8]]
+
+    public init(arrival: Date) {
+        self.arrival = arrival
+        members = ConversionWindow.all.map { window in
+            var out: [UInt8] = []
+            Self.appendMembers(window: window, arrival: arrival, to: &out)
+            return out
+        }
+    }
+
+    static func appendMembers(window: ConversionWindow, arrival: Date, to out: inout [UInt8]) {
+        let install = window.installRange(sentAt: arrival)
+        JSONLinesRecord.appendLiteral(#","arrival":"#, to: &out)
+        JSONValue.appendQuoted(RFC3339Timestamp.string(arrival), to: &out)
+        JSONLinesRecord.appendLiteral(#","install-earliest":"#, to: &out)
+        JSONValue.appendQuoted(RFC3339Timestamp.string(install.lowerBound), to: &out)
+        JSONLinesRecord.appendLiteral(#","install-latest":"#, to: &out)
+        JSONValue.appendQuoted(RFC3339Timestamp.string(install.upperBound), to: &out)
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+
+/// What a network's conversion values mean (docs/schema.md): per app and validity period, each conversion
+/// window's fine values (0-63, first window only) and coarse values (low, medium, high) as event names and a
+/// revenue range, and each `source-identifier` as a campaign name.
+///
+/// Read strictly, as the postbacks are: the text through ``StrictJSONParser`` (duplicate members refused), then
+/// every member checked; unknown members are refused so a misspelt one cannot be ignored silently. A refusal
+/// names the line and the reason (``Refusal``).
+public struct ConversionSchema: Sendable {
+    /// The format version this reader knows (`"schema-version"`).
+    public static let version = 1
+    /// The largest schema file read.
+    public static let maximumBytes = 1 << 20
+
+    /// What one conversion value means.
+    public struct Meaning: Sendable, Hashable {
+        /// The events the value stands for, in the schema's order.
+        public let events: [String]
+        /// The revenue the value stands for, in the app's currency; nil when the schema gives none.
+        public let revenue: RevenueRange?
+    }
+
+    /// A revenue range, low to high inclusive.
+    public struct RevenueRange: Sendable, Hashable {
+        public let low: Decimal
+        public let high: Decimal
+    }
+
+    /// The meanings of one conversion window's values.
+    public struct WindowMeanings: Sendable {
+        /// By fine value, 0-63 (empty but for the first window).
+        public let fine: [Int: Meaning]
+        public let coarse: [CoarseConversionValue: Meaning]
+    }
+
+    /// One app's schema for one validity period.
+    public struct App: Sendable {
+        /// The App Store ID a postback's `advertised-item-identifier` carries.
+        public let advertisedItemIdentifier: UInt64
+        /// The period, as whole UTC days: from the start of `valid-from` up to (not including) the start of the
+        /// day after `valid-until` (open-ended without it).
+        public let validFrom: Date
+        public let validUntil: Date?
+        /// The currency of the revenue ranges (an ISO 4217 code), when given.
+        public let currency: String?
+        /// Campaign names by `source-identifier` (2 to 4 ASCII digits).
+        public let campaigns: [String: String]
+        /// Windows 1, 2 and 3, at positions 0, 1 and 2 (a window the schema omits means nothing).
+        public let windows: [WindowMeanings]
+
+        /// True when `date` falls in the validity period.
+        public func isValid(at date: Date) -> Bool {
+            date >= validFrom && validUntil.map { date < $0 } ?? true
+        }
+    }
+
+    public let apps: [App]
+
+    /// Why a schema was refused: the line (1-based) and the reason.
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public let line: Int
+        public let reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// The app's schema valid at `date`, if any (periods of one app never overlap).
+    public func app(_ advertisedItemIdentifier: UInt64, at date: Date) -> App? {
+        apps.first { $0.advertisedItemIdentifier == advertisedItemIdentifier && $0.isValid(at: date) }
+    }
+
+    /// Reads a schema from its JSON text.
+    public init(parsing bytes: [UInt8]) throws(Refusal) {
+        guard bytes.count <= Self.maximumBytes else {
+            throw Refusal(line: 1, reason: "the schema is larger than \(Self.maximumBytes) bytes")
+        }
+        let root: JSONValue
+        do {
+            root = try StrictJSONParser.parse(bytes, options: .init(valueBudget: nil))
+        } catch {
+            throw Refusal(line: JSONTextLines.line(ofByte: Self.byteOffset(in: error.reason) ?? 0, in: bytes),
+                          reason: error.reason)
+        }
+        let reader = Reader(lines: JSONTextLines(bytes))
+        apps = try reader.schema(root)
+    }
+
+    /// The offset a parser message names (`... at byte N`), if any.
+    private static func byteOffset(in reason: String) -> Int? {
+        guard let range = reason.range(of: "at byte ", options: .backwards) else { return nil }
+        return Int(reason[range.upperBound...].prefix { $0.isASCII && $0.isNumber })
+    }
+}
+
+extension ConversionSchema {
+    /// Checks each value against the format, refusing with the value's line.
+    private struct Reader {
+        let lines: JSONTextLines
+
+        func refuse(_ path: [String], _ reason: String) -> Refusal {
+            Refusal(line: lines.line(of: path), reason: reason)
+        }
+
+        /// The members of the object at `path`, refusing one not in `known` (names compared by code points).
+        func object(_ value: JSONValue, _ path: [String], what: String, known: [String]) throws(Refusal)
+            -> [(name: String, value: JSONValue)] {
+            guard let object = value.objectValue else {
+                throw refuse(path, "\(what) must be an object, not \(value.typeName)")
+            }
+            for member in object.members where !known.contains(where: { $0.utf8.elementsEqual(member.name.utf8) }) {
+                throw refuse(path + [member.name], "unknown member \(JSONValue.quoted(member.name)) in \(what) "
+                    + "(known: \(known.joined(separator: ", ")))")
+            }
+            return object.members.map { ($0.name, $0.value) }
+        }
+
+        func member(_ members: [(name: String, value: JSONValue)], _ name: String) -> JSONValue? {
+            members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value
+        }
+
+        func schema(_ root: JSONValue) throws(Refusal) -> [App] {
+            let members = try object(root, [], what: "the schema", known: ["schema-version", "apps"])
+            guard let version = member(members, "schema-version") else {
+                throw refuse([], "the schema has no \"schema-version\" (this reader knows version "
+                    + "\(ConversionSchema.version))")
+            }
+            guard version.numberValue?.uint64Value == UInt64(ConversionSchema.version) else {
+                throw refuse(["schema-version"], "\"schema-version\" must be \(ConversionSchema.version), not "
+                    + "\(version.numberValue?.literal ?? version.typeName)")
+            }
+            guard let appsValue = member(members, "apps") else { throw refuse([], "the schema has no \"apps\"") }
+            guard case .array(let list) = appsValue else {
+                throw refuse(["apps"], "\"apps\" must be an array, not \(appsValue.typeName)")
+            }
+            var apps: [App] = []
+            for (position, value) in list.enumerated() {
+                let path = ["apps", String(position)]
+                let app = try self.app(value, path)
+                if let other = apps.first(where: { $0.advertisedItemIdentifier == app.advertisedItemIdentifier
+                    && $0.validFrom < (app.validUntil ?? .distantFuture)
+                    && app.validFrom < ($0.validUntil ?? .distantFuture) }) {
+                    throw refuse(path, "the validity period of app \(app.advertisedItemIdentifier) overlaps an "
+                        + "earlier entry's (from \(RFC3339Timestamp.string(other.validFrom)))")
+                }
+                apps.append(app)
+            }
+            return apps
+        }
+
+        func app(_ value: JSONValue, _ path: [String]) throws(Refusal) -> App {
+            let members = try object(value, path, what: "an app", known: [
+                "advertised-item-identifier", "valid-from", "valid-until", "currency", "campaigns", "windows"])
+            guard let item = member(members, "advertised-item-identifier")?.numberValue?.uint64Value else {
+                throw refuse(path + ["advertised-item-identifier"],
+                             "\"advertised-item-identifier\" must be a whole number (the App Store ID)")
+            }
+            guard let fromValue = member(members, "valid-from") else {
+                throw refuse(path, "an app needs \"valid-from\" (YYYY-MM-DD)")
+            }
+            let from = try day(fromValue, path + ["valid-from"])
+            var until: Date?
+            if let untilValue = member(members, "valid-until") {
+                let last = try day(untilValue, path + ["valid-until"])
+                guard last >= from else {
+                    throw refuse(path + ["valid-until"], "\"valid-until\" is before \"valid-from\"")
+                }
+                until = last.addingTimeInterval(86_400)
+            }
+            var currency: String?
+            if let value = member(members, "currency") {
+                guard let text = value.stringValue, text.utf8.count == 3,
+                      text.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+                    throw refuse(path + ["currency"], "\"currency\" must be three capital letters (ISO 4217)")
+                }
+                currency = text
+            }
+            var campaigns: [String: String] = [:]
+            if let value = member(members, "campaigns") {
+                for (name, campaign) in try object(value, path + ["campaigns"], what: "\"campaigns\"",
+                                                 known: Self.sourceIdentifiers(in: value)) {
+                    guard let text = campaign.stringValue, !text.isEmpty else {
+                        throw refuse(path + ["campaigns", name], "a campaign name must be a non-empty string")
+                    }
+                    campaigns[name] = text
+                }
+            }
+            var windows = [WindowMeanings](repeating: WindowMeanings(fine: [:], coarse: [:]), count: 3)
+            if let value = member(members, "windows") {
+                for (name, window) in try object(value, path + ["windows"], what: "\"windows\"",
+                                                 known: ["1", "2", "3"]) {
+                    let number = Int(name)!
+                    windows[number - 1] = try meanings(window, path + ["windows", name], window: number)
+                }
+            }
+            return App(advertisedItemIdentifier: item, validFrom: from, validUntil: until, currency: currency,
+                       campaigns: campaigns, windows: windows)
+        }
+
+        /// The member names of a `campaigns` object that are source identifiers: 2 to 4 ASCII digits. Any other
+        /// name is then refused as unknown.
+        static func sourceIdentifiers(in value: JSONValue) -> [String] {
+            (value.objectValue?.members ?? []).map(\.name).filter { name in
+                (2...4).contains(name.utf8.count)
+                    && name.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            }
+        }
+
+        func meanings(_ value: JSONValue, _ path: [String], window: Int) throws(Refusal) -> WindowMeanings {
+            let members = try object(value, path, what: "window \(window)", known: ["fine", "coarse"])
+            var fine: [Int: Meaning] = [:]
+            if let fineValue = member(members, "fine") {
+                guard window == 1 else {
+                    throw refuse(path + ["fine"], "only window 1's postback carries a fine conversion value "
+                        + "(postback-sequence-index 0)")
+                }
+                let names = (fineValue.objectValue?.members ?? []).map(\.name)
+                for (name, meaningValue) in try object(fineValue, path + ["fine"], what: "\"fine\"", known: names) {
+                    guard let values = Self.fineRange(name) else {
+                        throw refuse(path + ["fine", name], "a fine value must be N or N-M with 0 <= N <= M <= 63 "
+                            + "(decimal, no leading zero), not \(JSONValue.quoted(name))")
+                    }
+                    let meaning = try self.meaning(meaningValue, path + ["fine", name])
+                    for fineValue in values {
+                        guard fine[fineValue] == nil else {
+                            throw refuse(path + ["fine", name], "fine value \(fineValue) is given twice")
+                        }
+                        fine[fineValue] = meaning
+                    }
+                }
+            }
+            var coarse: [CoarseConversionValue: Meaning] = [:]
+            if let coarseValue = member(members, "coarse") {
+                for (name, meaningValue) in try object(coarseValue, path + ["coarse"], what: "\"coarse\"",
+                                                       known: CoarseConversionValue.allCases.map(\.rawValue)) {
+                    let value = CoarseConversionValue.allCases.first { $0.rawValue.utf8.elementsEqual(name.utf8) }!
+                    coarse[value] = try meaning(meaningValue, path + ["coarse", name])
+                }
+            }
+            return WindowMeanings(fine: fine, coarse: coarse)
+        }
+
+        /// `N` or `N-M` (0 <= N <= M <= 63, decimal without leading zeros) as the values it covers.
+        static func fineRange(_ name: String) -> ClosedRange<Int>? {
+            func number(_ text: Substring) -> Int? {
+                guard !text.isEmpty, text.utf8.count <= 2, text.utf8.allSatisfy({ (48...57).contains($0) }),
+                      text.utf8.count == 1 || text.utf8.first != UInt8(ascii: "0"),
+                      let value = Int(text), (0...63).contains(value) else { return nil }
+                return value
+            }
+            let parts = name.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let low = number(parts[0]) else { return nil }
+            guard parts.count == 2 else { return low...low }
+            guard let high = number(parts[1]), low <= high else { return nil }
+            return low...high
+        }
+
+        func meaning(_ value: JSONValue, _ path: [String]) throws(Refusal) -> Meaning {
+            let members = try object(value, path, what: "a value's meaning", known: ["events", "revenue"])
+            guard let eventsValue = member(members, "events"), case .array(let list) = eventsValue else {
+                throw refuse(path, "a value's meaning needs \"events\", an array of event names")
+            }
+            var events: [String] = []
+            for (position, event) in list.enumerated() {
+                guard let name = event.stringValue, !name.isEmpty else {
+                    throw refuse(path + ["events", String(position)], "an event name must be a non-empty string")
+                }
+                events.append(name)
+            }
+            var revenue: RevenueRange?
+            if let revenueValue = member(members, "revenue") {
+                let bounds = try object(revenueValue, path + ["revenue"], what: "\"revenue\"", known: ["low", "high"])
+                let low = try amount(member(bounds, "low"), path + ["revenue", "low"], name: "low")
+                let high = try amount(member(bounds, "high"), path + ["revenue", "high"], name: "high")
+                guard low <= high else { throw refuse(path + ["revenue"], "revenue \"low\" is above \"high\"") }
+                revenue = RevenueRange(low: low, high: high)
+            }
+            return Meaning(events: events, revenue: revenue)
+        }
+
+        func amount(_ value: JSONValue?, _ path: [String], name: String) throws(Refusal) -> Decimal {
+            guard let value else { throw refuse(Array(path.dropLast()), "\"revenue\" needs \"\(name)\"") }
+            guard let literal = value.numberValue?.literal, !literal.hasPrefix("-"),
+                  let amount = Decimal(string: literal, locale: Locale(identifier: "en_US_POSIX")),
+                  amount <= 1_000_000_000 else {
+                throw refuse(path, "revenue \"\(name)\" must be a number from 0 to 1000000000")
+            }
+            return amount
+        }
+
+        /// A `YYYY-MM-DD` string as the start of that UTC day.
+        func day(_ value: JSONValue, _ path: [String]) throws(Refusal) -> Date {
+            let bytes = Array((value.stringValue ?? "").utf8)
+            func digits(_ range: Range<Int>) -> Int? {
+                guard bytes[range].allSatisfy({ (48...57).contains($0) }) else { return nil }
+                return bytes[range].reduce(0) { $0 * 10 + Int($1 - 48) }
+            }
+            guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+                  let year = digits(0..<4), let month = digits(5..<7), let day = digits(8..<10),
+                  (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day) else {
+                throw refuse(path, "\(path.last!) must be a date written YYYY-MM-DD")
+            }
+            return Date(timeIntervalSince1970: Double(Self.daysSince1970(year: year, month: month, day: day)) * 86_400)
+        }
+
+        static func daysIn(month: Int, year: Int) -> Int {
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+            return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        }
+
+        /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
+        static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+            let y = month <= 2 ? year - 1 : year
+            let era = (y >= 0 ? y : y - 399) / 400
+            let yearOfEra = y - era * 400
+            let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+            let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+            return era * 146_097 + dayOfEra - 719_468
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Attribution
+import Foundation
+
+/// The run report's counts beyond the summary's (`--report`, docs/cli.md section 8): crowd-anonymity tiers, values
+/// per conversion window, fine and coarse value histograms and, with a schema, conversions and revenue per
+/// campaign. Counts only: its size does not grow with the number of items (campaigns are bounded by the apps and
+/// 4-digit source identifiers a run meets).
+struct RunReport {
+    /// Valid AdAttributionKit postbacks by tier (0-3).
+    private(set) var tiers = [Int](repeating: 0, count: 4)
+    /// Per window (1, 2, 3 at 0, 1, 2): valid postbacks, and those of them that carry no conversion value.
+    private(set) var windowPostbacks = [Int](repeating: 0, count: 3)
+    private(set) var windowWithoutValue = [Int](repeating: 0, count: 3)
+    /// How often each fine value (0-63) and coarse value (low, medium, high) was carried.
+    private(set) var fineValues = [Int](repeating: 0, count: 64)
+    private(set) var coarseValues = [Int](repeating: 0, count: CoarseConversionValue.allCases.count)
+    /// With a schema: per app and source identifier, what its postbacks decoded to.
+    private(set) var campaigns: [CampaignKey: CampaignTotals] = [:]
+
+    struct CampaignKey: Hashable {
+        let app: UInt64
+        let sourceIdentifier: String
+    }
+
+    struct CampaignTotals {
+        var name: String?
+        var currency: String?
+        /// Valid postbacks, and those of window 1 (one per attributed install or re-engagement).
+        var postbacks = 0
+        var firstWindow = 0
+        /// Postbacks whose value the schema gives a meaning, and those of them with a revenue range.
+        var decodedValues = 0
+        var withRevenue = 0
+        var revenueLow: Decimal = 0
+        var revenueHigh: Decimal = 0
+    }
+
+    /// Counts one valid postback's facts, and its decoding when a schema is given.
+    mutating func count(_ facts: ConversionFacts, decoded: DecodedConversion?) {
+        if let tier = facts.tier, tiers.indices.contains(tier) { tiers[tier] += 1 }
+        if let window = facts.window {
+            windowPostbacks[window.number - 1] += 1
+            if facts.hasNoValue { windowWithoutValue[window.number - 1] += 1 }
+        }
+        if let fine = facts.fineValue, fineValues.indices.contains(fine) { fineValues[fine] += 1 }
+        if let coarse = facts.coarseValue, let position = CoarseConversionValue.allCases.firstIndex(of: coarse) {
+            coarseValues[position] += 1
+        }
+        guard let decoded else { return }
+        let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier)
+        var totals = campaigns[key] ?? CampaignTotals()
+        totals.name = totals.name ?? decoded.campaign
+        totals.currency = totals.currency ?? decoded.currency
+        totals.postbacks += 1
+        if decoded.window.number == 1 { totals.firstWindow += 1 }
+        if let meaning = decoded.meaning {
+            totals.decodedValues += 1
+            if let revenue = meaning.revenue {
+                totals.withRevenue += 1
+                totals.revenueLow += revenue.low
+                totals.revenueHigh += revenue.high
+            }
+        }
+        campaigns[key] = totals
+    }
+
+    /// The campaigns in a stable order: by app, then source identifier (byte order).
+    var sortedCampaigns: [(key: CampaignKey, totals: CampaignTotals)] {
+        campaigns.map { ($0.key, $0.value) }.sorted {
+            $0.key.app != $1.key.app ? $0.key.app < $1.key.app
+                : $0.key.sourceIdentifier.utf8.lexicographicallyPrecedes($1.key.sourceIdentifier.utf8)
+        }
+    }
+
+    /// A window's share of postbacks without a value, 0 when it has none.
+    func nullRate(window: Int) -> Double {
+        windowPostbacks[window] == 0 ? 0 : Double(windowWithoutValue[window]) / Double(windowPostbacks[window])
+    }
+}
+
+/// What the report says about the run beside the counts.
+struct ReportContext {
+    /// The label standard input's items go by.
+    let label: String
+    let started: Date
+    let seconds: Double
+    let schemaPath: String?
+    let interrupted: String?
+}
+
+extension RunReport {
+    /// The report as JSON (docs/cli.md section 8): one object, members in a fixed order.
+    func json(summary: RunSummary, context: ReportContext) -> [UInt8] {
+        var out = JSONWriter()
+        out.open()
+        out.member("report-version") { $0.integer(1) }
+        out.member("label") { $0.string(context.label) }
+        out.member("started") { $0.string(RFC3339Timestamp.string(context.started)) }
+        out.member("seconds") { $0.raw(String(format: "%.3f", context.seconds)) }
+        out.member("interrupted") { writer in context.interrupted.map { writer.string($0) } ?? writer.null() }
+        out.member("schema") { writer in context.schemaPath.map { writer.string($0) } ?? writer.null() }
+        out.member("items") { $0.integer(summary.items) }
+        out.member("valid") { $0.integer(summary.valid) }
+        out.member("invalid") { $0.integer(summary.invalid) }
+        out.member("duplicates") { $0.integer(summary.duplicates) }
+        out.member("warnings") { $0.integer(summary.warnings) }
+        out.member("invalid-reasons") { $0.counts(summary.invalidByCode) }
+        out.member("warnings-by-rule") { $0.counts(summary.warningsByRule) }
+        out.member("valid-by-environment") { writer in
+            writer.counts(Dictionary(uniqueKeysWithValues: [KeyEnvironment.production, .development, .custom]
+                .map { ($0.rawValue, summary.validByEnvironment[$0] ?? 0) }))
+        }
+        out.member("tiers") { writer in
+            writer.counts(Dictionary(uniqueKeysWithValues: tiers.enumerated().map { (String($0.offset), $0.element) }))
+        }
+        out.member("windows") { writer in
+            writer.array(0..<3) { writer, window in
+                writer.open()
+                writer.member("window") { $0.integer(window + 1) }
+                writer.member("postbacks") { $0.integer(windowPostbacks[window]) }
+                writer.member("without-value") { $0.integer(windowWithoutValue[window]) }
+                writer.member("null-rate") { $0.raw(String(format: "%.4f", nullRate(window: window))) }
+                writer.close()
+            }
+        }
+        out.member("fine-values") { writer in writer.array(fineValues) { $0.integer($1) } }
+        out.member("coarse-values") { writer in
+            writer.counts(Dictionary(uniqueKeysWithValues: CoarseConversionValue.allCases.enumerated()
+                .map { ($0.element.rawValue, coarseValues[$0.offset]) }), order: CoarseConversionValue.allCases
+                .map(\.rawValue))
+        }
+        out.member("campaigns") { writer in
+            guard context.schemaPath != nil else { return writer.null() }
+            writer.array(sortedCampaigns) { writer, campaign in
+                let totals = campaign.totals
+                writer.open()
+                writer.member("advertised-item-identifier") { $0.raw(String(campaign.key.app)) }
+                writer.member("source-identifier") { $0.string(campaign.key.sourceIdentifier) }
+                writer.member("campaign") { writer in totals.name.map { writer.string($0) } ?? writer.null() }
+                writer.member("postbacks") { $0.integer(totals.postbacks) }
+                writer.member("window-1-postbacks") { $0.integer(totals.firstWindow) }
+                writer.member("decoded-values") { $0.integer(totals.decodedValues) }
+                writer.member("with-revenue") { $0.integer(totals.withRevenue) }
+                writer.member("revenue-low") { $0.raw(totals.revenueLow.description) }
+                writer.member("revenue-high") { $0.raw(totals.revenueHigh.description) }
+                writer.member("currency") { writer in totals.currency.map { writer.string($0) } ?? writer.null() }
+                writer.close()
+            }
+        }
+        out.close()
+        out.bytes.append(UInt8(ascii: "\n"))
+        return out.bytes
+    }
+}
+
+/// A small writer of compact JSON for the report (strings quoted as the records quote them).
+struct JSONWriter {
+    var bytes: [UInt8] = []
+    private var needsComma = false
+
+    mutating func open() { comma(); bytes.append(UInt8(ascii: "{")); needsComma = false }
+    mutating func close() { bytes.append(UInt8(ascii: "}")); needsComma = true }
+
+    mutating func member(_ name: String, _ value: (inout JSONWriter) -> Void) {
+        comma()
+        JSONValue.appendQuoted(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+        value(&self)
+        needsComma = true
+    }
+
+    mutating func string(_ text: String) { comma(); JSONValue.appendQuoted(text, to: &bytes); needsComma = true }
+    mutating func integer(_ value: Int) { raw(String(value)) }
+    mutating func null() { raw("null") }
+    mutating func raw(_ text: String) { comma(); bytes += Array(text.utf8); needsComma = true }
+
+    mutating func array<Elements: Sequence>(
+        _ elements: Elements, _ body: (inout JSONWriter, Elements.Element) -> Void
+    ) {
+        comma()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+        for element in elements { body(&self, element) }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// An object of counts, by name in byte order unless `order` gives it.
+    mutating func counts(_ counts: [String: Int], order: [String]? = nil) {
+        open()
+        let names = order ?? counts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        for name in names { member(name) { $0.integer(counts[name] ?? 0) } }
+        close()
+    }
+
+    private mutating func comma() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+    }
+}
