@@ -1,6 +1,7 @@
 import Attribution
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -12,13 +13,14 @@ public enum PostbackReceiver {
     /// state first: a state file it refuses throws ``StorageFailure`` before anything listens.
     public static func application(
         _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics = ReceiverMetrics(), logger: Logger,
-        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+        onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> Application<ReceiverResponder> {
         let sink = try await makeSink(configuration, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
                 maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits,
-                onEnd: { await sink.finish() }
+                maximumDepth: configuration.queueDepth, onEnd: { await sink.finish() }
             ) { group in
                 let outcomes = try await sink.store(group)
                 metrics.committed()
@@ -28,22 +30,51 @@ public enum PostbackReceiver {
         let verifier = configuration.verifier
         let verification = GroupQueue<[UInt8], VerificationResult>(
             maximumGroupSize: configuration.maximumVerificationBatch,
-            concurrency: ProcessInfo.processInfo.activeProcessorCount
+            concurrency: ProcessInfo.processInfo.activeProcessorCount,
+            maximumDepth: configuration.queueDepth
         ) { bodies in
             bodies.count == 1 ? [verifier.verify(bodies[0])] : verifier.verify(batch: bodies)
         }
+        let connections = ConnectionCounter(maximum: configuration.maximumConnections)
+        var probe: (@Sendable () throws -> Void)?
+        if let sink { probe = { try sink.probe() } }
+        let readiness = Readiness(probe: probe,
+                                  deadline: .milliseconds(configuration.readinessDeadlineMilliseconds))
         let responder = ReceiverResponder(
             verification: verification, committer: committer, metrics: metrics,
-            maximumBodyBytes: configuration.maximumBodyBytes, logger: logger)
+            maximumBodyBytes: configuration.maximumBodyBytes, logger: logger, readiness: readiness,
+            connections: connections, servesMetrics: configuration.metricsAddress == nil)
+        let idleTimeout = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
+        let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeoutMilliseconds))
+        // Every connection is guarded: a deadline per request, no body read after a refusal (ConnectionGuard).
+        // A connection with nothing read or written for the idle timeout is closed too (idle keep-alive ones).
+        let server = HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+                                metrics: metrics)
+        }
+        var services: [any Service] = (committer.map { [$0] } ?? []) + [verification]
+        if let address = configuration.metricsAddress {
+            // Its own listener, for the monitoring network only: the postback listener then answers 404 there,
+            // so a sender learns nothing from the counters (which kids verify) or their timing.
+            services.append(Application(
+                responder: MetricsResponder(metrics: metrics, connections: connections, queues: responder.queues),
+                server: .http1(configuration: .init(idleTimeout: idleTimeout)),
+                configuration: ApplicationConfiguration(
+                    address: .hostname(address.host, port: address.port), serverName: nil,
+                    availableConnectionsDelegate: MaximumAvailableConnections(64)),
+                onServerRunning: onMetricsServerRunning,
+                logger: logger))
+        }
         return Application(
             responder: responder,
-            // A connection with nothing read or written for this long is closed: idle and stalled clients do not
-            // hold sockets for ever.
-            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+            server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            // Stopped in reverse order, after the server: verification, then the commits.
-            services: (committer.map { [$0] } ?? []) + [verification],
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                // Beyond the cap, connections wait in the kernel's backlog rather than take a descriptor each.
+                backlog: configuration.listenBacklog,
+                availableConnectionsDelegate: connections.delegate),
+            // Stopped in reverse order, after the server: the metrics listener, verification, then the commits.
+            services: services,
             onServerRunning: onServerRunning,
             logger: logger)
     }
