@@ -4,10 +4,15 @@
 # p99, SIGTERM against --stop-timeout, 413/404 closing without reading an endless body, --metrics-address, the
 # queue bound under wrk at 4 times it (503 with Retry-After, peak memory), and /readyz while a PostgreSQL state
 # is down. Writes the figures to Receiver/Benchmarks/slow-clients.md. Needs python3 and wrk.
+#
+#   Receiver/Tests/slow.sh [--release] [--slow N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-swift build --package-path Receiver --product postback-receiver
-bin="$(swift build --package-path Receiver --show-bin-path)"
+# --release: measure the release build (as the benchmark does; CI runs the debug build it has already made).
+mode=debug
+if [ "${1:-}" = --release ]; then mode=release; shift; fi
+swift build -c "$mode" --package-path Receiver --product postback-receiver
+bin="$(swift build -c "$mode" --package-path Receiver --show-bin-path)"
 # Each slow client holds a descriptor here and one in the receiver (which inherits this limit): raise the soft
 # limit as far as the hard one allows.
 hard="$(ulimit -Hn)"
@@ -21,4 +26,4 @@ if [ -x .ci/postgres ]; then
         echo "slow.sh: no PostgreSQL server could be started; its test will say so" >&2
     fi
 fi
-python3 Receiver/Tests/e2e/slow.py --receiver "$bin/postback-receiver" "$@"
+python3 Receiver/Tests/e2e/slow.py --receiver "$bin/postback-receiver" --build "$mode" "$@"

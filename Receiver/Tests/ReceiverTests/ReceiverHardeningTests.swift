@@ -242,7 +242,8 @@ private final class RawClient {
     }
 
     /// Runs `work` on a new thread and returns its outcome.
-    static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async -> Result<Value, any Error> {
+    static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async
+        -> Result<Value, any Error> {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: Result { try work() }) }
         }

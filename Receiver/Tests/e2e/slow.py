@@ -8,7 +8,8 @@ Measures and checks, each on a fresh receiver:
 2. SIGTERM while they hold their connections: the receiver exits 0 within --stop-timeout + 1 s;
 3. 413 (Content-Length and endless chunked body) and 404 (endless chunked body): the answer arrives and the
    connection is closed within a few seconds, the receiver having read little of what was sent (/proc/PID/io);
-4. --metrics-address: /metrics there, 404 on the postback listener;
+4. --metrics-address: /metrics there, 404 on the postback listener; --max-connections holds (150 slow clients
+   against a cap of 100) and a normal post still gets a slot within a request deadline;
 5. --queue-depth: wrk at 4 times the bound gets some 503s, each with Retry-After, and the peak resident memory
    (VmHWM) stays under a stated bound;
 6. /readyz with the state in PostgreSQL: 200, then 503 within 3 s of the server halting (/healthz still 200),
@@ -43,6 +44,7 @@ REQUEST_TIMEOUT = 3.0
 STOP_TIMEOUT = 2.0
 QUEUE_DEPTH = 64
 MEMORY_BOUND_MIB = 150  # the receiver's memory target (Receiver/README.md, benchmark)
+BUILD = "debug"  # --build: which build the receiver is (the latency bound and the results file depend on it)
 
 failures: list[str] = []
 figures: list[str] = []
@@ -347,11 +349,16 @@ def test_slow_clients(binary: str, work: Path, slow: int) -> None:
         figure(f"normal client, 200 sequential posts: p50 {percentile(alone, 0.5) * 1000:.1f} ms, "
                f"p99 {p99_alone * 1000:.1f} ms alone; with {opened} slow clients connected: "
                f"p50 {percentile(loaded, 0.5) * 1000:.1f} ms, p99 {p99_loaded * 1000:.1f} ms")
-        # The bound: the p99 alone, doubled, plus 50 ms for a machine shared with other builds (the slow clients'
-        # bytes cost the receiver a little CPU; what must not happen is waiting for them).
-        bound = 2 * p99_alone + 0.05
+        # The bound, on the release build: the p99 alone, doubled, plus 50 ms for a machine shared with other
+        # builds (the slow clients' bytes and reconnections cost the receiver a little CPU; what must not happen is
+        # waiting for them). The debug build (CI's) spends about ten times the CPU per connection, which on a
+        # loaded machine shows in the p99: there only what the issue saw is checked, posts waiting for seconds.
+        if BUILD == "release":
+            bound, rule = 2 * p99_alone + 0.05, "2 x p99 alone + 50 ms"
+        else:
+            bound, rule = 1.0, "debug build: 1 s; the release build is held to 2 x p99 alone + 50 ms"
         check(p99_loaded <= bound, f"normal p99 with slow clients {p99_loaded * 1000:.1f} ms <= "
-                                   f"{bound * 1000:.1f} ms (2 x p99 alone + 50 ms)")
+                                   f"{bound * 1000:.1f} ms ({rule})")
         check(opened >= slow * 0.95, f"{opened} of {slow} slow clients connected")
         # SIGTERM while the slow clients hold their connections (they reconnect as they are closed).
         signalled = time.monotonic()
@@ -406,6 +413,41 @@ def test_refusals_close(binary: str, work: Path) -> None:
         status, _, text = get(receiver.port, "/readyz")
         check(status == 200, f"/readyz with a SQLite state: {status}")
     finally:
+        receiver.kill()
+
+
+def test_connection_cap(binary: str, work: Path) -> None:
+    # Fewer waiting than the cap: a new connection is then at most one round of deadlines from a slot.
+    cap, clients_count = 100, 150
+    print(f"== connection cap: --max-connections {cap} with {clients_count} slow clients", flush=True)
+    receiver = Receiver(binary, work / "cap", ["--max-connections", str(cap), "--request-timeout",
+                                               str(REQUEST_TIMEOUT)], metrics=True)
+    clients = None
+    try:
+        clients = subprocess.Popen([sys.executable, __file__, "--slow-clients", str(receiver.port),
+                                    str(clients_count)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        clients.stdout.readline()  # all connected: the kernel completes the handshakes of those in the backlog too
+        peak = 0
+        started = time.monotonic()
+        while time.monotonic() - started < 2.0:
+            _, _, text = get(receiver.metrics_port, "/metrics")
+            found = re.search(rb"^postback_receiver_open_connections (\d+)", text, re.M)
+            peak = max(peak, int(found.group(1)) if found else 0)
+            time.sleep(0.1)
+        latencies = normal_latencies(receiver.port, 5)
+        figure(f"--max-connections {cap} with {clients_count} slow clients: at most {peak} open in the receiver; "
+               f"a normal post waited {max(latencies):.2f} s at most (for a slot: a request deadline at most)")
+        # The listener stops being read at the cap, but one read of it accepts up to 4 connections (NIO's
+        # maxMessagesPerRead) before the count is checked again: a soft cap, at most 3 over.
+        check(0 < peak <= cap + 3, f"open connections stay at the cap, at most 3 over ({peak} <= {cap} + 3)")
+        check(max(latencies) <= REQUEST_TIMEOUT + 2.0,
+              f"a normal post is served within the request deadline + 2 s ({max(latencies):.2f} s)")
+    finally:
+        if clients:
+            clients.stdin.write("stop\n")
+            clients.stdin.flush()
+            clients.stdout.readline()
+            clients.wait(10)
         receiver.kill()
 
 
@@ -521,8 +563,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--slow", type=int, default=2000)
+    parser.add_argument("--build", default="debug", help="which build --receiver is, for the results' header")
     parser.add_argument("--results", default=str(ROOT / "Receiver/Benchmarks/slow-clients.md"))
     arguments = parser.parse_args()
+    global BUILD
+    BUILD = arguments.build
     # Each slow client takes one descriptor here and one in the receiver: leave room for the rest.
     slow = min(arguments.slow, fd_budget() - 200)
     if slow < arguments.slow:
@@ -532,15 +577,17 @@ def main() -> int:
     try:
         test_slow_clients(arguments.receiver, work, slow)
         test_refusals_close(arguments.receiver, work)
+        test_connection_cap(arguments.receiver, work)
         test_queue_bound(arguments.receiver, work)
         test_readiness(arguments.receiver, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = Path("/proc/loadavg").read_text().split()[:3]
     header = (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-              f"{os.cpu_count()} cores, load {' '.join(load)} after the run, debug build, "
+              f"{os.cpu_count()} cores, load {' '.join(load)} after the run, {arguments.build} build, "
               f"Receiver/Tests/slow.sh ({time.monotonic() - started:.0f} s)")
-    if not failures:
+    # The figures of record are the release build's (`slow.sh --release`); a debug run only prints its own.
+    if not failures and BUILD == "release":
         Path(arguments.results).write_text(
             "# Slow and hostile clients (Receiver/Tests/slow.sh)\n\n" + header + "\n\n"
             + "".join(f"- {line}\n" for line in figures))
