@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// Puts the receiver together: the storage (deduplication store and received-postback archive, or nothing), the
 /// group committer, the metrics and the HTTP application, from a checked ``ReceiverConfiguration``.
@@ -53,6 +54,7 @@ public enum PostbackReceiver {
                                 metrics: metrics)
         }
         var services: [any Service] = (committer.map { [$0] } ?? []) + [verification]
+        let metricsBound = metricsAddressGate(configuration)
         if let address = configuration.metricsAddress {
             // Its own listener, for the monitoring network only: the postback listener then answers 404 there,
             // so a sender learns nothing from the counters (which kids verify) or their timing.
@@ -62,10 +64,13 @@ public enum PostbackReceiver {
                 configuration: ApplicationConfiguration(
                     address: .hostname(address.host, port: address.port), serverName: nil,
                     availableConnectionsDelegate: MaximumAvailableConnections(64)),
-                onServerRunning: onMetricsServerRunning,
+                onServerRunning: { channel in
+                    await onMetricsServerRunning(channel)
+                    metricsBound?.open()
+                },
                 logger: logger))
         }
-        return Application(
+        var application = Application(
             responder: responder,
             server: server,
             configuration: ApplicationConfiguration(
@@ -77,6 +82,57 @@ public enum PostbackReceiver {
             services: services,
             onServerRunning: onServerRunning,
             logger: logger)
+        if let metricsBound {
+            // The postback listener binds once the metrics listener has: if that one cannot (its address in use),
+            // nothing listened and the start-up fails with one line, not after a "listening on".
+            application.beforeServerStarts { try await metricsBound.wait() }
+        }
+        return application
+    }
+
+    private static func metricsAddressGate(_ configuration: ReceiverConfiguration) -> Gate? {
+        configuration.metricsAddress == nil ? nil : Gate()
+    }
+
+    /// Opens once; waiting is cancellable (a service group that fails cancels the waiter).
+    final class Gate: Sendable {
+        private struct State {
+            var isOpen = false
+            var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+            var next = 0
+        }
+
+        private let state = Mutex(State())
+
+        func open() {
+            let waiters = state.withLock { state in
+                state.isOpen = true
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        func wait() async throws {
+            let id = state.withLock { state in
+                state.next += 1
+                return state.next
+            }
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let resumeNow: Result<Void, any Error>? = state.withLock { state in
+                        if state.isOpen { return .success(()) }
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.waiters[id] = continuation
+                        return nil
+                    }
+                    if let resumeNow { continuation.resume(with: resumeNow) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.resume(throwing: CancellationError())
+            }
+        }
     }
 
     static func makeSink(_ configuration: ReceiverConfiguration, metrics: ReceiverMetrics) async throws

@@ -198,16 +198,14 @@ struct ReceiverCommand: AsyncParsableCommand {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }
         let app: Application<ReceiverResponder>
-        let listening = ListeningFlag()
+        let listening = ListeningFlag(expectsMetrics: configuration.metricsAddress != nil)
         do {
             app = try await PostbackReceiver.application(configuration, logger: logger) { channel in
-                listening.value.store(true, ordering: .releasing)
                 let address = channel.localAddress.map { "\($0.ipAddress ?? host):\($0.port ?? port)" } ?? "?"
-                // One line on standard output that scripts wait for (the port, when --port 0).
-                FileHandle.standardOutput.write(Data("postback-receiver: listening on \(address)\n".utf8))
+                listening.bound(postbacks: address)
             } onMetricsServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
-                FileHandle.standardOutput.write(Data("postback-receiver: metrics on \(address)\n".utf8))
+                listening.bound(metrics: address)
             }
         } catch let failure as StorageFailure {
             if case .postgreSQL = stateLocation {
@@ -222,12 +220,16 @@ struct ReceiverCommand: AsyncParsableCommand {
         groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int64((stopTimeout * 1000).rounded()))
         do {
             try await ServiceGroup(configuration: groupConfiguration).run()
-        } catch is CancellationError where listening.value.load(ordering: .acquiring) {
+        } catch is CancellationError where listening.isListening {
             // The stop deadline passed: the connections still open were closed. A stop all the same.
             logger.warning("stopped after --stop-timeout with requests still in flight; their connections closed")
         } catch {
-            // The server threw before it listened (a bind error): the whole service group stopped with it.
-            if !listening.value.load(ordering: .acquiring) {
+            // A server threw before it listened (a bind error): the whole service group stopped with it. The
+            // metrics listener binds first (the postback listener waits for it).
+            if let address = configuration.metricsAddress, !listening.hasMetricsListener {
+                throw StartupFailure.cannotListenForMetrics(host: address.host, port: address.port, error: error)
+            }
+            if !listening.hasPostbackListener {
                 throw StartupFailure.cannotListen(host: host, port: port, error: error)
             }
             throw error
@@ -284,7 +286,45 @@ struct ReceiverCommand: AsyncParsableCommand {
     }
 }
 
-/// Set once the server listens: an error before it is a start-up failure (cannot listen), one after it is not.
+/// Which listeners are bound. The `listening on` line (and `metrics on`, with --metrics-address) is printed once
+/// every listener is bound, so that a script waiting for it knows the start-up succeeded; an error before that is
+/// a start-up failure (cannot listen), one after it is not.
 private final class ListeningFlag: Sendable {
-    let value = Atomic<Bool>(false)
+    private struct Bound {
+        var postbacks: String?
+        var metrics: String?
+        var printed = false
+    }
+
+    private let expectsMetrics: Bool
+    private let bound = Mutex(Bound())
+
+    init(expectsMetrics: Bool) {
+        self.expectsMetrics = expectsMetrics
+    }
+
+    var hasPostbackListener: Bool { bound.withLock { $0.postbacks != nil } }
+    var hasMetricsListener: Bool { bound.withLock { $0.metrics != nil } }
+    var isListening: Bool { bound.withLock { $0.printed } }
+
+    func bound(postbacks address: String) {
+        record { $0.postbacks = address }
+    }
+
+    func bound(metrics address: String) {
+        record { $0.metrics = address }
+    }
+
+    private func record(_ change: (inout Bound) -> Void) {
+        let lines = bound.withLock { bound -> String? in
+            change(&bound)
+            guard !bound.printed, let postbacks = bound.postbacks else { return nil }
+            if expectsMetrics && bound.metrics == nil { return nil }
+            bound.printed = true
+            // Lines on standard output that scripts wait for (the ports, when 0).
+            return "postback-receiver: listening on \(postbacks)\n"
+                + (bound.metrics.map { "postback-receiver: metrics on \($0)\n" } ?? "")
+        }
+        if let lines { FileHandle.standardOutput.write(Data(lines.utf8)) }
+    }
 }
