@@ -37,7 +37,9 @@ import Glibc
         // This client's connection, and perhaps the test client's own idle one (a fresh connection must send its
         // request within the deadline too).
         #expect(receiver.metric("postback_receiver_request_timeouts_total", [:]) >= 1)
-        #expect(try receiver.rows().isEmpty)
+        // Nothing stored (the metrics, not the archive: its file may still be closing as the application ends).
+        #expect(receiver.metric("postback_receiver_stored_total", ["verdict": "valid"]) == 0)
+        #expect(receiver.metric("postback_receiver_stored_total", ["verdict": "invalid"]) == 0)
     }
 
     @Test("413 and 404 are answered and the connection closed while an endless chunked body is still coming",
@@ -69,7 +71,9 @@ import Glibc
             #expect(seconds < 5, "closed after \(seconds) s, \(sent) bytes sent")
             #expect(sent < 256 << 20)
         }
-        #expect(try receiver.rows().isEmpty)
+        // Nothing stored (the metrics, not the archive: its file may still be closing as the application ends).
+        #expect(receiver.metric("postback_receiver_stored_total", ["verdict": "valid"]) == 0)
+        #expect(receiver.metric("postback_receiver_stored_total", ["verdict": "invalid"]) == 0)
     }
 
     @Test("past its depth a queue refuses at once (QueueOverloaded) and serves the waiting submissions after")
