@@ -55,6 +55,19 @@ struct DeduplicationStoreTests {
 
     static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)
 
+    /// A server's readiness check calls `probe()`: it must answer while the store does, and change nothing, on
+    /// every store. (Its failure while a PostgreSQL server is down is checked through the receiver:
+    /// Receiver/Tests/slow.sh.)
+    @Test("probe() answers while the store does, and leaves its claims as they were", arguments: kinds)
+    func probeAnswers(_ kind: Kind) throws {
+        let store = try Self.store(kind)
+        try store.probe()
+        #expect(try store.claim([Self.sighting("probed")], at: Self.monday) == [.firstSeen])
+        try store.probe()
+        let again = try store.claim([Self.sighting("probed", "another")], at: Self.monday)
+        #expect(again.first?.duplicateOf?.isPending == true)
+    }
+
     @Test("First seen, then a duplicate naming where and when", arguments: kinds)
     func firstThenDuplicate(_ kind: Kind) throws {
         let store = try Self.store(kind)

@@ -251,6 +251,23 @@ struct PostgresStateTests {
         #expect(try store.count() == 2)
     }
 
+    @Test("probe() answers while the server runs, throws `unavailable` while it is halted, and answers once it is back")
+    func probeFollowsTheServer() throws {
+        let server = try TestPostgres.start(watching: getpid())
+        defer { try? TestPostgres.control("stop", server.directory) }
+        let store = try Self.open(server.connectionString)
+        try store.probe()
+        try TestPostgres.control("halt", server.directory)
+        #expect(throws: AttributionError.self) { try store.probe() }
+        do {
+            try store.probe()
+        } catch let error as AttributionError {
+            #expect(error.code == .unavailable, "\(error)")
+        }
+        try TestPostgres.control("resume", server.directory)
+        try store.probe()
+    }
+
     // MARK: Retention
 
     @Test("Past the retention a key counts as absent; pruning deletes at most 512 rows per batch, oldest first")

@@ -14,6 +14,10 @@ import Synchronization
 /// A `Service`: it runs until graceful shutdown, and then still processes what was submitted before it stops. The
 /// HTTP server stops first (an application's services stop in reverse order, the server's last-added), so every
 /// in-flight request has been answered before this loop ends; a submission after the end is refused.
+///
+/// **Bounded.** At most `maximumDepth` submissions wait (not yet taken into a group); one more is refused at once
+/// with ``QueueOverloaded`` (the receiver answers 503 with `Retry-After`, and Apple sends the postback again), so
+/// that an overload costs a retry rather than memory without bound and answers slower than any sender waits for.
 public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Sendable {
     private struct Waiting: Sendable {
         let input: Input
@@ -39,14 +43,21 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     private let onEnd: @Sendable () async -> Void
     private let maximumGroupSize: Int
     private let concurrency: Int
+    /// Most submissions waiting at once; beyond it ``submit(_:)`` throws ``QueueOverloaded``.
+    public let maximumDepth: Int
     private let state = Mutex(State())
+    /// Submissions waiting now (read by the metrics without taking the lock).
+    private let waiting = Atomic<Int>(0)
 
     /// `process` gets each group in submission order and returns one output per input, in the same order; if it
     /// throws, every caller of the group gets the error. Up to `concurrency` groups are processed at once (while
     /// one group waits for its `fsync`, the next is already claiming; or one group per core verifying).
     /// `onEnd` runs once the last group is processed, at graceful shutdown.
-    public init(maximumGroupSize: Int, concurrency: Int = 1, onEnd: @escaping @Sendable () async -> Void = {},
+    /// `maximumDepth` bounds the submissions waiting (see the type's comment).
+    public init(maximumGroupSize: Int, concurrency: Int = 1, maximumDepth: Int = .max,
+                onEnd: @escaping @Sendable () async -> Void = {},
                 process: @escaping @Sendable ([Input]) async throws -> [Output]) {
+        self.maximumDepth = max(1, maximumDepth)
         self.process = process
         self.onEnd = onEnd
         self.maximumGroupSize = max(1, maximumGroupSize)
@@ -54,21 +65,27 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     }
 
     /// Processes `input` with the next group; returns its output. Throws what the group's processing threw, or
-    /// ``StorageFailure/stopping`` once the queue has stopped.
+    /// ``StorageFailure/stopping`` once the queue has stopped, or ``QueueOverloaded`` when `maximumDepth`
+    /// submissions are already waiting.
     public func submit(_ input: Input) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
-            let (accepted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-                guard !state.hasEnded else { return (false, nil) }
+            let (refusal, waiter) = state.withLock { state -> ((any Error)?, CheckedContinuation<Void, Never>?) in
+                guard !state.hasEnded else { return (StorageFailure.stopping, nil) }
+                guard state.pending.count < maximumDepth else { return (QueueOverloaded(), nil) }
                 state.pending.append(Waiting(input: input, continuation: continuation))
-                return (true, state.loopWaiters.popLast())
+                waiting.store(state.pending.count, ordering: .relaxed)
+                return (nil, state.loopWaiters.popLast())
             }
-            if accepted {
-                waiter?.resume()
+            if let refusal {
+                continuation.resume(throwing: refusal)
             } else {
-                continuation.resume(throwing: StorageFailure.stopping)
+                waiter?.resume()
             }
         }
     }
+
+    /// Submissions waiting now, not yet taken into a group (the `postback_receiver_queue_depth` gauge).
+    public var depth: Int { waiting.load(ordering: .relaxed) }
 
     /// Runs until graceful shutdown, or until cancelled: the service group cancels every service when one fails
     /// (the HTTP server that cannot bind its address), and a queue that waited only for a graceful shutdown would
@@ -112,6 +129,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
                     let count = min(state.pending.count, maximumGroupSize)
                     let group = Array(state.pending.prefix(count))
                     state.pending.removeFirst(count)
+                    waiting.store(state.pending.count, ordering: .relaxed)
                     return .group(group)
                 }
                 if state.isStopping {
@@ -150,4 +168,10 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
             }
         }
     }
+}
+
+/// A ``GroupQueue`` already holds its maximum depth of waiting submissions: answered 503 with `Retry-After`.
+public struct QueueOverloaded: Error, Sendable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "overloaded: the queue is at its bound" }
 }

@@ -1,9 +1,11 @@
 import Attribution
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// Puts the receiver together: the storage (deduplication store and received-postback archive, or nothing), the
 /// group committer, the metrics and the HTTP application, from a checked ``ReceiverConfiguration``.
@@ -12,13 +14,14 @@ public enum PostbackReceiver {
     /// state first: a state file it refuses throws ``StorageFailure`` before anything listens.
     public static func application(
         _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics = ReceiverMetrics(), logger: Logger,
-        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+        onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> Application<ReceiverResponder> {
         let sink = try await makeSink(configuration, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
                 maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits,
-                onEnd: { await sink.finish() }
+                maximumDepth: configuration.queueDepth, onEnd: { await sink.finish() }
             ) { group in
                 let outcomes = try await sink.store(group)
                 metrics.committed()
@@ -28,24 +31,108 @@ public enum PostbackReceiver {
         let verifier = configuration.verifier
         let verification = GroupQueue<[UInt8], VerificationResult>(
             maximumGroupSize: configuration.maximumVerificationBatch,
-            concurrency: ProcessInfo.processInfo.activeProcessorCount
+            concurrency: ProcessInfo.processInfo.activeProcessorCount,
+            maximumDepth: configuration.queueDepth
         ) { bodies in
             bodies.count == 1 ? [verifier.verify(bodies[0])] : verifier.verify(batch: bodies)
         }
+        let connections = ConnectionCounter(maximum: configuration.maximumConnections)
+        var probe: (@Sendable () throws -> Void)?
+        if let sink { probe = { try sink.probe() } }
+        let readiness = Readiness(probe: probe,
+                                  deadline: .milliseconds(configuration.readinessDeadlineMilliseconds))
         let responder = ReceiverResponder(
             verification: verification, committer: committer, metrics: metrics,
-            maximumBodyBytes: configuration.maximumBodyBytes, logger: logger)
-        return Application(
+            maximumBodyBytes: configuration.maximumBodyBytes, logger: logger, readiness: readiness,
+            connections: connections, servesMetrics: configuration.metricsAddress == nil)
+        let idleTimeout = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
+        let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeoutMilliseconds))
+        // Every connection is guarded: a deadline per request, no body read after a refusal (ConnectionGuard).
+        // A connection with nothing read or written for the idle timeout is closed too (idle keep-alive ones).
+        let server = HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+                                metrics: metrics)
+        }
+        var services: [any Service] = (committer.map { [$0] } ?? []) + [verification]
+        let metricsBound = metricsAddressGate(configuration)
+        if let address = configuration.metricsAddress {
+            // Its own listener, for the monitoring network only: the postback listener then answers 404 there,
+            // so a sender learns nothing from the counters (which kids verify) or their timing.
+            services.append(Application(
+                responder: MetricsResponder(metrics: metrics, connections: connections, queues: responder.queues),
+                server: .http1(configuration: .init(idleTimeout: idleTimeout)),
+                configuration: ApplicationConfiguration(
+                    address: .hostname(address.host, port: address.port), serverName: nil,
+                    availableConnectionsDelegate: MaximumAvailableConnections(64)),
+                onServerRunning: { channel in
+                    await onMetricsServerRunning(channel)
+                    metricsBound?.open()
+                },
+                logger: logger))
+        }
+        var application = Application(
             responder: responder,
-            // A connection with nothing read or written for this long is closed: idle and stalled clients do not
-            // hold sockets for ever.
-            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+            server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            // Stopped in reverse order, after the server: verification, then the commits.
-            services: (committer.map { [$0] } ?? []) + [verification],
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                // Beyond the cap, connections wait in the kernel's backlog rather than take a descriptor each.
+                backlog: configuration.listenBacklog,
+                availableConnectionsDelegate: connections.delegate),
+            // Stopped in reverse order, after the server: the metrics listener, verification, then the commits.
+            services: services,
             onServerRunning: onServerRunning,
             logger: logger)
+        if let metricsBound {
+            // The postback listener binds once the metrics listener has: if that one cannot (its address in use),
+            // nothing listened and the start-up fails with one line, not after a "listening on".
+            application.beforeServerStarts { try await metricsBound.wait() }
+        }
+        return application
+    }
+
+    private static func metricsAddressGate(_ configuration: ReceiverConfiguration) -> Gate? {
+        configuration.metricsAddress == nil ? nil : Gate()
+    }
+
+    /// Opens once; waiting is cancellable (a service group that fails cancels the waiter).
+    final class Gate: Sendable {
+        private struct State {
+            var isOpen = false
+            var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+            var next = 0
+        }
+
+        private let state = Mutex(State())
+
+        func open() {
+            let waiters = state.withLock { state in
+                state.isOpen = true
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        func wait() async throws {
+            let id = state.withLock { state in
+                state.next += 1
+                return state.next
+            }
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let resumeNow: Result<Void, any Error>? = state.withLock { state in
+                        if state.isOpen { return .success(()) }
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.waiters[id] = continuation
+                        return nil
+                    }
+                    if let resumeNow { continuation.resume(with: resumeNow) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.resume(throwing: CancellationError())
+            }
+        }
     }
 
     static func makeSink(_ configuration: ReceiverConfiguration, metrics: ReceiverMetrics) async throws

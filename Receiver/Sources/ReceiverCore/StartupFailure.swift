@@ -64,6 +64,13 @@ public struct StartupFailure: Error, Sendable, CustomStringConvertible {
         return StartupFailure(.cannotListen, "cannot listen on \(address): \(error); check --host and --port")
     }
 
+    /// The `--metrics-address` listener could not listen on `host`:`port`.
+    public static func cannotListenForMetrics(host: String, port: Int, error: any Error) -> StartupFailure {
+        let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+        return StartupFailure(.cannotListen, "cannot listen on --metrics-address \(host):\(port): \(reason); give "
+                              + "another HOST:PORT")
+    }
+
     /// `text` with every control character (a newline in a path, an escape sequence in a file's name) written as
     /// `\u{XX}`, so that a start-up failure is one line and prints nothing a terminal would act on.
     static func escaped(_ text: String) -> String {

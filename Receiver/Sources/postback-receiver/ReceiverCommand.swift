@@ -5,6 +5,7 @@ import AttributionStores
 import Foundation
 import Logging
 import ReceiverCore
+import ServiceLifecycle
 import Synchronization
 
 /// `postback-receiver`: receives Apple's postbacks over HTTP, verifies them with the command line's rules and keys,
@@ -16,9 +17,10 @@ struct ReceiverCommand: AsyncParsableCommand {
         abstract: "Receive, verify and durably store Apple's AdAttributionKit and SKAdNetwork postbacks.",
         discussion: """
             Serves POST /.well-known/appattribution/report-attribution/ and \
-            POST /.well-known/skadnetwork/report-attribution/, GET /healthz and GET /metrics. Every postback is \
-            stored (bytes, verdict, JSON Lines record) before it is answered 200, whatever its verdict; 500 when \
-            storing failed, 503 for an invalid body over --invalid-quota that could still be genuine. Plain HTTP: \
+            POST /.well-known/skadnetwork/report-attribution/, GET /healthz, GET /readyz (503 while the state does \
+            not answer) and GET /metrics. Every postback is stored (bytes, verdict, JSON Lines record) before it \
+            is answered 200, whatever its verdict; 500 when storing failed, 503 for an invalid body over \
+            --invalid-quota that could still be genuine, and 503 with Retry-After past --queue-depth. Plain HTTP: \
             put a TLS terminator in front (see Receiver/README.md).
 
             Exit statuses: 0 stopped by SIGTERM or SIGINT; 64 usage mistake (with the usage line); 66 a key file \
@@ -92,6 +94,26 @@ struct ReceiverCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Most postbacks stored in one group commit (1-65536).", valueName: "n"))
     var groupSize = 512
 
+    @Option(help: ArgumentHelp("Close a connection whose request (head and body) has not arrived this many seconds "
+                                   + "after its first byte (0.1-3600).", valueName: "seconds"))
+    var requestTimeout = 5.0
+
+    @Option(help: ArgumentHelp("Connections open at once; more wait in the listen backlog (default: the open-file "
+                                   + "limit less 64, at most 4096).", valueName: "n"))
+    var maxConnections: Int?
+
+    @Option(help: ArgumentHelp("Requests waiting for verification, and for storing, before more are answered 503 "
+                                   + "with Retry-After (1-1048576).", valueName: "n"))
+    var queueDepth = 4096
+
+    @Option(help: ArgumentHelp("On SIGTERM, wait at most this many seconds for requests in flight, then close "
+                                   + "their connections (1-3600).", valueName: "seconds"))
+    var stopTimeout = 10.0
+
+    @Option(help: ArgumentHelp("Serve GET /metrics on this address only (404 on the postback listener).",
+                               valueName: "host:port"))
+    var metricsAddress: String?
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -104,6 +126,20 @@ struct ReceiverCommand: AsyncParsableCommand {
             throw ValidationError("--sync must be full or normal, not \(sync.debugDescription)")
         }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600") }
+        guard (0.1...3600).contains(requestTimeout) else {
+            throw ValidationError("--request-timeout must be from 0.1 to 3600 seconds")
+        }
+        if let maxConnections, !(1...1_048_576).contains(maxConnections) {
+            throw ValidationError("--max-connections must be from 1 to 1048576")
+        }
+        guard (1...1_048_576).contains(queueDepth) else {
+            throw ValidationError("--queue-depth must be from 1 to 1048576")
+        }
+        guard (1...3600).contains(stopTimeout) else { throw ValidationError("--stop-timeout must be from 1 to 3600") }
+        if let metricsAddress, Self.splitAddress(metricsAddress) == nil {
+            throw ValidationError("--metrics-address takes HOST:PORT (port 0-65535), not "
+                                  + metricsAddress.debugDescription)
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
@@ -176,18 +212,23 @@ struct ReceiverCommand: AsyncParsableCommand {
         configuration.invalidQuotaPerHour = invalidQuota
         configuration.maximumGroupSize = groupSize
         configuration.idleTimeoutSeconds = idleTimeout
+        configuration.requestTimeoutMilliseconds = Int((requestTimeout * 1000).rounded())
+        if let maxConnections { configuration.maximumConnections = maxConnections }
+        configuration.queueDepth = queueDepth
+        configuration.metricsAddress = metricsAddress.flatMap(Self.splitAddress)
         configuration.synchronous = ReceiverConfiguration.Synchronous(rawValue: sync) ?? .full
         if noStorage {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }
         let app: Application<ReceiverResponder>
-        let listening = ListeningFlag()
+        let listening = ListeningFlag(expectsMetrics: configuration.metricsAddress != nil)
         do {
             app = try await PostbackReceiver.application(configuration, logger: logger) { channel in
-                listening.value.store(true, ordering: .releasing)
                 let address = channel.localAddress.map { "\($0.ipAddress ?? host):\($0.port ?? port)" } ?? "?"
-                // One line on standard output that scripts wait for (the port, when --port 0).
-                FileHandle.standardOutput.write(Data("postback-receiver: listening on \(address)\n".utf8))
+                listening.bound(postbacks: address)
+            } onMetricsServerRunning: { channel in
+                let address = channel.localAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
+                listening.bound(metrics: address)
             }
         } catch let failure as StorageFailure {
             if case .postgreSQL = stateLocation {
@@ -195,20 +236,79 @@ struct ReceiverCommand: AsyncParsableCommand {
             }
             throw StartupFailure.state(failure, isPostgreSQL: false)
         }
+        // SIGTERM or SIGINT: stop accepting, answer what is in flight; past --stop-timeout, cancel (connections
+        // closed; what is being stored is still stored and confirmed before the queues end).
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int64((stopTimeout * 1000).rounded()))
         do {
-            try await app.runService()
+            try await ServiceGroup(configuration: groupConfiguration).run()
+        } catch is CancellationError where listening.isListening {
+            // The stop deadline passed: the connections still open were closed. A stop all the same.
+            logger.warning("stopped after --stop-timeout with requests still in flight; their connections closed")
         } catch {
-            // The server threw before it listened (a bind error): the whole service group stopped with it.
-            if !listening.value.load(ordering: .acquiring) {
+            // A server threw before it listened (a bind error): the whole service group stopped with it. The
+            // metrics listener binds first (the postback listener waits for it).
+            if let address = configuration.metricsAddress, !listening.hasMetricsListener {
+                throw StartupFailure.cannotListenForMetrics(host: address.host, port: address.port, error: error)
+            }
+            if !listening.hasPostbackListener {
                 throw StartupFailure.cannotListen(host: host, port: port, error: error)
             }
             throw error
         }
     }
 
+    /// `HOST:PORT` split at its last `:` (an IPv6 host in brackets loses them); nil without a host or a port.
+    static func splitAddress(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
+              let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
 }
 
-/// Set once the server listens: an error before it is a start-up failure (cannot listen), one after it is not.
+/// Which listeners are bound. The `listening on` line (and `metrics on`, with --metrics-address) is printed once
+/// every listener is bound, so that a script waiting for it knows the start-up succeeded; an error before that is
+/// a start-up failure (cannot listen), one after it is not.
 private final class ListeningFlag: Sendable {
-    let value = Atomic<Bool>(false)
+    private struct Bound {
+        var postbacks: String?
+        var metrics: String?
+        var printed = false
+    }
+
+    private let expectsMetrics: Bool
+    private let bound = Mutex(Bound())
+
+    init(expectsMetrics: Bool) {
+        self.expectsMetrics = expectsMetrics
+    }
+
+    var hasPostbackListener: Bool { bound.withLock { $0.postbacks != nil } }
+    var hasMetricsListener: Bool { bound.withLock { $0.metrics != nil } }
+    var isListening: Bool { bound.withLock { $0.printed } }
+
+    func bound(postbacks address: String) {
+        record { $0.postbacks = address }
+    }
+
+    func bound(metrics address: String) {
+        record { $0.metrics = address }
+    }
+
+    private func record(_ change: (inout Bound) -> Void) {
+        let lines = bound.withLock { bound -> String? in
+            change(&bound)
+            guard !bound.printed, let postbacks = bound.postbacks else { return nil }
+            if expectsMetrics && bound.metrics == nil { return nil }
+            bound.printed = true
+            // Lines on standard output that scripts wait for (the ports, when 0).
+            return "postback-receiver: listening on \(postbacks)\n"
+                + (bound.metrics.map { "postback-receiver: metrics on \($0)\n" } ?? "")
+        }
+        if let lines { FileHandle.standardOutput.write(Data(lines.utf8)) }
+    }
 }

@@ -102,6 +102,11 @@ def main() -> int:
             holder.listen()
             port = holder.getsockname()[1]
             expect_failure(receiver, "port in use", ["--port", str(port), *state], work, 71, "already in use")
+            # The metrics listener's address in use: the same status, naming --metrics-address, and no
+            # `listening on` line (the postback listener was bound, but the start-up did not succeed).
+            expect_failure(receiver, "--metrics-address in use",
+                           ["--port", "0", "--metrics-address", f"127.0.0.1:{port}", *state], work, 71,
+                           "--metrics-address")
         expect_failure(receiver, "address not on this machine", ["--host", "192.0.2.1", "--port", "0", *state],
                        work, 71, "no address 192.0.2.1")
 

@@ -82,6 +82,14 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
+    /// One `SELECT 1` round trip (reconnecting first when the connection was lost): throws `unavailable` while
+    /// the server is down. See ``DeduplicationStore/probe()``.
+    public func probe() throws(AttributionError) {
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
+            try database.probe()
+        }
+    }
+
     /// Renews the lease (the heartbeat thread calls this).
     fileprivate func renewLease() {
         database.withLock { try? $0.heartbeat() }

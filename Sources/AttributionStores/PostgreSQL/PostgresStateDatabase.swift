@@ -224,6 +224,13 @@ package final class PostgresStateDatabase {
         return (whole, partKeys, partCalls)
     }
 
+    /// One round trip to the server (the readiness probe).
+    package func probe() throws(AttributionError) {
+        try run("cannot reach") { () throws(PostgresFailure) in
+            try connection.execute("SELECT 1")
+        }
+    }
+
     /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
     package func heartbeat() throws(AttributionError) {
         guard !closed, Date().millisecondsSince1970 - leaseRenewed >= leaseMilliseconds / 3 else { return }

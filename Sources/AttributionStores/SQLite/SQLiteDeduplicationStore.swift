@@ -65,6 +65,12 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         }
     }
 
+    /// Reads the file's schema (one page, no write lock, so it never waits behind another process's writer):
+    /// throws when the file is gone, unreadable or damaged. See ``DeduplicationStore/probe()``.
+    public func probe() throws(AttributionError) {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.probe() }
+    }
+
     /// Renews the lease when claims are outstanding (the heartbeat thread calls this).
     fileprivate func renewLease() {
         database.withLock { try? $0.heartbeat() }

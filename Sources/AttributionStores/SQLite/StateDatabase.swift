@@ -221,6 +221,16 @@ package final class StateDatabase {
         claimed.removeAll()
     }
 
+    /// Reads the schema's first row: the file is there, readable and a database (the readiness probe).
+    package func probe() throws(AttributionError) {
+        do throws(SQLiteFailure) {
+            let statement = try connection.prepare("SELECT count(*) FROM sqlite_schema")
+            _ = try statement.step()
+        } catch {
+            throw Self.stateError(error, path: path, doing: "cannot read state file")
+        }
+    }
+
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
     package func count() throws(AttributionError) -> Int {
         do throws(SQLiteFailure) {

@@ -1,3 +1,4 @@
+import Foundation
 import Attribution
 import AttributionStores
 
@@ -47,6 +48,19 @@ public struct ReceiverConfiguration: Sendable {
     public var concurrentCommits = 1
     /// Most bodies whose signatures are checked together.
     public var maximumVerificationBatch = 64
+    /// Milliseconds a request's head and body may take to arrive, from its first byte (`--request-timeout`).
+    public var requestTimeoutMilliseconds = 5_000
+    /// Connections open at once (`--max-connections`); beyond it new ones wait in the listen backlog.
+    public var maximumConnections = ReceiverConfiguration.defaultMaximumConnections()
+    /// Connections the kernel holds while the receiver is at its cap (or busy accepting).
+    public var listenBacklog = 4096
+    /// Submissions waiting in each queue (verification, commit) before requests are answered 503
+    /// (`--queue-depth`).
+    public var queueDepth = 4096
+    /// `/readyz` is 503 when the store does not answer its probe within this many milliseconds.
+    public var readinessDeadlineMilliseconds = 1_000
+    /// `/metrics` on a listener of its own (`--metrics-address`); nil: on the postback listener.
+    public var metricsAddress: (host: String, port: Int)?
 
     public init(verifier: AttributionVerifier) {
         self.verifier = verifier
@@ -64,5 +78,26 @@ extension ReceiverConfiguration {
         case .postgreSQL:
             return "postback-receiver-received.sqlite"
         }
+    }
+}
+
+extension ReceiverConfiguration {
+    /// Descriptors kept free below the open-file limit: the state and archive files, their journals, the
+    /// PostgreSQL connection, the listeners, and whatever the runtime opens.
+    public static let reservedDescriptors = 64
+
+    /// `--max-connections`' default: the open-file limit (`ulimit -n`) less ``reservedDescriptors``, at most
+    /// 4,096 (each connection may hold a 16 KiB body: 64 MiB at most), at least 16. Past the limit, `accept`
+    /// failed and the event loop spun on it while normal requests timed out.
+    public static func defaultMaximumConnections() -> Int {
+        var limit = rlimit()
+        #if os(Linux)
+        let status = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        #else
+        let status = getrlimit(RLIMIT_NOFILE, &limit)
+        #endif
+        guard status == 0 else { return 1024 - reservedDescriptors }
+        let files = limit.rlim_cur == rlim_t.max ? 1 << 20 : Int(clamping: limit.rlim_cur)
+        return max(16, min(files - reservedDescriptors, 4096))
     }
 }

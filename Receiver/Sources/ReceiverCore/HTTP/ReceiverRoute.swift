@@ -5,8 +5,10 @@ public enum ReceiverRoute: String, Sendable, CaseIterable {
     case appAttribution = "appattribution"
     /// `POST /.well-known/skadnetwork/report-attribution/`: SKAdNetwork postbacks.
     case skAdNetwork = "skadnetwork"
-    /// `GET /healthz`.
+    /// `GET /healthz`: the process runs.
     case health = "healthz"
+    /// `GET /readyz`: the store answers (503 while it does not).
+    case readiness = "readyz"
     /// `GET /metrics`.
     case metrics
     /// Anything else (answered 404, or 413 when its body is too large).
@@ -26,6 +28,7 @@ public enum ReceiverRoute: String, Sendable, CaseIterable {
         case "POST" where matches(Self.appAttributionPath): self = .appAttribution
         case "POST" where matches(Self.skAdNetworkPath): self = .skAdNetwork
         case "GET" where path.utf8.elementsEqual("/healthz".utf8): self = .health
+        case "GET" where path.utf8.elementsEqual("/readyz".utf8): self = .readiness
         case "GET" where path.utf8.elementsEqual("/metrics".utf8): self = .metrics
         default: self = .other
         }

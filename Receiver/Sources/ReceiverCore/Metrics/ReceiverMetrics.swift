@@ -28,6 +28,19 @@ public final class ReceiverMetrics: Sendable {
     private let notStored: [String: CoreMetrics.Counter]
     /// `postback_receiver_commits_total`: group commits (stored rows ÷ commits is the mean group size).
     private let commits: CoreMetrics.Counter
+    /// `postback_receiver_queue_depth{queue}` and `postback_receiver_queue_capacity{queue}` (`verification`,
+    /// `commit`): submissions waiting and the bound past which requests are answered 503 (an alert on the ratio
+    /// warns before senders are turned away). Set when `/metrics` is rendered.
+    private let queueDepths: [String: CoreMetrics.Gauge]
+    private let queueCapacities: [String: CoreMetrics.Gauge]
+    /// `postback_receiver_open_connections` and `postback_receiver_max_connections`: connections open now and
+    /// the cap (beyond it new connections wait in the kernel's backlog). Set when `/metrics` is rendered.
+    private let openConnections: CoreMetrics.Gauge
+    private let maximumConnections: CoreMetrics.Gauge
+    /// `postback_receiver_request_timeouts_total`: connections closed because a request's head and body did not
+    /// arrive within `--request-timeout` (slow or stalled clients).
+    private let requestTimeouts: CoreMetrics.Counter
+    static let queueNames = ["verification", "commit"]
 
     static let statusClasses = ["2xx", "4xx", "5xx"]
     static let kinds: [ItemKind] = [.postback, .impression, .skadnetwork, .unknown]
@@ -44,6 +57,8 @@ public final class ReceiverMetrics: Sendable {
         case retryLater = "retry-later"
         /// Storing failed: answered 500.
         case failure
+        /// A queue was at its bound (`--queue-depth`): answered 503 with `Retry-After`, Apple sends it again.
+        case overloaded
     }
 
     public init() {
@@ -109,6 +124,19 @@ public final class ReceiverMetrics: Sendable {
         }
         self.notStored = notStored
         commits = CoreMetrics.Counter(label: "postback_receiver_commits_total", factory: factory)
+        var queueDepths: [String: CoreMetrics.Gauge] = [:]
+        var queueCapacities: [String: CoreMetrics.Gauge] = [:]
+        for name in Self.queueNames {
+            queueDepths[name] = CoreMetrics.Gauge(label: "postback_receiver_queue_depth",
+                                                  dimensions: [("queue", name)], factory: factory)
+            queueCapacities[name] = CoreMetrics.Gauge(label: "postback_receiver_queue_capacity",
+                                                      dimensions: [("queue", name)], factory: factory)
+        }
+        self.queueDepths = queueDepths
+        self.queueCapacities = queueCapacities
+        openConnections = CoreMetrics.Gauge(label: "postback_receiver_open_connections", factory: factory)
+        maximumConnections = CoreMetrics.Gauge(label: "postback_receiver_max_connections", factory: factory)
+        requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
     }
 
     private static func verdictKey(_ kind: ItemKind, _ code: String) -> String { "\(kind.rawValue) \(code)" }
@@ -160,6 +188,23 @@ public final class ReceiverMetrics: Sendable {
 
     func committed() {
         commits.increment()
+    }
+
+    /// Sets a queue's depth and bound gauges (`queue` is `verification` or `commit`).
+    func queue(_ queue: String, depth: Int, capacity: Int) {
+        queueDepths[queue]?.record(depth)
+        queueCapacities[queue]?.record(capacity)
+    }
+
+    /// Sets the open connections gauge and the cap.
+    func connections(open: Int, maximum: Int) {
+        openConnections.record(open)
+        maximumConnections.record(maximum)
+    }
+
+    /// Counts a connection closed by the request deadline.
+    func requestTimedOut() {
+        requestTimeouts.increment()
     }
 
     /// The Prometheus text exposition of every series.

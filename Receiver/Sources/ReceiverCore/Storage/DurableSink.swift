@@ -59,6 +59,11 @@ struct DurableSink: PostbackSink {
         }
     }
 
+    /// Asks the deduplication state (the store every valid postback needs) to answer one cheap query.
+    func probe() throws {
+        try deduplication.probe()
+    }
+
     /// Releases the claims of groups that were not stored; throws (and keeps them) when that fails again.
     private func releaseUnreleased() throws {
         guard !backlog.unreleased.isEmpty else { return }

@@ -7,10 +7,16 @@ public protocol PostbackSink: Sendable {
 
     /// Finishes what `store` left for later (confirmations), once no more groups come: before the receiver exits.
     func finish() async
+
+    /// Throws when the store cannot answer now (its database down, its file unreadable): `GET /readyz` is then
+    /// 503. Blocks for one round trip at most; called off the cooperative pool, under a deadline.
+    func probe() throws
 }
 
 extension PostbackSink {
     public func finish() async {}
+
+    public func probe() throws {}
 }
 
 /// What became of one postback given to a ``PostbackSink``.

@@ -41,9 +41,17 @@ public protocol DeduplicationStore: Sendable {
     /// line does). The default implementation makes the two calls.
     func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer]
+
+    /// Checks that the store answers now (a server reachable, a file readable), changing nothing: a server's
+    /// readiness check (`GET /readyz`) calls it, so that a load balancer stops sending postbacks to a process
+    /// whose store cannot keep them. Throws what a claim would throw. The default does nothing (a store in
+    /// memory always answers).
+    func probe() throws
 }
 
 extension DeduplicationStore {
+    public func probe() throws {}
+
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer] {
         if !confirming.isEmpty { try confirm(confirming) }
