@@ -1,3 +1,4 @@
+import Attribution
 import Foundation
 import NIOCore
 
@@ -26,7 +27,7 @@ public struct StartupFailure: Error, Sendable, CustomStringConvertible {
 
     public init(_ status: Status, _ message: String) {
         self.status = status
-        self.message = Self.escaped(message)
+        self.message = TerminalText.escaped(message)
     }
 
     public var description: String { message }
@@ -69,21 +70,5 @@ public struct StartupFailure: Error, Sendable, CustomStringConvertible {
         let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
         return StartupFailure(.cannotListen, "cannot listen on --metrics-address \(host):\(port): \(reason); give "
                               + "another HOST:PORT")
-    }
-
-    /// `text` with every control character (a newline in a path, an escape sequence in a file's name) written as
-    /// `\u{XX}`, so that a start-up failure is one line and prints nothing a terminal would act on.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}"
-                || scalar == "\u{2029}" {
-                result += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 }

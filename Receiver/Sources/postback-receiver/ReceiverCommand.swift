@@ -123,7 +123,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard invalidQuota >= 0 else { throw ValidationError("--invalid-quota must be 0 or more") }
         guard (1...65536).contains(groupSize) else { throw ValidationError("--group-size must be from 1 to 65536") }
         guard ReceiverConfiguration.Synchronous(rawValue: sync) != nil else {
-            throw ValidationError("--sync must be full or normal, not \(sync.debugDescription)")
+            throw ValidationError("--sync must be full or normal, not \(TerminalText.escaped(sync))")
         }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600") }
         guard (0.1...3600).contains(requestTimeout) else {
@@ -138,7 +138,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard (1...3600).contains(stopTimeout) else { throw ValidationError("--stop-timeout must be from 1 to 3600") }
         if let metricsAddress, Self.splitAddress(metricsAddress) == nil {
             throw ValidationError("--metrics-address takes HOST:PORT (port 0-65535), not "
-                                  + metricsAddress.debugDescription)
+                                  + TerminalText.escaped(metricsAddress))
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")

@@ -126,8 +126,13 @@ def main() -> int:
         check((work / "garbage.sqlite").read_bytes() == garbage, "the garbage state file was changed")
         (work / "control\x1bname.sqlite").write_bytes(garbage)
         code, _, err, _ = run(receiver, ["--state", str(work / "control\x1bname.sqlite"), "--port", "0"], work)
-        check(code == 73 and "\x1b" not in err and "control\\u{1b}name" in err,
+        check(code == 73 and "\x1b" not in err and "control\\u{1B}name" in err,
               f"a state path with an escape character is not printed escaped: {err!r}")
+        # Regression: the receiver escaped only control characters; a bidirectional override reached the terminal.
+        (work / "bidi\u202ename.sqlite").write_bytes(garbage)
+        code, _, err, _ = run(receiver, ["--state", str(work / "bidi\u202ename.sqlite"), "--port", "0"], work)
+        check(code == 73 and "\u202e" not in err and "bidi\\u{202E}name" in err,
+              f"a state path with a bidirectional override is not printed escaped: {err!r}")
 
         closed = free_port()
         expect_failure(receiver, "PostgreSQL server unreachable",

@@ -2,13 +2,14 @@
 /// nothing in it may reach a terminal raw, so no input can forge a line, a colour or a mark (docs/cli.md section 3).
 ///
 /// JSON Lines output escapes the same scalars as `\uXXXX` (``JSONValue``), so a record printed to a terminal is
-/// safe too and still decodes to the same string.
-package enum TerminalText {
+/// safe too and still decodes to the same string. Public, so that every program built on the library (the
+/// receiver's start-up messages among them) escapes with this one definition.
+public enum TerminalText {
     /// Whether a scalar must not reach a terminal raw: C0 and C1 controls and DEL (escape sequences, carriage
     /// returns, line feeds), format characters (bidirectional overrides and isolates, zero-width characters, the
     /// BOM, U+2063), line and paragraph separators, and private-use, surrogate or unassigned code points, whose
     /// rendering nobody can predict.
-    package static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {
+    public static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return true }
         guard scalar.value >= 0xA0 else { return false }
         switch scalar.properties.generalCategory {
@@ -20,13 +21,13 @@ package enum TerminalText {
     }
 
     /// How an escaped scalar is shown: `\u{XXXX}`, its code point in hexadecimal.
-    package static func escape(_ scalar: Unicode.Scalar) -> String {
+    public static func escape(_ scalar: Unicode.Scalar) -> String {
         "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
     }
 
     /// `text` with every scalar that ``mustEscape(_:)`` as `\u{XXXX}` (hexadecimal code point), so the result is
     /// one line of plain characters whatever the input held.
-    package static func escaped(_ text: String) -> String {
+    public static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: mustEscape) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
