@@ -24,19 +24,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from receiver_process import Receiver, curl_post, curl_get, rows, metric  # noqa: E402
+from receiver_process import Checks, Receiver, curl_post, curl_get, rows, metric  # noqa: E402
 
-FAILURES: list[str] = []
-CHECKS = 0
+CHECKS = Checks()
+check = CHECKS.check
 
-
-def check(condition: bool, message: str) -> bool:
-    global CHECKS
-    CHECKS += 1
-    if not condition:
-        FAILURES.append(message)
-        print(f"FAIL: {message}", flush=True)
-    return condition
 
 
 FIXTURE_KEYS = ["--key", "fixture.adattributionkit=Fixtures/keys/fixture.adattributionkit.pem",
@@ -367,13 +359,13 @@ def main() -> int:
         work = Path(temporary)
         for test in (routes_and_limits, apple_examples, fixture_runs, shared_state_with_cli, graceful_stop,
                      postgres_shared):
-            before = len(FAILURES)
+            before = len(CHECKS.failures)
             test(args, repo, work)
-            if len(FAILURES) > before:
-                print(f"FAILED: {test.__name__}: {len(FAILURES) - before} checks (the ok line above, if any, "
+            if len(CHECKS.failures) > before:
+                print(f"FAILED: {test.__name__}: {len(CHECKS.failures) - before} checks (the ok line above, if any, "
                       "only says the test ran to its end)", flush=True)
-    print(f"e2e: {CHECKS} checks, {len(FAILURES)} failed")
-    return 1 if FAILURES else 0
+    print(f"e2e: {CHECKS.count} checks, {len(CHECKS.failures)} failed")
+    return 1 if CHECKS.failures else 0
 
 
 if __name__ == "__main__":

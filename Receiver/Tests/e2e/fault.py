@@ -34,16 +34,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from receiver_process import Receiver, rows  # noqa: E402
+from receiver_process import Checks, Receiver, rows  # noqa: E402
 
 AAK = "/.well-known/appattribution/report-attribution/"
-FAILURES: list[str] = []
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        FAILURES.append(message)
-        print(f"FAIL: {message}", flush=True)
+CHECKS = Checks()
+check = CHECKS.check
 
 
 def make_corpus(repo: Path, out: Path, count: int) -> tuple[list[bytes], list[str]]:
@@ -266,7 +261,7 @@ def full_file_system(args, repo: Path, work: Path, bodies: list[bytes], keys: li
         check(status == 0, f"receiver exited {status} after the full archive disk, not 0")
         print(f"archive alone full: {failed_claimed} claimed but not stored (500), retried until answered 200; each "
               f"of {len(last)} postbacks has one valid row", flush=True)
-        if FAILURES:
+        if CHECKS.failures:
             print((mount / "receiver.log").read_text()[-1500:])
             subprocess.run(["ls", "-la", str(mount)]); subprocess.run(["df", str(mount)])
     finally:
@@ -293,8 +288,8 @@ def main() -> int:
             sigterm_under_load(args, repo, work, bodies, keys)
         if args.only in (None, "full-disk"):
             full_file_system(args, repo, work, bodies, keys)
-    print(f"fault: {len(FAILURES)} failed")
-    return 1 if FAILURES else 0
+    print(f"fault: {len(CHECKS.failures)} failed")
+    return 1 if CHECKS.failures else 0
 
 
 if __name__ == "__main__":

@@ -105,3 +105,18 @@ def metric(port: int, name: str, **labels: str) -> float:
         if series.split("{")[0] == name and found == labels:
             return float(value)
     return 0.0
+
+
+class Checks:
+    """The checks of one test script: how many ran, and the message of each that failed (printed as it fails)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.failures: list[str] = []
+
+    def check(self, condition: bool, message: str) -> bool:
+        self.count += 1
+        if not condition:
+            self.failures.append(message)
+            print(f"FAIL: {message}", flush=True)
+        return condition

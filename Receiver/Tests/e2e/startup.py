@@ -20,18 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-FAILURES: list[str] = []
-CHECKS = 0
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from receiver_process import Checks  # noqa: E402
+
+CHECKS = Checks()
+check = CHECKS.check
 DEADLINE = 10.0
-
-
-def check(condition: bool, message: str) -> bool:
-    global CHECKS
-    CHECKS += 1
-    if not condition:
-        FAILURES.append(message)
-        print(f"FAIL: {message}", flush=True)
-    return condition
 
 
 def run(receiver: str, arguments: list[str], cwd: Path) -> tuple[int, str, str, float]:
@@ -143,8 +137,8 @@ def main() -> int:
         check(code == 64 and "--port" in err and "Usage: postback-receiver" in err and seconds < DEADLINE,
               f"a usage mistake: exit {code}, stderr {err!r}")
         print("ok: a usage mistake: exit 64 with the usage line", flush=True)
-    print(f"startup: {CHECKS} checks, {len(FAILURES)} failed")
-    return 1 if FAILURES else 0
+    print(f"startup: {CHECKS.count} checks, {len(CHECKS.failures)} failed")
+    return 1 if CHECKS.failures else 0
 
 
 if __name__ == "__main__":
