@@ -8,6 +8,9 @@ enum Command {
     static let batchSize = 256
 
     static func main(_ arguments: [String]) -> Int32 {
+        if arguments.first == "export" {
+            return ExportCommand.main(Array(arguments.dropFirst()))
+        }
         let errors = StandardStream(descriptor: 2)
         let options: CommandLineOptions
         let keyRing: KeyRing

@@ -9,6 +9,7 @@ enum HelpText {
                   (1.0 to 4.0) strictly, one record per item.
 
         USAGE: postback-verify [OPTIONS] [PATH ...]
+               postback-verify export --state PATH|URL [--after CURSOR]   (see postback-verify export --help)
 
         ARGUMENTS:
           PATH                    A file or directory; none, or -, reads standard input.
@@ -82,5 +83,35 @@ enum HelpText {
           cat bodies.jsonl | postback-verify --format jsonl --quiet > records.jsonl
 
         The full contract (inputs, records, codes, statuses) is docs/cli.md; the rules are docs/spec.md.
+        """
+
+    static let exportUsage = """
+        OVERVIEW: Print the postbacks a receiver (postback-receiver) stored, as JSON Lines in cursor order, from
+                  after CURSOR to the last one that can be read now. Keep the last line's cursor and give it
+                  back as --after: every stored postback is printed once.
+
+        USAGE: postback-verify export --state PATH|URL [--archive PATH] [--after CURSOR]
+
+        OPTIONS:
+          --state PATH|URL        The receiver's state: a SQLite file, whose received postbacks are in the
+                                  archive beside it (STATE-received.sqlite, the receiver's default), or a
+                                  PostgreSQL database (postgresql://... or host=... dbname=...), which holds
+                                  every receiver's. Only read, never written.
+          --archive PATH          With a SQLite state: the archive file, when the receiver was given --archive.
+          --after CURSOR          Print only what comes after CURSOR (a line's "cursor": 812 for SQLite,
+                                  5071.812 for PostgreSQL). Default: from the first.
+          -h, --help              Show this help.
+
+        OUTPUT: one line per stored postback: {"cursor","received" (RFC 3339, UTC),"request","route","verdict",
+          "code","key","kept","body" (base64 of the bytes received, or of the differences kept),"record" (the
+          record as stored)}. Characters a terminal must not get raw are written as \\u escapes.
+
+        EXIT STATUS:
+          0  printed everything there was (possibly nothing)
+          2  usage error, or the state or archive cannot be read or is not one (named on standard error)
+
+        EXAMPLE:
+          postback-verify export --state "$STATE" --after "$(cat cursor)" > batch.jsonl
+        See docs/state.md, "Reading the received postbacks".
         """
 }

@@ -63,6 +63,21 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
+    /// Claims `sightings` and stores the received postbacks `archiving` makes from the answers, in one
+    /// transaction that also confirms the claims: one commit for a receiver's group, and every receiver's rows
+    /// in one table (`postback_verify.received_postbacks`, read by `postback-verify export`). If it throws, none
+    /// of it happened: no claim is left, no row stored, and the next sighting is first seen. `archiving` runs
+    /// once per attempt, while the claimed keys are locked: keep it quick. `synchronousCommit` (the default)
+    /// makes the commit wait for the server's disk, so that a postback answered after it survives the server's
+    /// crash.
+    public func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool = true,
+                      archiving: ([DeduplicationAnswer]) -> [ArchivedPostback])
+        throws(AttributionError) -> [DeduplicationAnswer] {
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
+            try database.claim(sightings, at: time, synchronousCommit: synchronousCommit, archiving: archiving)
+        }
+    }
+
     public func confirm(_ keys: [ExactString]) throws(AttributionError) {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.confirm(keys)

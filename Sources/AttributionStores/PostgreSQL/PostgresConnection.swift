@@ -128,6 +128,13 @@ final class PostgresConnection {
         return try check(result)
     }
 
+    /// Runs `sql`, one or several `;`-separated statements without parameters, in one round trip (`BEGIN; SET
+    /// LOCAL ...`). A statement sent earlier without waiting is finished first.
+    func executeSimple(_ sql: String) throws(PostgresFailure) {
+        try finishSent()
+        try check(PQexec(handle, sql))
+    }
+
     /// Sends a prepared statement and returns without waiting for its result: the server runs it while the
     /// caller goes on, and the next call (``execute(_:_:prepare:)``, or ``finishSent()``) reads the outcome. Once
     /// sent, the statement runs even if this process ends before reading it.

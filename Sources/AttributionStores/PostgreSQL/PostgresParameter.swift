@@ -9,6 +9,8 @@ enum PostgresParameter {
     /// A `bytea[]` whose nil elements are NULL.
     case optionalBytesArray([[UInt8]?])
     case textArray([String])
+    /// A `text[]` whose nil elements are NULL.
+    case optionalTextArray([String?])
     case int64Array([Int64])
 
     // Type OIDs from PostgreSQL's pg_type.dat: stable across releases.
@@ -25,7 +27,7 @@ enum PostgresParameter {
         case .bytes: Self.byteaOID
         case .text: Self.textOID
         case .bytesArray, .optionalBytesArray: Self.byteaArrayOID
-        case .textArray: Self.textArrayOID
+        case .textArray, .optionalTextArray: Self.textArrayOID
         case .int64Array: Self.int8ArrayOID
         }
     }
@@ -52,6 +54,8 @@ enum PostgresParameter {
                 previous = (text, bytes)
                 return bytes
             })
+        case .optionalTextArray(let elements):
+            return Self.array(of: Self.textOID, elements.map { $0.map(Self.textBytes) })
         case .int64Array(let elements):
             // Each element 8 bytes: written in place, without an array per element.
             var out = Self.arrayHeader(of: Self.int8OID, count: elements.count, hasNull: false,

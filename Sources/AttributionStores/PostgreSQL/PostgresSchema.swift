@@ -1,5 +1,6 @@
 import Attribution
-/// The PostgreSQL schema of the deduplication state, version 1; `docs/state.md` documents it for people.
+/// The PostgreSQL schema of the deduplication state and the received-postback archive, version 2; `docs/state.md`
+/// documents it for people.
 ///
 /// Everything lives in one schema, `postback_verify`, which the store creates on first use and otherwise only
 /// reads, inserts into, updates and deletes from: nothing else in the database is touched. `schema_version` holds
@@ -15,14 +16,19 @@ import Attribution
 /// lease runs (`lease_until`, milliseconds since 1970 by the server's clock). An owner is alive while its lease
 /// runs **and** its connection holds the session advisory lock numbered by its id: a process that dies, on any
 /// machine, loses its claims at once.
+///
+/// `received_postbacks` (version 2) is the receivers' archive: one row per stored request, written in the same
+/// transaction as the claims of its group (``PostgresStateDatabase/claim(_:at:archiving:synchronousCommit:)``),
+/// with the id of the transaction that wrote it (`xact`), by which `postback-verify export` reads rows in an order
+/// no later commit can land behind (``ArchiveCursor``). Version 1 had no archive: it is migrated when opened.
 enum PostgresSchema {
-    static let version: Int64 = 1
+    static let version: Int64 = 2
     static let name = "postback_verify"
 
     static let create = [
         "CREATE SCHEMA IF NOT EXISTS postback_verify",
         "CREATE TABLE postback_verify.schema_version (version integer NOT NULL)",
-        "INSERT INTO postback_verify.schema_version (version) VALUES (1)",
+        "INSERT INTO postback_verify.schema_version (version) VALUES (2)",
         """
         CREATE TABLE postback_verify.postbacks (
             key bytea NOT NULL,
@@ -52,7 +58,31 @@ enum PostgresSchema {
             CONSTRAINT owners_pkey PRIMARY KEY (id)
         )
         """,
+    ] + createArchive
+
+    /// The archive's table and index: what version 2 added.
+    static let createArchive = [
+        """
+        CREATE TABLE postback_verify.received_postbacks (
+            id bigint GENERATED ALWAYS AS IDENTITY,
+            xact xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
+            received bigint NOT NULL,
+            request text NOT NULL,
+            route text NOT NULL,
+            verdict text NOT NULL,
+            code text,
+            key bytea,
+            body bytea NOT NULL,
+            record text NOT NULL,
+            kept text NOT NULL,
+            CONSTRAINT received_postbacks_pkey PRIMARY KEY (id)
+        )
+        """,
+        "CREATE INDEX received_postbacks_export ON postback_verify.received_postbacks (xact, id)",
     ]
+
+    /// From version 1 (no archive) to 2.
+    static let migrationFromVersion1 = createArchive + ["UPDATE postback_verify.schema_version SET version = 2"]
 
     static let describe = """
         WITH n AS (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'postback_verify')
@@ -82,7 +112,29 @@ enum PostgresSchema {
         """
 
     /// ``describe`` of a schema ``create`` made (with `search_path` set to `pg_catalog`, so names are qualified).
-    static let expected = [
+    static let expected = (expectedVersion1 + [
+        "column received_postbacks.body bytea not null",
+        "column received_postbacks.code text",
+        "column received_postbacks.id bigint not null",
+        "column received_postbacks.kept text not null",
+        "column received_postbacks.key bytea",
+        "column received_postbacks.received bigint not null",
+        "column received_postbacks.record text not null",
+        "column received_postbacks.request text not null",
+        "column received_postbacks.route text not null",
+        "column received_postbacks.verdict text not null",
+        "column received_postbacks.xact xid8 not null",
+        "constraint received_postbacks.received_postbacks_pkey PRIMARY KEY (id)",
+        "index CREATE INDEX received_postbacks_export ON postback_verify.received_postbacks USING btree (xact, id)",
+        "index CREATE UNIQUE INDEX received_postbacks_pkey ON postback_verify.received_postbacks USING btree (id)",
+        "relation received_postbacks r",
+        "relation received_postbacks_export i",
+        "relation received_postbacks_id_seq S",
+        "relation received_postbacks_pkey i",
+    ]).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+
+    /// ``describe`` of a version-1 schema (no archive), which is migrated.
+    static let expectedVersion1 = [
         "column claims.claimed_at bigint not null",
         "column claims.owner bigint not null",
         "column claims.token bigint not null",
@@ -218,4 +270,30 @@ enum PostgresSchema {
         """
 
     static let count = "SELECT count(*) FROM postback_verify.postbacks"
+
+    /// The archive rows of a group, in one statement: `$1` received (ms), `$2` request ids, `$3` routes, `$4`
+    /// verdicts, `$5` codes (NULL: none), `$6` keys (NULL: none), `$7` bodies, `$8` records, `$9` what each body
+    /// holds; and the call `$10` of owner `$11` confirmed (its `claims` row deleted): the rows stored are the
+    /// records written, in the same transaction as the claims.
+    static let archive = """
+        WITH confirmed AS (
+            DELETE FROM postback_verify.claims WHERE token = $10 AND owner = $11)
+        INSERT INTO postback_verify.received_postbacks
+            (received, request, route, verdict, code, key, body, record, kept)
+        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[],
+                             $7::bytea[], $8::text[], $9::text[])
+        """
+
+    /// Export: at most `$3` rows after the cursor (`$1` transaction id as text, `$2` row id), in cursor order,
+    /// written by transactions older than every transaction still running (the snapshot's `xmin`): a transaction
+    /// still running, or one that starts later, can only commit rows with a greater cursor.
+    static let export = """
+        SELECT r.xact::text, r.id, r.received, r.request, r.route, r.verdict, r.code, r.key, r.body, r.record,
+               r.kept
+        FROM postback_verify.received_postbacks r
+        WHERE (r.xact, r.id) > ($1::text::xid8, $2)
+            AND r.xact < pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())
+        ORDER BY r.xact, r.id
+        LIMIT $3
+        """
 }

@@ -101,68 +101,139 @@ package final class PostgresStateDatabase {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let token = Int64.random(in: 1...Int64.max)
-        // Each key once, at its first occurrence (`occurrence[i]`: the index of sighting i's first occurrence);
-        // then in byte order, so that two calls lock shared keys in the same order (bytea compares like memcmp).
-        let keys = sightings.map(\.key)
-        var first: [ExactString: Int] = [:]
-        first.reserveCapacity(sightings.count)
-        var distinct: [Int] = []
-        distinct.reserveCapacity(sightings.count)
-        var occurrence: [Int] = []
-        occurrence.reserveCapacity(sightings.count)
-        for (index, key) in keys.enumerated() {
-            if let earlier = first[key] {
-                occurrence.append(earlier)
-            } else {
-                first[key] = index
-                distinct.append(index)
-                occurrence.append(index)
-            }
-        }
-        distinct.sort { keys[$0].precedes(keys[$1]) }
+        let plan = ClaimPlan(sightings)
         let duplicates = try run("cannot claim postbacks in") {
             () throws(PostgresFailure) -> [ExactString: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
-            let result = try connection.execute(PostgresSchema.claim, [
-                .bytesArray(distinct.map { sightings[$0].key.utf8 }),
-                .textArray(distinct.map { sightings[$0].source }),
-                .int64Array(distinct.map { Int64(sightings[$0].line) }),
-                .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
-                .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
-                .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
-                .int64Array(confirmedAlong.whole),
-            ], prepare: true)
-            var duplicates: [ExactString: DuplicateReference] = [:]
-            for row in 0..<result.rowCount {
-                let key = ExactString(utf8: result.bytes(row, 0))
-                guard first[key] != nil else {
-                    throw PostgresFailure(message: "the claim answered for a key it was not given")
-                }
-                duplicates[key] = DuplicateReference(
-                    source: result.text(row, 2), line: Int(result.int64(row, 3)),
-                    firstSeen: Date(milliseconds: result.int64(row, 1)),
-                    firstContent: result.isNull(row, 4) ? nil : ContentFingerprint(bytes: result.bytes(row, 4)),
-                    isPending: result.bool(row, 5))
-            }
-            return duplicates
+            return try sendClaim(sightings, plan, seen: seen, cutoff: cutoff, token: token,
+                                 confirming: confirmedAlong.whole)
         }
         leaseRenewed = Date().millisecondsSince1970
+        let answers = Self.answers(sightings, plan, duplicates, at: time)
         var claimed = 0
-        let answers = sightings.indices.map { index -> DeduplicationAnswer in
-            // Most batches have no duplicate: no lookup then.
-            if !duplicates.isEmpty, let reference = duplicates[keys[index]] { return .duplicate(of: reference) }
-            if occurrence[index] == index {
-                claimedBy[keys[index]] = token
-                claimed += 1
-                return .firstSeen
-            }
-            // A repeat within this call of a key it claimed: a duplicate of that first occurrence, pending.
-            let original = sightings[occurrence[index]]
-            return .duplicate(of: DuplicateReference(source: original.source, line: original.line, firstSeen: time,
-                                                     firstContent: original.content, isPending: true))
+        for (index, answer) in answers.enumerated() {
+            guard case .firstSeen = answer else { continue }
+            claimedBy[plan.keys[index]] = token
+            claimed += 1
         }
         if claimed > 0 { outstanding[token] = claimed }
         return answers
+    }
+
+    /// Claims `sightings` and stores the archive rows `rows` makes from the answers, in one transaction, which
+    /// also confirms the claims: the rows are the records written. If anything fails, nothing of it happened (no
+    /// claim, no row), and the next sighting of these postbacks is first seen. `synchronousCommit` makes the
+    /// commit wait for the server's disk (the session's other commits do not). With no sightings, only the rows.
+    package func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool,
+                       archiving rows: ([DeduplicationAnswer]) -> [ArchivedPostback])
+        throws(AttributionError) -> [DeduplicationAnswer] {
+        let seen = time.millisecondsSince1970
+        let cutoff = seen - retentionMilliseconds
+        let plan = ClaimPlan(sightings)
+        let answers = try run("cannot store received postbacks in") {
+            () throws(PostgresFailure) -> [DeduplicationAnswer] in
+            if !sightings.isEmpty && cutoff > prunedThrough { try prune(cutoff) }
+            let token = Int64.random(in: 1...Int64.max)
+            try connection.executeSimple(synchronousCommit ? "BEGIN; SET LOCAL synchronous_commit TO on" : "BEGIN")
+            do throws(PostgresFailure) {
+                var answers: [DeduplicationAnswer] = []
+                if !sightings.isEmpty {
+                    let duplicates = try sendClaim(sightings, plan, seen: seen, cutoff: cutoff, token: token,
+                                                   confirming: [])
+                    answers = Self.answers(sightings, plan, duplicates, at: time)
+                }
+                let archived = rows(answers)
+                try connection.execute(PostgresSchema.archive, [
+                    .int64Array(archived.map(\.received)), .textArray(archived.map(\.request)),
+                    .textArray(archived.map(\.route)), .textArray(archived.map(\.verdict)),
+                    .optionalTextArray(archived.map(\.code)), .optionalBytesArray(archived.map(\.key)),
+                    .optionalBytesArray(archived.map(\.body)),
+                    .textArray(archived.map { String(decoding: $0.record, as: UTF8.self) }),
+                    .textArray(archived.map(\.kept.rawValue)), .int64(token), .int64(owner),
+                ], prepare: true)
+                try connection.executeSimple("COMMIT")
+                return answers
+            } catch {
+                if connection.isConnected { try? connection.executeSimple("ROLLBACK") }
+                throw error
+            }
+        }
+        if !sightings.isEmpty { leaseRenewed = Date().millisecondsSince1970 }
+        return answers
+    }
+
+    /// A batch's keys as a claim sends them: each key once, at its first occurrence (`occurrence[i]`: the index
+    /// of sighting i's first occurrence), in byte order, so that two calls lock shared keys in the same order
+    /// (bytea compares like memcmp).
+    private struct ClaimPlan {
+        let keys: [ExactString]
+        var first: [ExactString: Int] = [:]
+        var distinct: [Int] = []
+        var occurrence: [Int] = []
+
+        init(_ sightings: [PostbackSighting]) {
+            keys = sightings.map(\.key)
+            first.reserveCapacity(sightings.count)
+            distinct.reserveCapacity(sightings.count)
+            occurrence.reserveCapacity(sightings.count)
+            for (index, key) in keys.enumerated() {
+                if let earlier = first[key] {
+                    occurrence.append(earlier)
+                } else {
+                    first[key] = index
+                    distinct.append(index)
+                    occurrence.append(index)
+                }
+            }
+            let keys = keys
+            distinct.sort { keys[$0].precedes(keys[$1]) }
+        }
+    }
+
+    /// Runs the claim statement (``PostgresSchema/claim``) as call `token`, confirming the calls `confirming`:
+    /// the rows that are not this call's, by key.
+    private func sendClaim(_ sightings: [PostbackSighting], _ plan: ClaimPlan, seen: Int64, cutoff: Int64,
+                           token: Int64, confirming: [Int64])
+        throws(PostgresFailure) -> [ExactString: DuplicateReference] {
+        let distinct = plan.distinct
+        let result = try connection.execute(PostgresSchema.claim, [
+            .bytesArray(distinct.map { sightings[$0].key.utf8 }),
+            .textArray(distinct.map { sightings[$0].source }),
+            .int64Array(distinct.map { Int64(sightings[$0].line) }),
+            .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
+            .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
+            .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
+            .int64Array(confirming),
+        ], prepare: true)
+        var duplicates: [ExactString: DuplicateReference] = [:]
+        for row in 0..<result.rowCount {
+            let key = ExactString(utf8: result.bytes(row, 0))
+            guard plan.first[key] != nil else {
+                throw PostgresFailure(message: "the claim answered for a key it was not given")
+            }
+            duplicates[key] = DuplicateReference(
+                source: result.text(row, 2), line: Int(result.int64(row, 3)),
+                firstSeen: Date(milliseconds: result.int64(row, 1)),
+                firstContent: result.isNull(row, 4) ? nil : ContentFingerprint(bytes: result.bytes(row, 4)),
+                isPending: result.bool(row, 5))
+        }
+        return duplicates
+    }
+
+    /// Each sighting's answer: a duplicate of the row the claim returned for its key, a duplicate (pending) of its
+    /// first occurrence in the batch, or first seen.
+    private static func answers(_ sightings: [PostbackSighting], _ plan: ClaimPlan,
+                                _ duplicates: [ExactString: DuplicateReference], at time: Date)
+        -> [DeduplicationAnswer] {
+        sightings.indices.map { index -> DeduplicationAnswer in
+            // Most batches have no duplicate: no lookup then.
+            if !duplicates.isEmpty, let reference = duplicates[plan.keys[index]] { return .duplicate(of: reference) }
+            if plan.occurrence[index] == index { return .firstSeen }
+            // A repeat within this call of a key it claimed: a duplicate of that first occurrence, pending.
+            let original = sightings[plan.occurrence[index]]
+            return .duplicate(of: DuplicateReference(source: original.source, line: original.line, firstSeen: time,
+                                                     firstContent: original.content, isPending: true))
+        }
     }
 
     /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip, one row per
@@ -318,11 +389,31 @@ package final class PostgresStateDatabase {
     private func prepareSchema() throws(AttributionError) {
         do throws(PostgresFailure) {
             if try !hasTables() { try create() }
+            if try Self.describe(connection) == PostgresSchema.expectedVersion1 { try migrateFromVersion1() }
         } catch {
             throw Self.stateError(error, target: target, doing: "cannot create the schema postback_verify in",
                                   opening: true)
         }
-        try check()
+        try Self.check(connection, target: target)
+    }
+
+    /// Adds the archive to a version-1 schema, in one transaction, unless another connection did meanwhile (a
+    /// second migrator waits on the advisory lock, then finds version 2).
+    private func migrateFromVersion1() throws(PostgresFailure) {
+        try connection.execute("BEGIN")
+        do throws(PostgresFailure) {
+            try connection.execute("SELECT pg_catalog.pg_advisory_xact_lock(\(Self.creationLock))")
+            try connection.execute("SET LOCAL synchronous_commit TO on")
+            let versions = try connection.execute(PostgresSchema.versions)
+            if try Self.describe(connection) == PostgresSchema.expectedVersion1, versions.rowCount == 1,
+               !versions.isNull(0, 0), versions.int64(0, 0) == 1 {
+                for statement in PostgresSchema.migrationFromVersion1 { try connection.execute(statement) }
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
     }
 
     /// Creates the schema in one transaction, unless another connection made it meanwhile (a second creator
@@ -349,19 +440,19 @@ package final class PostgresStateDatabase {
     /// The schema exists and holds something (an empty one, made by an administrator for us, is filled in).
     private func hasTables() throws(PostgresFailure) -> Bool {
         guard try connection.execute(PostgresSchema.schemaExists).int64(0, 0) == 1 else { return false }
-        return try !describe().isEmpty
+        return try !Self.describe(connection).isEmpty
     }
 
-    private func describe() throws(PostgresFailure) -> [String] {
+    static func describe(_ connection: PostgresConnection) throws(PostgresFailure) -> [String] {
         let result = try connection.execute(PostgresSchema.describe)
         return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
     /// The schema is ours at our version, or the reason it is not (nothing written).
-    private func check() throws(AttributionError) {
+    static func check(_ connection: PostgresConnection, target: String) throws(AttributionError) {
         let left = "left as it is"
         do {
-            let described = try describe()
+            let described = try describe(connection)
             if described.contains("column schema_version.version integer not null") {
                 let versions = try connection.execute(PostgresSchema.versions)
                 guard versions.rowCount == 1, !versions.isNull(0, 0) else {
@@ -395,7 +486,7 @@ package final class PostgresStateDatabase {
     }
 
     /// What a failure means for the state, with what to do about it.
-    private static func stateError(_ failure: PostgresFailure, target: String, doing: String, opening: Bool)
+    static func stateError(_ failure: PostgresFailure, target: String, doing: String, opening: Bool)
         -> AttributionError {
         let access = "check the user, the password (PGPASSWORD or ~/.pgpass; never put it on a command line), "
             + "the database name and the server's pg_hba.conf"

@@ -1,0 +1,57 @@
+import Attribution
+
+/// Where a consumer of an archive stands: every row exported after it has a greater cursor, so a consumer that
+/// keeps the last cursor it read and resumes after it (`postback-verify export --after CURSOR`) reads each row once.
+///
+/// In a SQLite archive the cursor is the row's id (`812`): rows are committed one writer at a time, in id order. In
+/// PostgreSQL, where receivers on several machines commit at once and a transaction that took a smaller id can
+/// commit after one that took a larger, it is the writing transaction's id and the row's (`5071.812`), and a row is
+/// exported only once every transaction with a smaller id has ended (``PostgresArchiveReader``): a later commit
+/// can then only carry a greater transaction id, never land behind a consumer's cursor.
+public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The writing transaction's id (PostgreSQL `xid8`); nil in a SQLite archive.
+    public let transaction: UInt64?
+    public let row: Int64
+
+    package init(transaction: UInt64?, row: Int64) {
+        self.transaction = transaction
+        self.row = row
+    }
+
+    /// Reads `812` or `5071.812` (ASCII digits only, no sign, no leading zero, each part in range); nil otherwise.
+    public init?(_ text: String) {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        func number(_ digits: Substring.UTF8View.SubSequence) -> UInt64? {
+            guard !digits.isEmpty, digits.count <= 20,
+                  digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  digits.count == 1 || digits.first != UInt8(ascii: "0") else { return nil }
+            return UInt64(String(decoding: digits, as: UTF8.self))
+        }
+        switch parts.count {
+        case 1:
+            guard let row = number(parts[0]), row <= UInt64(Int64.max) else { return nil }
+            self.init(transaction: nil, row: Int64(row))
+        case 2:
+            guard let transaction = number(parts[0]), let row = number(parts[1]), row <= UInt64(Int64.max) else {
+                return nil
+            }
+            self.init(transaction: transaction, row: Int64(row))
+        default:
+            return nil
+        }
+    }
+
+    public var description: String {
+        transaction.map { "\($0).\(row)" } ?? String(row)
+    }
+
+    public static func < (left: ArchiveCursor, right: ArchiveCursor) -> Bool {
+        (left.transaction ?? 0, left.row) < (right.transaction ?? 0, right.row)
+    }
+}
+
+/// A row as an archive's reader returns it: its cursor and what was stored.
+public struct ExportedPostback: Sendable {
+    public let cursor: ArchiveCursor
+    public let postback: ArchivedPostback
+}

@@ -1,0 +1,45 @@
+import Attribution
+
+/// One received postback as an archive keeps it: when and where it arrived, its verdict, the bytes received and
+/// its JSON Lines record. A receiver stores one per request it answers (``SQLiteReceivedArchive``, or with a
+/// PostgreSQL state ``PostgreSQLDeduplicationStore/claim(_:at:archiving:)``); `postback-verify export` reads them.
+public struct ArchivedPostback: Sendable, Equatable {
+    /// What ``body`` holds.
+    public enum Kept: String, Sendable {
+        /// The bytes received, exactly.
+        case body
+        /// A changed-content duplicate over the receiver's invalid quota: its content fingerprint and the unsigned
+        /// members that differ from its first sighting's, as JSON.
+        case differences
+    }
+
+    /// When the request arrived, in milliseconds since 1970 (UTC).
+    public var received: Int64
+    /// The request's id (the record's `source`).
+    public var request: String
+    /// The route it arrived on (`appattribution`, `skadnetwork`).
+    public var route: String
+    /// `valid` or `invalid`, as in the record.
+    public var verdict: String
+    /// The first error's code, for an invalid postback.
+    public var code: String?
+    /// The deduplication key's UTF-8 bytes, for a postback that has one.
+    public var key: [UInt8]?
+    public var body: [UInt8]
+    /// The JSON Lines record (one JSON object, no line end).
+    public var record: [UInt8]
+    public var kept: Kept
+
+    public init(received: Int64, request: String, route: String, verdict: String, code: String?, key: [UInt8]?,
+                body: [UInt8], record: [UInt8], kept: Kept = .body) {
+        self.received = received
+        self.request = request
+        self.route = route
+        self.verdict = verdict
+        self.code = code
+        self.key = key
+        self.body = body
+        self.record = record
+        self.kept = kept
+    }
+}
