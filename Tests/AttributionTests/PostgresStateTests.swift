@@ -47,7 +47,7 @@ struct PostgresStateTests {
         #expect(opened == [0, 0, 0, 0])
         let described = try Self.snapshot(database)
         #expect(Array(described.prefix(PostgresSchema.expected.count)) == PostgresSchema.expected)
-        #expect(described.contains("schema_version: (1)"))
+        #expect(described.contains("schema_version: (2)"))
         _ = try Self.open(database)
     }
 
@@ -84,10 +84,10 @@ struct PostgresStateTests {
             "DROP TABLE postback_verify.schema_version",
         ]),
         Foreign(testDescription: "our schema at a newer version", code: .newerSchema, sql: PostgresSchema.create + [
-            "UPDATE postback_verify.schema_version SET version = 2",
+            "UPDATE postback_verify.schema_version SET version = 3",
         ]),
         Foreign(testDescription: "two schema versions", code: .damaged, sql: PostgresSchema.create + [
-            "INSERT INTO postback_verify.schema_version VALUES (1)",
+            "INSERT INTO postback_verify.schema_version VALUES (2)",
         ]),
         Foreign(testDescription: "version 0", code: .damaged, sql: PostgresSchema.create + [
             "UPDATE postback_verify.schema_version SET version = 0",

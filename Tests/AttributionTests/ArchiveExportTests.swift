@@ -1,0 +1,347 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+@testable import Attribution
+@testable import AttributionStores
+
+/// The received-postback archive and `postback-verify export` through the built binary, over a SQLite archive and
+/// a PostgreSQL state (``TestPostgres``): every row once, in increasing cursor order, resumable with `--after`, also
+/// while two writers commit out of id order.
+@Suite("Received-postback archive and export", .serialized)
+final class ArchiveExportTests {
+    let scratch: CommandLineScratch
+
+    init() throws {
+        scratch = try CommandLineScratch()
+    }
+
+    deinit {
+        scratch.remove()
+    }
+
+    /// Where a test's archive lives and how it is written: a SQLite file beside a state path, or a PostgreSQL
+    /// database written by the store's one-transaction claim.
+    enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case sqlite
+        case postgreSQL
+
+        var testDescription: String { rawValue }
+    }
+
+    /// One archive to write to, and the `--state` that export is given for it.
+    struct Archive {
+        let state: String
+        let append: @Sendable ([ArchivedPostback]) throws -> Void
+    }
+
+    func archive(_ kind: Kind) throws -> Archive {
+        switch kind {
+        case .sqlite:
+            let state = scratch.url("state-\(UUID().uuidString).sqlite").path
+            let file = try SQLiteReceivedArchive(path: ExportCommandPaths.archive(besideState: state))
+            return Archive(state: state, append: { try file.append($0) })
+        case .postgreSQL:
+            let database = try TestPostgres.database()
+            let store = try PostgreSQLDeduplicationStore(connectionString: database)
+            return Archive(state: database, append: { rows in
+                _ = try store.claim([], at: Date(), archiving: { _ in rows })
+            })
+        }
+    }
+
+    static func row(_ number: Int, record: String? = nil) -> ArchivedPostback {
+        ArchivedPostback(
+            received: 1_795_305_600_250 + Int64(number), request: "request-\(number)", route: "appattribution",
+            verdict: number % 3 == 0 ? "invalid" : "valid", code: number % 3 == 0 ? "bad-signature" : nil,
+            key: Array("KEY-\(number)".utf8), body: Array("{\"body\":\(number)}".utf8),
+            record: Array((record ?? "{\"source\":\"request-\(number)\",\"n\":\(number)}").utf8))
+    }
+
+    /// Runs export and returns its lines as JSON objects, checking that it succeeded.
+    func export(_ state: String, after cursor: String? = nil,
+                sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
+        let run = try CommandLineTests.run(["export", "--state", state] + (cursor.map { ["--after", $0] } ?? []))
+        #expect(run.status == 0, "\(run.stderr)", sourceLocation: sourceLocation)
+        #expect(run.stdout.isEmpty || run.stdout.hasSuffix("\n"), sourceLocation: sourceLocation)
+        return run.records
+    }
+
+    static func cursor(_ line: [String: Any]) -> ArchiveCursor {
+        ArchiveCursor(line["cursor"] as? String ?? "") ?? ArchiveCursor(transaction: nil, row: -1)
+    }
+
+    /// The rows' numbers (from their request ids), in the order printed.
+    static func numbers(_ lines: [[String: Any]]) -> [Int] {
+        lines.map { Int(($0["request"] as? String ?? "").dropFirst("request-".count)) ?? -1 }
+    }
+
+    // MARK: Cursors
+
+    @Test("A cursor is a row id, or a transaction id and a row id: ASCII digits, no sign, no leading zero",
+          arguments: ["", "-1", "+1", "01", "1.", ".1", "1.2.3", "1..2", " 1", "1 ", "\u{FF11}", "1e3", "0x1",
+                      "99999999999999999999", "9223372036854775808", "1.9223372036854775808", "١"])
+    func cursorRefused(_ text: String) {
+        #expect(ArchiveCursor(text) == nil)
+    }
+
+    @Test("Cursors read back as written and order by transaction, then row")
+    func cursorOrder() throws {
+        let texts = ["0", "7", "812", "9223372036854775807", "0.1", "5071.812", "18446744073709551615.3"]
+        for text in texts { #expect(try #require(ArchiveCursor(text)).description == text) }
+        #expect(try #require(ArchiveCursor("5071.999")) < #require(ArchiveCursor("5072.1")))
+        #expect(try #require(ArchiveCursor("5071.1")) < #require(ArchiveCursor("5071.2")))
+        #expect(try !(#require(ArchiveCursor("5072.1")) < #require(ArchiveCursor("5071.999"))))
+    }
+
+    // MARK: Export through the binary
+
+    @Test("Export prints every row once in increasing cursor order; --after resumes with exactly the rest",
+          arguments: Kind.allCases)
+    func exportResumes(_ kind: Kind) throws {
+        try #require(kind == .sqlite || TestPostgres.enabled)
+        let archive = try archive(kind)
+        // More rows than one read (1,000) takes, in groups of several sizes.
+        var written = 0
+        for size in [1, 7, 600, 900, 3] {
+            try archive.append((written..<written + size).map { Self.row($0) })
+            written += size
+        }
+        let all = try export(archive.state)
+        #expect(Self.numbers(all) == Array(0..<written))
+        let cursors = all.map(Self.cursor)
+        #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 }, "cursors increase")
+        for line in all.prefix(4) {
+            let number = Self.numbers([line])[0]
+            let row = Self.row(number)
+            #expect(line["body"] as? String == Data(row.body).base64EncodedString())
+            #expect(line["key"] as? String == "KEY-\(number)")
+            #expect(line["verdict"] as? String == row.verdict)
+            #expect((line["code"] as? String) == row.code)
+            #expect(line["received"] as? String == "2026-11-22T00:00:00.\(250 + number)Z")
+            #expect((line["record"] as? [String: Any])?["n"] as? Int == number)
+        }
+        // Resuming after any line gives exactly the lines after it.
+        for position in [0, 5, 999, 1000, written - 2, written - 1] {
+            let rest = try export(archive.state, after: all[position]["cursor"] as? String)
+            #expect(Self.numbers(rest) == Array(position + 1..<written), "after line \(position)")
+        }
+        // Rows written later come after the last cursor, once.
+        try archive.append((written..<written + 5).map { Self.row($0) })
+        let later = try export(archive.state, after: all.last?["cursor"] as? String)
+        #expect(Self.numbers(later) == Array(written..<written + 5))
+    }
+
+    @Test("Two writers committing at once, a consumer exporting with --after all along: each row once, none lost",
+          arguments: Kind.allCases)
+    func concurrentWriters(_ kind: Kind) throws {
+        try #require(kind == .sqlite || TestPostgres.enabled)
+        let first = try archive(kind)
+        let second = kind == .sqlite
+            ? Archive(state: first.state, append: { [file = try SQLiteReceivedArchive(
+                path: ExportCommandPaths.archive(besideState: first.state))] in try file.append($0) })
+            : try { () throws -> Archive in
+                let store = try PostgreSQLDeduplicationStore(connectionString: first.state)
+                return Archive(state: first.state, append: { rows in
+                    _ = try store.claim([], at: Date(), archiving: { _ in rows })
+                })
+            }()
+        let groups = 60
+        let finished = FinishedWriters()
+        let writers = [first, second].enumerated().map { writer, archive in
+            Thread.detachNewThreadWithResult {
+                defer { finished.increment() }
+                for group in 0..<groups {
+                    let base = (writer * groups + group) * 10
+                    try archive.append((base..<base + 1 + group % 10).map { Self.row($0) })
+                }
+            }
+        }
+        var seen: [[String: Any]] = []
+        var cursor: String?
+        var writing = true
+        while writing {
+            writing = finished.count < writers.count
+            let lines = try export(first.state, after: cursor)
+            seen += lines
+            cursor = lines.last?["cursor"] as? String ?? cursor
+        }
+        for writer in writers { try writer.get() }
+        seen += try export(first.state, after: cursor)
+        let expected = (0..<2).flatMap { writer in
+            (0..<groups).flatMap { group in
+                let base = (writer * groups + group) * 10
+                return Array(base..<base + 1 + group % 10)
+            }
+        }
+        #expect(Self.numbers(seen).sorted() == expected.sorted(), "every row once")
+        let cursors = seen.map(Self.cursor)
+        #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 }, "cursors increase")
+    }
+
+    @Test("PostgreSQL: a row committed after a later-numbered one is not skipped by a consumer's cursor")
+    func outOfIDOrder() throws {
+        try #require(TestPostgres.enabled)
+        let archive = try archive(.postgreSQL)
+        try archive.append([Self.row(0)])
+        // Transaction A takes its id and row ids first and stays open; B writes larger row ids and commits.
+        let slow = try PostgresConnection(try PostgresConnectionString(archive.state)) { _ in }
+        try slow.execute("BEGIN")
+        try slow.execute("""
+            INSERT INTO postback_verify.received_postbacks (received, request, route, verdict, body, record, kept)
+            VALUES (1, 'request-1', 'appattribution', 'valid', '\\x7b7d', '{"n":1}', 'body')
+            """)
+        try archive.append([Self.row(2), Self.row(3)])
+        let ids = try TestPostgres.execute(
+            "SELECT id FROM postback_verify.received_postbacks ORDER BY id", on: archive.state)
+        #expect(ids.rowCount == 3, "A's row is not visible yet")
+        // While A is open: only what was committed before A began.
+        let before = try export(archive.state)
+        #expect(Self.numbers(before) == [0])
+        try slow.execute("COMMIT")
+        let after = try export(archive.state, after: before.last?["cursor"] as? String)
+        #expect(Self.numbers(after) == [1, 2, 3], "A's row, though its id is smaller, then B's")
+        let cursors = (before + after).map(Self.cursor)
+        #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 })
+        // Ordered by id, A's row (id 2) would have come before B's rows (ids 3 and 4), behind a cursor at B's last.
+        #expect(cursors[1].row < cursors[2].row)
+    }
+
+    @Test("Export escapes what a terminal must not get raw, and reads the stored record back strictly")
+    func exportEscapes() throws {
+        let archive = try archive(.sqlite)
+        try archive.append([Self.row(1, record: "{\"source\":\"a\u{202E}b\\u001b[31m\",\"n\":1}")])
+        let run = try CommandLineTests.run(["export", "--state", archive.state])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains(#""source":"a\u202eb\u001b[31m""#), "\(run.stdout)")
+        #expect(!run.stdout.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" })
+        // A record that is not one JSON object: the archive is damaged (status 2), nothing after it printed.
+        try archive.append([Self.row(2, record: "{\"n\":2}{\"n\":3}"), Self.row(3)])
+        let damaged = try CommandLineTests.run(["export", "--state", archive.state, "--after", "1"])
+        #expect(damaged.status == 2)
+        #expect(damaged.stderr.contains("damaged"), "\(damaged.stderr)")
+        #expect(damaged.stdout.isEmpty)
+    }
+
+    @Test("Export refuses what is not an archive, untouched, and a cursor of the other kind", arguments: [
+        ["--state", "STATE"],  // a state file given as --archive below
+        ["--state", "MISSING"],
+        ["--state", "STATE", "--after", "5.1"],
+        ["--state", "STATE", "--after", "x"],
+        ["--state", "STATE", "extra-path"],
+        ["--after", "1"],
+    ])
+    func exportRefuses(_ arguments: [String]) throws {
+        let state = scratch.url("state.sqlite").path
+        _ = try scratch.run(["--state", state], stdin: "")  // a state file of postback-verify's
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+        let substituted = arguments.map {
+            $0 == "STATE" ? state : $0 == "MISSING" ? scratch.url("none.sqlite").path : $0
+        }
+        let run = try CommandLineTests.run(["export"] + substituted
+                                           + (arguments == ["--state", "STATE"] ? ["--archive", state] : []))
+        #expect(run.status == 2)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.hasPrefix("postback-verify export: error: "), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state)) == before)
+    }
+
+    // MARK: Rows and claims in one transaction
+
+    @Test("PostgreSQL: a group's claims and rows commit together, confirmed; a failed insert leaves no claim")
+    func claimsAndRowsTogether() throws {
+        try #require(TestPostgres.enabled)
+        let database = try TestPostgres.database()
+        let store = try PostgreSQLDeduplicationStore(connectionString: database)
+        let observer = try PostgreSQLDeduplicationStore(connectionString: database)
+        let sightings = [DeduplicationStoreTests.sighting("K1"), DeduplicationStoreTests.sighting("K2")]
+        var answered: [DeduplicationAnswer] = []
+        let answers = try store.claim(sightings, at: DeduplicationStoreTests.monday) { answers in
+            answered = answers
+            return [Self.row(1), Self.row(2)]
+        }
+        #expect(answers == [.firstSeen, .firstSeen])
+        #expect(answered == answers, "the rows are made from the claim's answers")
+        let claims = try TestPostgres.execute("SELECT count(*) FROM postback_verify.claims", on: database)
+        #expect(claims.int64(0, 0) == 0, "confirmed in the same transaction")
+        let rows = try TestPostgres.execute("SELECT count(*) FROM postback_verify.received_postbacks", on: database)
+        #expect(rows.int64(0, 0) == 2)
+        // Another owner sees them as confirmed duplicates, not pending.
+        let seen = try observer.claim([DeduplicationStoreTests.sighting("K1", "observer")],
+                                      at: DeduplicationStoreTests.monday)
+        #expect(seen.map { $0.duplicateOf?.isPending } == [false])
+
+        // The insert fails (as a full disk or a lost privilege would): no claim, no row, no postback remembered.
+        try TestPostgres.execute("""
+            CREATE FUNCTION public.pbv_refuse() RETURNS trigger LANGUAGE plpgsql AS
+            'BEGIN RAISE EXCEPTION ''disk full''; END'
+            """, on: database)
+        try TestPostgres.execute("""
+            CREATE TRIGGER refuse BEFORE INSERT ON postback_verify.received_postbacks
+            FOR EACH ROW EXECUTE FUNCTION public.pbv_refuse()
+            """, on: database)
+        #expect(throws: AttributionError.self) {
+            _ = try store.claim([DeduplicationStoreTests.sighting("K3")], at: DeduplicationStoreTests.monday) { _ in
+                [Self.row(3)]
+            }
+        }
+        let left = try TestPostgres.execute("""
+            SELECT (SELECT count(*) FROM postback_verify.postbacks WHERE key = '\\x4b33'::bytea),
+                   (SELECT count(*) FROM postback_verify.claims),
+                   (SELECT count(*) FROM postback_verify.received_postbacks)
+            """, on: database)
+        #expect([left.int64(0, 0), left.int64(0, 1), left.int64(0, 2)] == [0, 0, 2])
+        try TestPostgres.execute("DROP TRIGGER refuse ON postback_verify.received_postbacks", on: database)
+        // So the retry is first seen, by this store or another.
+        #expect(try observer.claim([DeduplicationStoreTests.sighting("K3", "observer")],
+                                   at: DeduplicationStoreTests.monday) == [.firstSeen])
+    }
+
+    @Test("PostgreSQL: a version-1 schema gains the archive when opened, its postbacks kept")
+    func migratesVersion1() throws {
+        try #require(TestPostgres.enabled)
+        let database = try TestPostgres.database()
+        let version1 = PostgresSchema.create.filter { !PostgresSchema.createArchive.contains($0) }
+            .map { $0.replacingOccurrences(of: "VALUES (2)", with: "VALUES (1)") }
+        for statement in version1 { try TestPostgres.execute(statement, on: database) }
+        try TestPostgres.execute("""
+            INSERT INTO postback_verify.postbacks (key, first_seen, source, line) VALUES ('\\x4b31', 1, 'a', 1)
+            """, on: database)
+        let refusal = try CommandLineTests.run(["export", "--state", database])
+        #expect(refusal.status == 2)
+        #expect(refusal.stderr.contains("schema version 1"), "\(refusal.stderr)")
+        let store = try PostgreSQLDeduplicationStore(connectionString: database)
+        #expect(try store.count() == 1)
+        let version = try TestPostgres.execute("SELECT version FROM postback_verify.schema_version", on: database)
+        #expect(version.int64(0, 0) == 2)
+        #expect(try export(database).isEmpty)
+    }
+}
+
+/// How many writer threads have ended.
+final class FinishedWriters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var finished = 0
+
+    func increment() {
+        lock.lock()
+        finished += 1
+        lock.unlock()
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
+    }
+}
+
+/// The receiver's default archive path beside a SQLite state, as export finds it.
+enum ExportCommandPaths {
+    static func archive(besideState path: String) -> String {
+        path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
+            : path + "-received.sqlite"
+    }
+}
