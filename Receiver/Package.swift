@@ -22,15 +22,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
+        // The tests' own view of the SQLite files (read and broken apart from the code under test); the receiver
+        // stores through the library's SQLite code.
         .systemLibrary(
-            name: "CReceiverSQLite",
+            name: "CSQLiteForTests",
+            path: "Tests/CSQLiteForTests",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(
             name: "ReceiverCore",
             dependencies: [
-                "CReceiverSQLite",
                 .product(name: "Attribution", package: "postback-verify"),
                 .product(name: "AttributionStores", package: "postback-verify"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -65,7 +67,7 @@ let package = Package(
             name: "ReceiverTests",
             dependencies: [
                 "ReceiverCore",
-                "CReceiverSQLite",
+                "CSQLiteForTests",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Attribution", package: "postback-verify"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -345,3 +345,124 @@ enum ExportCommandPaths {
             : path + "-received.sqlite"
     }
 }
+
+/// The two shell scripts docs/state.md gives for the archive (loading a warehouse, moving a SQLite archive into
+/// PostgreSQL), run as written with `psql` against real databases.
+@Suite("docs/state.md's archive scripts", .serialized, .enabled(if: TestPostgres.enabled))
+final class ArchiveScriptTests {
+    let scratch: CommandLineScratch
+
+    init() throws {
+        scratch = try CommandLineScratch()
+    }
+
+    deinit {
+        scratch.remove()
+    }
+
+    /// The ```sh block after the marker `<!-- tested by ArchiveExportTests: NAME -->` in docs/state.md.
+    static func script(_ name: String) throws -> String {
+        let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("docs/state.md"), encoding: .utf8)
+        let marker = "<!-- tested by ArchiveExportTests: \(name) -->\n```sh\n"
+        let start = try #require(text.range(of: marker)).upperBound
+        let end = try #require(text.range(of: "\n```\n", range: start..<text.endIndex)).lowerBound
+        return String(text[start..<end]) + "\n"
+    }
+
+    /// `psql`'s directory: on PATH, or Debian's server directory.
+    static func psqlDirectory() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = path.split(separator: ":").map(String.init)
+            + ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+                .map { "/usr/lib/postgresql/\($0)/bin" }
+        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: "\($0)/psql") },
+                            "psql is needed (apt-get install postgresql-client)")
+    }
+
+    /// Runs `script` with bash in the scratch directory, the built binary and psql on PATH.
+    func run(_ script: String, environment: [String: String] = [:]) throws -> (status: Int32, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = scratch.directory
+        var variables = ProcessInfo.processInfo.environment
+        variables["PATH"] = try CommandLineTests.binary().deletingLastPathComponent().path + ":"
+            + Self.psqlDirectory() + ":" + (variables["PATH"] ?? "/usr/bin:/bin")
+        for (name, value) in environment { variables[name] = value }
+        process.environment = variables
+        let error = Pipe()
+        process.standardError = error
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: message, as: UTF8.self))
+    }
+
+    /// A SQLite state path whose archive beside it holds `rows`.
+    func sqliteArchive(_ rows: [ArchivedPostback]) throws -> (state: String, archive: SQLiteReceivedArchive) {
+        let state = scratch.url("state.sqlite").path
+        let archive = try SQLiteReceivedArchive(path: ExportCommandPaths.archive(besideState: state))
+        try archive.append(rows)
+        return (state, archive)
+    }
+
+    @Test("The loader loads every row once: again with nothing new, after new rows, and after a lost cursor")
+    func loader() throws {
+        let script = try Self.script("the loader")
+        let (state, archive) = try sqliteArchive((0..<30).map {
+            ArchiveExportTests.row($0, record: $0 == 7 ? "{\"source\":\"a\\u0000\",\"n\":7}" : nil)
+        })
+        let warehouse = try TestPostgres.database()
+        let environment = ["STATE": state, "WAREHOUSE": warehouse]
+        func loaded() throws -> [String] {
+            let result = try TestPostgres.execute(
+                "SELECT replace(line::text, '\\u0000', '\\ufffd')::json ->> 'request' FROM received_postbacks "
+                + "ORDER BY cursor::bigint", on: warehouse)
+            return (0..<result.rowCount).map { result.text($0, 0) }
+        }
+        let first = try run(script, environment: environment)
+        #expect(first.status == 0, "\(first.error)")
+        #expect(try loaded() == (0..<30).map { "request-\($0)" })
+        #expect(try String(contentsOf: scratch.url("cursor"), encoding: .utf8) == "30\n")
+        #expect(try run(script, environment: environment).status == 0)
+        #expect(try loaded().count == 30, "nothing new: nothing loaded")
+        try archive.append((30..<35).map { ArchiveExportTests.row($0) })
+        #expect(try run(script, environment: environment).status == 0)
+        #expect(try loaded() == (0..<35).map { "request-\($0)" })
+        // The loader died after its load committed, before it saved the cursor: the rows come again, once.
+        try Data("20\n".utf8).write(to: scratch.url("cursor"))
+        #expect(try run(script, environment: environment).status == 0)
+        #expect(try loaded() == (0..<35).map { "request-\($0)" })
+        #expect(try String(contentsOf: scratch.url("cursor"), encoding: .utf8) == "35\n")
+    }
+
+    @Test("The move copies a SQLite archive into PostgreSQL: every row, byte for byte, after the rows already there")
+    func move() throws {
+        let rows = (0..<25).map { ArchiveExportTests.row($0) } + [
+            ArchiveExportTests.row(25, record: "{\"source\":\"a\u{202E}b\\u0000\",\"n\":25}"),
+            ArchivedPostback(received: 1, request: "no-key", route: "skadnetwork", verdict: "invalid",
+                             code: "malformed-input", key: nil, body: [0, 0xFF, 0x80, 10], record: Array("{}".utf8),
+                             kept: .differences),
+        ]
+        let (state, _) = try sqliteArchive(rows)
+        let database = try TestPostgres.database()
+        let earlier = try PostgreSQLDeduplicationStore(connectionString: database)
+        _ = try earlier.claim([], at: Date(), archiving: { _ in [ArchiveExportTests.row(100)] })
+        var script = try Self.script("the move")
+        let firstLine = try #require(script.firstIndex(of: "\n"))
+        #expect(script[..<firstLine].hasPrefix("export STATE="))
+        script = "export STATE='\(database)'" + script[firstLine...]
+        let moved = try run(script)
+        #expect(moved.status == 0, "\(moved.error)")
+        let reader = try PostgresArchiveReader(connectionString: database)
+        let read = try reader.rows(after: nil, limit: 100)
+        #expect(read.map(\.postback) == [ArchiveExportTests.row(100)] + rows.map { row in
+            // The record as export wrote it: the same JSON, with what a terminal must not get raw escaped.
+            var row = row
+            row.record = Array(String(decoding: row.record, as: UTF8.self)
+                .replacingOccurrences(of: "\u{202E}", with: "\\u202e").utf8)
+            return row
+        })
+    }
+}

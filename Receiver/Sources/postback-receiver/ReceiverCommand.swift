@@ -43,8 +43,9 @@ struct ReceiverCommand: AsyncParsableCommand {
     var state = "postback-receiver.sqlite"
 
     @Option(help: ArgumentHelp(
-        "The received postbacks (bytes, verdict, record): a SQLite file (default: beside a state file, "
-            + "STATE-received.sqlite; postback-receiver-received.sqlite with PostgreSQL).", valueName: "path"))
+        "With a SQLite --state only: the SQLite file of the received postbacks (bytes, verdict, record; default "
+            + "STATE-received.sqlite beside it). A PostgreSQL state keeps them itself, in one table for every "
+            + "receiver. Read them with postback-verify export.", valueName: "path"))
     var archive: String?
 
     @Flag(help: "Store nothing and deduplicate nothing (benchmarks only: a 200 tells Apple never to resend).")
@@ -82,8 +83,9 @@ struct ReceiverCommand: AsyncParsableCommand {
     var skAdNetworkKeyP192: String?
 
     @Option(help: ArgumentHelp(
-        "full: each archive commit reaches the disk (fsync) before the 200, surviving a power loss; normal: it "
-            + "reaches the operating system, surviving the receiver's crash but not the machine's.",
+        "full: each archive commit reaches the disk (fsync; PostgreSQL: the server's) before the 200, surviving a "
+            + "power loss; normal: it reaches the operating system (PostgreSQL: the server), surviving the "
+            + "receiver's crash but not the machine's.",
         valueName: "full|normal"))
     var sync = "full"
 
@@ -143,7 +145,11 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
-        _ = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
+        let stateLocation = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
+        if archive != nil, case .postgreSQL = stateLocation {
+            throw ValidationError("--archive applies to a SQLite --state only: a PostgreSQL state keeps the "
+                                  + "received postbacks itself (read them with postback-verify export)")
+        }
         if let archive {
             guard !archive.isEmpty, archive != "-" else { throw ValidationError("--archive needs a file path") }
             guard archive != state else {

@@ -1,12 +1,9 @@
-#ifndef C_RECEIVER_SQLITE_SHIM_H
-#define C_RECEIVER_SQLITE_SHIM_H
+#ifndef C_SQLITE_FOR_TESTS_SHIM_H
+#define C_SQLITE_FOR_TESTS_SHIM_H
 
-// Only the receipt archive (Sources/ReceiverCore/Storage/SQLite*) imports this module.
+// Only the tests import this module: they read the receiver's files and break them (a trigger that fails as a full
+// disk would) through SQLite's own API, apart from the library code under test. The receiver itself uses the
+// library's SQLite code (AttributionStores).
 #include <sqlite3.h>
-
-/// SQLITE_TRANSIENT, which Swift cannot import (a macro casting -1 to a function pointer).
-static inline sqlite3_destructor_type receiver_sqlite_transient(void) {
-    return SQLITE_TRANSIENT;
-}
 
 #endif

@@ -1,5 +1,5 @@
 import Attribution
-import CReceiverSQLite
+import CSQLiteForTests
 import Foundation
 import Hummingbird
 import HummingbirdTesting

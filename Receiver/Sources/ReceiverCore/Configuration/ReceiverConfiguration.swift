@@ -6,8 +6,9 @@ import AttributionStores
 public struct ReceiverConfiguration: Sendable {
     /// Where the received bodies, verdicts, records and deduplication keys are kept.
     public enum Storage: Sendable, Equatable {
-        /// Deduplication in `state`, received postbacks in the SQLite file at `archive`.
-        case durable(state: State, archive: String)
+        /// Deduplication in `state`; the received postbacks in the SQLite file at `archive` with a SQLite state
+        /// (nil: ``defaultArchivePath(for:)``), or in the PostgreSQL state itself (then `archive` must be nil).
+        case durable(state: State, archive: String?)
         /// Nothing is stored (benchmarks only): every verdict is answered 200 and forgotten. Never in production:
         /// a 200 tells Apple not to send the postback again.
         case none
@@ -68,15 +69,16 @@ public struct ReceiverConfiguration: Sendable {
 }
 
 extension ReceiverConfiguration {
-    /// The archive's default path: beside a state file (`state.sqlite` -> `state-received.sqlite`), or
-    /// `postback-receiver-received.sqlite` in the working directory with a PostgreSQL state.
-    public static func defaultArchivePath(for state: State) -> String {
+    /// The archive's default path: beside a state file (`state.sqlite` -> `state-received.sqlite`, where
+    /// `postback-verify export --state state.sqlite` looks for it); nil with a PostgreSQL state, which keeps the
+    /// received postbacks itself.
+    public static func defaultArchivePath(for state: State) -> String? {
         switch state {
         case .sqlite(let path):
             return path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
                 : path + "-received.sqlite"
         case .postgreSQL:
-            return "postback-receiver-received.sqlite"
+            return nil
         }
     }
 }

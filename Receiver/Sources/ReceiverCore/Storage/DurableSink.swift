@@ -3,29 +3,53 @@ import AttributionStores
 import Foundation
 
 /// The receiver's durable storage: deduplication by the library's claim/confirm protocol, and a row per postback
-/// (bytes, verdict, record) in the received-postback archive.
+/// (bytes, verdict, record) in the received-postback archive: a SQLite file beside a SQLite state, or the
+/// PostgreSQL state's own table.
 ///
-/// Per group, in this order: claim the valid postbacks' keys (a key already seen, or claimed by a live request,
-/// answers duplicate: the postback is marked a duplicate of its first sighting); store every row in one
-/// transaction (`fsync`); answer 200; confirm the claims, in the same transaction as the next group's claim
-/// (``DeduplicationStore/claim(_:at:confirming:)``), or on their own a moment later when no group follows, and
-/// before the receiver exits. A claim not yet confirmed is this live receiver's: a retry arriving meanwhile is a
-/// duplicate of the stored row. If storing fails, the group's claims are released and every request of the group
-/// gets 500: Apple's retry is then a first sighting again, never a duplicate of a row nobody stored. A release that
-/// fails too (the same full disk) is kept and settled before the next claim; until it succeeds every group that
-/// claims answers 500, because a claim made then could answer a retry "duplicate" of a row that does not exist. A
-/// confirmation that fails stays in the backlog and goes with the next claim. A crash between the rows and the
-/// confirmation can at worst count a retry valid once more (the dead receiver's claims are taken over), never lose
-/// a postback.
+/// **A SQLite state** (two files: no transaction spans both). Per group, in this order: claim the valid postbacks'
+/// keys (a key already seen, or claimed by a live request, answers duplicate: the postback is marked a duplicate of
+/// its first sighting); store every row in one transaction of the archive (`fsync`); answer 200; confirm the
+/// claims, in the same transaction as the next group's claim (``DeduplicationStore/claim(_:at:confirming:)``), or
+/// on their own a moment later when no group follows, and before the receiver exits. A claim not yet confirmed is
+/// this live receiver's: a retry arriving meanwhile is a duplicate of the stored row. If storing fails, the
+/// group's claims are released and every request of the group gets 500: Apple's retry is then a first sighting
+/// again, never a duplicate of a row nobody stored. A release that fails too (the same full disk) is kept and
+/// settled before the next claim; until it succeeds every group that claims answers 500, because a claim made then
+/// could answer a retry "duplicate" of a row that does not exist. A confirmation that fails stays in the backlog
+/// and goes with the next claim. A crash between the rows and the confirmation can at worst count a retry valid
+/// once more (the dead receiver's claims are taken over), never lose a postback.
+///
+/// **A PostgreSQL state.** The group's claims, its rows and the claims' confirmation are one transaction
+/// (``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:archiving:)``), committed before the answer: every
+/// receiver fills one table, and a failure leaves neither claim nor row (500, and Apple's retry is first seen). A
+/// crash after the commit and before the answer leaves a stored, confirmed row: the retry is its duplicate.
 struct DurableSink: PostbackSink {
-    let deduplication: any DeduplicationStore
-    let archive: SQLiteReceivedArchive
+    /// Where the state and the rows are.
+    enum Storage {
+        /// A SQLite state and the archive file: claim, store, confirm later.
+        case separate(deduplication: any DeduplicationStore, archive: SQLiteReceivedArchive)
+        /// A PostgreSQL state that holds the rows too: claim, store and confirm in one transaction.
+        case shared(PostgreSQLDeduplicationStore)
+    }
+
+    let storage: Storage
+    let synchronous: ReceiverConfiguration.Synchronous
     let quota: InvalidQuota
     let metrics: ReceiverMetrics?
     let backlog = ConfirmBacklog()
+    /// The storage's own thread: every group's steps run there, one group at a time.
+    private let queue = DispatchQueue(label: "postback-receiver.storage")
 
-    /// Keys of stored groups not confirmed yet, and keys of unstored groups whose release failed. Touched only on
-    /// the archive's thread.
+    init(storage: Storage, synchronous: ReceiverConfiguration.Synchronous, quota: InvalidQuota,
+         metrics: ReceiverMetrics?) {
+        self.storage = storage
+        self.synchronous = synchronous
+        self.quota = quota
+        self.metrics = metrics
+    }
+
+    /// Keys of stored groups not confirmed yet, and keys of unstored groups whose release failed (a SQLite state).
+    /// Touched only on the storage's thread.
     final class ConfirmBacklog: @unchecked Sendable {
         var keys: [ExactString] = []
         /// Claimed by a group whose rows were not stored, and not released yet: while they are held, a retry of
@@ -33,18 +57,30 @@ struct DurableSink: PostbackSink {
         var unreleased: [ExactString] = []
     }
 
+    /// Runs `work` on the storage's thread, and returns what it returned.
+    private func onStorageThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws
+        -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            queue.async {
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
-        // The steps run back to back on the archive's thread: one hand-off per group, not one per step (each
+        // The steps run back to back on the storage's thread: one hand-off per group, not one per step (each
         // hand-off between threads costs a wake-up, which on a busy machine costs more than the steps).
-        let outcomes = try await archive.onArchiveThread { try self.storeNow(group) }
-        // If no group follows within 2 ms to carry the confirmation, it goes on its own.
-        archive.onArchiveThread(after: .milliseconds(2)) { self.confirmBacklog() }
+        let outcomes = try await onStorageThread { try self.storeNow(group) }
+        if case .separate = storage {
+            // If no group follows within 2 ms to carry the confirmation, it goes on its own.
+            queue.asyncAfter(deadline: .now() + .milliseconds(2)) { self.confirmBacklog() }
+        }
         return outcomes
     }
 
     /// Confirms what stored groups claimed; on failure they stay for the next claim (a live owner's claims).
     private func confirmBacklog() {
-        guard !backlog.keys.isEmpty else { return }
+        guard case .separate(let deduplication, _) = storage, !backlog.keys.isEmpty else { return }
         if (try? deduplication.confirm(backlog.keys)) != nil {
             backlog.keys = []
         }
@@ -53,7 +89,7 @@ struct DurableSink: PostbackSink {
     /// Confirms what is left, before the receiver exits (the store releases unconfirmed claims when closed, and a
     /// dead owner's claims are taken over by the next sighting, so an unreleased key is no loss across a restart).
     func finish() async {
-        _ = try? await archive.onArchiveThread {
+        _ = try? await onStorageThread {
             self.confirmBacklog()
             try? self.releaseUnreleased()
         }
@@ -61,55 +97,110 @@ struct DurableSink: PostbackSink {
 
     /// Asks the deduplication state (the store every valid postback needs) to answer one cheap query.
     func probe() throws {
-        try deduplication.probe()
+        switch storage {
+        case .separate(let deduplication, _): try deduplication.probe()
+        case .shared(let store): try store.probe()
+        }
     }
 
     /// Releases the claims of groups that were not stored; throws (and keeps them) when that fails again.
     private func releaseUnreleased() throws {
-        guard !backlog.unreleased.isEmpty else { return }
+        guard case .separate(let deduplication, _) = storage, !backlog.unreleased.isEmpty else { return }
         try deduplication.release(backlog.unreleased)
         backlog.unreleased = []
     }
 
-    private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
-        var postbacks = group
-        var sightingIndices: [Int] = []
+    /// The group's valid postbacks as the store sights them, the index of each in the group, and their content
+    /// fingerprints by index.
+    private struct Sightings {
         var sightings: [PostbackSighting] = []
+        var indices: [Int] = []
         var contents: [Int: ContentFingerprint] = [:]
-        for (index, postback) in postbacks.enumerated() {
-            if let sighting = PostbackSighting(postback.result, source: postback.requestID, line: 1) {
-                sightings.append(sighting)
-                sightingIndices.append(index)
-                contents[index] = sighting.content
+
+        init(_ group: [ReceivedPostback]) {
+            for (index, postback) in group.enumerated() {
+                if let sighting = PostbackSighting(postback.result, source: postback.requestID, line: 1) {
+                    sightings.append(sighting)
+                    indices.append(index)
+                    contents[index] = sighting.content
+                }
             }
         }
-        // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group. The
-        // same transaction confirms what earlier groups claimed (if it fails, neither happened).
-        let answers: [DeduplicationAnswer]
-        if sightings.isEmpty {
-            answers = []
-        } else {
-            // Claims of an unstored group still held: settled first, or this group fails (500) rather than answer
-            // a retry of one of them as a duplicate.
-            try releaseUnreleased()
-            let arrival = Double(postbacks[sightingIndices[0]].receivedMilliseconds) / 1000
-            answers = try deduplication.claim(
-                sightings, at: Date(timeIntervalSince1970: arrival), confirming: backlog.keys)
-            backlog.keys = []
+    }
+
+    private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
+        let sighted = Sightings(group)
+        // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group.
+        let arrival = Date(timeIntervalSince1970: Double(
+            group[sighted.indices.first ?? 0].receivedMilliseconds) / 1000)
+        let outcomes: [SinkOutcome]
+        switch storage {
+        case .shared(let store):
+            var built: (outcomes: [SinkOutcome], rows: [ArchivedPostback]) = ([], [])
+            do {
+                _ = try store.claim(sighted.sightings, at: arrival, synchronousCommit: synchronous == .full) {
+                    answers in
+                    built = rows(group, sighted, answers)
+                    return built.rows
+                }
+            } catch {
+                throw StorageFailure(error.code.rawValue, error.reason)
+            }
+            outcomes = built.outcomes
+        case .separate(let deduplication, let archive):
+            // The same transaction confirms what earlier groups claimed (if it fails, neither happened).
+            let answers: [DeduplicationAnswer]
+            if sighted.sightings.isEmpty {
+                answers = []
+            } else {
+                // Claims of an unstored group still held: settled first, or this group fails (500) rather than
+                // answer a retry of one of them as a duplicate.
+                try releaseUnreleased()
+                answers = try deduplication.claim(sighted.sightings, at: arrival, confirming: backlog.keys)
+                backlog.keys = []
+            }
+            let claimed = type(of: deduplication).claimedKeys(sighted.sightings, answers)
+            let built = rows(group, sighted, answers)
+            do {
+                try archive.append(built.rows)
+            } catch {
+                // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a
+                // row nobody stored. If even that fails (the same full disk), they are kept and released before
+                // the next claim: held by this live owner, they would answer the retry "duplicate".
+                backlog.unreleased += claimed
+                try? releaseUnreleased()
+                throw StorageFailure(error.code.rawValue, error.reason)
+            }
+            backlog.keys += claimed
+            outcomes = built.outcomes
         }
-        for (answer, index) in zip(answers, sightingIndices) {
+        for outcome in outcomes {
+            switch outcome {
+            case .stored(let postback): metrics?.stored(postback.result.verdict)
+            case .overQuota: metrics?.notStored(.quota)
+            case .retryLater: metrics?.notStored(.retryLater)
+            }
+        }
+        return outcomes
+    }
+
+    /// Each postback's fate once the store has answered its sighting (a duplicate marked so), and the archive's
+    /// rows of those stored: invalid bodies beyond the hourly quota are left out, or kept as their differences.
+    private func rows(_ group: [ReceivedPostback], _ sighted: Sightings, _ answers: [DeduplicationAnswer])
+        -> (outcomes: [SinkOutcome], rows: [ArchivedPostback]) {
+        var postbacks = group
+        for (answer, index) in zip(answers, sighted.indices) {
             if let first = answer.duplicateOf {
                 postbacks[index].result.markDuplicate(of: first)
             }
         }
-        let claimed = type(of: deduplication).claimedKeys(sightings, answers)
         var outcomes: [SinkOutcome] = []
         outcomes.reserveCapacity(postbacks.count)
-        var rows: [SQLiteReceivedArchive.Row] = []
+        var rows: [ArchivedPostback] = []
         rows.reserveCapacity(postbacks.count)
         for (index, postback) in postbacks.enumerated() {
             let result = postback.result
-            var kept = SQLiteReceivedArchive.Kept.body
+            var kept = ArchivedPostback.Kept.body
             if result.verdict == .invalid && !quota.take(at: postback.receivedMilliseconds) {
                 switch OverQuotaTreatment(result) {
                 case .discard:
@@ -126,34 +217,14 @@ struct DurableSink: PostbackSink {
                 }
             }
             outcomes.append(.stored(postback))
-            rows.append(SQLiteReceivedArchive.Row(
+            rows.append(ArchivedPostback(
                 received: postback.receivedMilliseconds, request: postback.requestID, route: postback.route.rawValue,
                 verdict: result.verdict.rawValue, code: result.firstError?.code?.rawValue,
                 key: result.deduplicationKey?.utf8,
-                body: kept == .body ? postback.body : Self.differences(of: result, content: contents[index]),
+                body: kept == .body ? postback.body : Self.differences(of: result, content: sighted.contents[index]),
                 record: postback.record, kept: kept))
         }
-        do {
-            if !rows.isEmpty {
-                try archive.appendNow(rows)
-            }
-        } catch {
-            // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a row
-            // nobody stored. If even that fails (the same full disk), they are kept and released before the next
-            // claim: held by this live owner, they would answer the retry "duplicate".
-            backlog.unreleased += claimed
-            try? releaseUnreleased()
-            throw error
-        }
-        backlog.keys += claimed
-        for outcome in outcomes {
-            switch outcome {
-            case .stored(let postback): metrics?.stored(postback.result.verdict)
-            case .overQuota: metrics?.notStored(.quota)
-            case .retryLater: metrics?.notStored(.retryLater)
-            }
-        }
-        return outcomes
+        return (outcomes, rows)
     }
 
     /// What a changed-content duplicate over the quota keeps instead of its body (the row's `kept` is
@@ -178,18 +249,32 @@ struct DurableSink: PostbackSink {
         return Array(text.utf8)
     }
 
-    /// The deduplication state (a SQLite file shared with `postback-verify --state`, or a PostgreSQL database
-    /// shared by every receiver and run) and the received-postback archive file.
-    static func open(_ state: ReceiverConfiguration.State, archivePath: String,
+    /// The deduplication state and the received-postback archive: a SQLite state (shared with `postback-verify
+    /// --state`) and the archive file at `archivePath` (by default beside it), or a PostgreSQL database shared
+    /// by every receiver and run, which holds the archive too (then `archivePath` must be nil).
+    static func open(_ state: ReceiverConfiguration.State, archivePath: String?,
                      synchronous: ReceiverConfiguration.Synchronous, retentionDays: Int,
                      quota: InvalidQuota, metrics: ReceiverMetrics?) throws -> DurableSink {
-        let deduplication: any DeduplicationStore
+        let storage: Storage
         do {
-            deduplication = try state.open(retentionDays: retentionDays)
-        } catch {
+            switch state {
+            case .sqlite:
+                let deduplication = try state.open(retentionDays: retentionDays)
+                let path = archivePath ?? ReceiverConfiguration.defaultArchivePath(for: state) ?? ""
+                storage = .separate(deduplication: deduplication,
+                                    archive: try SQLiteReceivedArchive(path: path,
+                                                                       syncsEveryCommit: synchronous == .full))
+            case .postgreSQL(let connection):
+                guard archivePath == nil else {
+                    throw StorageFailure(AttributionError.Code.invalidOption.rawValue, "an archive file applies to "
+                                         + "a SQLite state only: a PostgreSQL state keeps the received postbacks")
+                }
+                storage = .shared(try PostgreSQLDeduplicationStore(connectionString: connection,
+                                                                   retentionDays: retentionDays))
+            }
+        } catch let error as AttributionError {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
-        let archive = try SQLiteReceivedArchive(path: archivePath, synchronous: synchronous)
-        return DurableSink(deduplication: deduplication, archive: archive, quota: quota, metrics: metrics)
+        return DurableSink(storage: storage, synchronous: synchronous, quota: quota, metrics: metrics)
     }
 }
