@@ -45,7 +45,8 @@ enum ExportCommand {
                     return fail("--after \(options.after!) is a PostgreSQL cursor; a SQLite archive's cursor is a "
                                 + "row id (a whole number)", usage: true)
                 }
-                let reader = try SQLiteArchiveReader(path: options.archivePath ?? Self.archivePath(besideState: path))
+                let reader = try SQLiteArchiveReader(
+                    path: options.archivePath ?? SQLiteReceivedArchive.defaultPath(besideState: path))
                 read = { (cursor, limit) throws(AttributionError) in try reader.rows(after: cursor, limit: limit) }
             case .postgreSQL(let connection):
                 if options.archivePath != nil {
@@ -77,13 +78,6 @@ enum ExportCommand {
             return fail("\(error.code.rawValue): \(error.reason)", usage: false)
         }
         return 0
-    }
-
-    /// A receiver's default archive beside its SQLite state: `state.sqlite` -> `state-received.sqlite`
-    /// (`postback-receiver --archive`'s default).
-    static func archivePath(besideState path: String) -> String {
-        path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
-            : path + "-received.sqlite"
     }
 
     /// One JSON Lines line: the cursor, where and when it arrived, the verdict, the key, the body (base64) and the

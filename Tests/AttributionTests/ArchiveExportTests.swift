@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 @testable import Attribution
 @testable import AttributionStores
+@testable import postback_verify
 
 /// The received-postback archive and `postback-verify export` through the built binary, over a SQLite archive and
 /// a PostgreSQL state (``TestPostgres``): every row once, in increasing cursor order, resumable with `--after`, also
@@ -41,7 +42,7 @@ final class ArchiveExportTests {
         switch kind {
         case .sqlite:
             let state = scratch.url("state-\(UUID().uuidString).sqlite").path
-            let file = try SQLiteReceivedArchive(path: ExportCommandPaths.archive(besideState: state))
+            let file = try SQLiteReceivedArchive(path: SQLiteReceivedArchive.defaultPath(besideState: state))
             return Archive(state: state, append: { try file.append($0) })
         case .postgreSQL:
             let database = try TestPostgres.database()
@@ -141,7 +142,7 @@ final class ArchiveExportTests {
         let first = try archive(kind)
         let second = kind == .sqlite
             ? Archive(state: first.state, append: { [file = try SQLiteReceivedArchive(
-                path: ExportCommandPaths.archive(besideState: first.state))] in try file.append($0) })
+                path: SQLiteReceivedArchive.defaultPath(besideState: first.state))] in try file.append($0) })
             : try { () throws -> Archive in
                 let store = try PostgreSQLDeduplicationStore(connectionString: first.state)
                 return Archive(state: first.state, append: { rows in
@@ -338,14 +339,6 @@ final class FinishedWriters: @unchecked Sendable {
     }
 }
 
-/// The receiver's default archive path beside a SQLite state, as export finds it.
-enum ExportCommandPaths {
-    static func archive(besideState path: String) -> String {
-        path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
-            : path + "-received.sqlite"
-    }
-}
-
 /// The two shell scripts docs/state.md gives for the archive (loading a warehouse, moving a SQLite archive into
 /// PostgreSQL), run as written with `psql` against real databases.
 @Suite("docs/state.md's archive scripts", .serialized, .enabled(if: TestPostgres.enabled))
@@ -402,7 +395,7 @@ final class ArchiveScriptTests {
     /// A SQLite state path whose archive beside it holds `rows`.
     func sqliteArchive(_ rows: [ArchivedPostback]) throws -> (state: String, archive: SQLiteReceivedArchive) {
         let state = scratch.url("state.sqlite").path
-        let archive = try SQLiteReceivedArchive(path: ExportCommandPaths.archive(besideState: state))
+        let archive = try SQLiteReceivedArchive(path: SQLiteReceivedArchive.defaultPath(besideState: state))
         try archive.append(rows)
         return (state, archive)
     }
@@ -464,5 +457,21 @@ final class ArchiveScriptTests {
                 .replacingOccurrences(of: "\u{202E}", with: "\\u202e").utf8)
             return row
         })
+    }
+}
+
+/// `postback-verify export --help` names exactly the options export parses.
+@Suite struct ExportHelpTests {
+    @Test("Every option export --help names is one export parses, and each one it parses is named")
+    func optionsAgree() throws {
+        let options = try DocumentationConsistencyTests.section(HelpText.exportUsage, from: "OPTIONS:",
+                                                                 to: "OUTPUT:")
+        let named = DocumentationConsistencyTests.optionTokens(options)
+        #expect(named == ["--state", "--archive", "--after", "-h", "--help"])
+        for option in named {
+            let value = ["--state": ["s.sqlite"], "--archive": ["a.sqlite"], "--after": ["1"]][option] ?? []
+            #expect(throws: Never.self) { _ = try ExportCommand.parse([option] + value) }
+        }
+        #expect(throws: UsageError.self) { _ = try ExportCommand.parse(["--format", "jsonl"]) }
     }
 }

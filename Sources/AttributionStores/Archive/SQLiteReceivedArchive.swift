@@ -52,6 +52,14 @@ public final class SQLiteReceivedArchive: Sendable {
 
     /// The file's path, as given.
     public let path: String
+
+    /// Where a receiver keeps the archive of a SQLite state at `statePath` unless told otherwise, and where
+    /// `postback-verify export --state` looks for it: `state.sqlite` -> `state-received.sqlite` (other names get
+    /// `-received.sqlite` appended).
+    public static func defaultPath(besideState statePath: String) -> String {
+        statePath.hasSuffix(".sqlite") ? String(statePath.dropLast(".sqlite".count)) + "-received.sqlite"
+            : statePath + "-received.sqlite"
+    }
     private let writer: Locked<Writer>
     /// The connection that folds the log into the file, on `checkpointQueue`.
     private let checkpointer: Locked<SQLiteConnection>

@@ -75,8 +75,7 @@ extension ReceiverConfiguration {
     public static func defaultArchivePath(for state: State) -> String? {
         switch state {
         case .sqlite(let path):
-            return path.hasSuffix(".sqlite") ? String(path.dropLast(".sqlite".count)) + "-received.sqlite"
-                : path + "-received.sqlite"
+            return SQLiteReceivedArchive.defaultPath(besideState: path)
         case .postgreSQL:
             return nil
         }
