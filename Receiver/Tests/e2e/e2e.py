@@ -308,6 +308,8 @@ def postgres_shared(args, repo: Path, work: Path) -> None:
     subprocess.run(["psql", connection, "-qc", f"CREATE DATABASE {database}"], check=True, capture_output=True)
     state = f"{connection} dbname={database}"
     options = ["--allow-development", *FIXTURE_KEYS]
+    default_archive = repo / "postback-receiver-received.sqlite"
+    had_default_archive = default_archive.exists()
     first = Receiver(args.receiver, work / "pg-a", options, cwd=repo, state_argument=state)
     second = Receiver(args.receiver, work / "pg-b", options, cwd=repo, state_argument=state)
     try:
@@ -317,33 +319,44 @@ def postgres_shared(args, repo: Path, work: Path) -> None:
             for receiver in ((first, second) if index % 2 else (second, first)):
                 status, answer = curl_post(receiver.port, AAK, body)
                 check(status == 200 and answer == b"", f"PostgreSQL state: answered {status}")
+        # Both receivers' rows are in the database's one table, read with export: every 200 has its row.
+        stored = exported(args.cli, state)
+        check(len(stored) == 2 * len(bodies), f"{len(stored)} rows in PostgreSQL for {2 * len(bodies)} answers 200")
+        check(sorted(r["body"] for r in stored) == sorted(bodies * 2), "the rows in PostgreSQL are not the bodies sent")
+        requests = {r["request"] for r in stored}
+        check(len(requests) == len(stored), "two rows with one request id")
         valid: dict[bytes, int] = {}
-        for receiver in (first, second):
-            for row in rows(receiver.archive):
-                if row["verdict"] == "valid":
-                    valid[row["key"]] = valid.get(row["key"], 0) + 1
-        check(len(valid) > 0 and all(count == 1 for count in valid.values()),
+        for row in stored:
+            if row["verdict"] == "valid":
+                valid[row["key"]] = valid.get(row["key"], 0) + 1
+        check(len(valid) == len(bodies) and all(count == 1 for count in valid.values()),
               f"two receivers on one PostgreSQL state: valid counts per postback {sorted(set(valid.values()))}")
-        stored_before = len(rows(first.archive))
+        check(not list((work / "pg-a").glob("*.sqlite*")) and not list((work / "pg-b").glob("*.sqlite*"))
+              and default_archive.exists() == had_default_archive,
+              "a receiver with a PostgreSQL state made a local archive file")
+        cursor = stored[-1]["cursor"]
+        check(exported(args.cli, state, after=cursor) == [], "export after the last cursor printed rows")
         if directory:
             subprocess.run([str(repo / ".ci/postgres"), "halt", directory], check=True, capture_output=True)
             fresh = (repo / "Fixtures/valid/apple/postback-development-valid.json").read_bytes()
             status, _ = curl_post(first.port, AAK, fresh)
             check(status == 500, f"with the database down, a postback was answered {status}, not 500")
-            check(len(rows(first.archive)) == stored_before, "with the database down, a row was stored")
             subprocess.run([str(repo / ".ci/postgres"), "resume", directory], check=True, capture_output=True)
+            check(exported(args.cli, state, after=cursor) == [], "with the database down, a row was stored")
             # Apple retries until it gets 200 (the first call after the outage may still find the old connection
             # gone: the store reconnects on the next).
             answers = [curl_post(first.port, AAK, fresh)[0] for _ in range(3)]
             check(200 in answers, f"once the database was back, the retries were answered {answers}")
-            after = [(r["verdict"], r["code"]) for r in rows(first.archive)[stored_before:]]
-            check(after[:1] == [("valid", None)] and all(row == ("invalid", "duplicate") for row in after[1:]),
+            after = [(r["verdict"], r["code"]) for r in exported(args.cli, state, after=cursor)]
+            check(after[:1] == [("valid", None)] and all(row == ("invalid", "duplicate") for row in after[1:])
+                  and len(after) == answers.count(200),
                   f"after the outage, the retries were stored as {after} (answers {answers}), not valid first")
     finally:
         check(first.stop() == 0 and second.stop() == 0, "PostgreSQL receivers did not exit 0")
         subprocess.run(["psql", connection, "-qc", f"DROP DATABASE IF EXISTS {database}"], capture_output=True)
-    print(f"ok: two receivers on one PostgreSQL state count each of {len(valid)} postbacks once; 500 while the "
-          "database is down, the retry stored valid once it is back", flush=True)
+    print(f"ok: two receivers on one PostgreSQL state count each of {len(valid)} postbacks once, every row in its "
+          "table (read with export), no local archive; 500 while the database is down, the retry stored valid once "
+          "it is back", flush=True)
 
 
 def main() -> int:

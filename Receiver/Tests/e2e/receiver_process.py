@@ -1,6 +1,8 @@
 """A postback-receiver process on 127.0.0.1 for the end-to-end, fault and load scripts, and curl to talk to it."""
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import signal
@@ -19,11 +21,13 @@ class Receiver:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self.state = state or directory / "state.sqlite"
-        self.archive = directory / "received.sqlite"
+        # A PostgreSQL state keeps the received postbacks itself (read them with `postback-verify export`).
+        postgres = state_argument is not None and ("=" in state_argument or state_argument.startswith("postgres"))
+        self.archive = None if postgres else directory / "received.sqlite"
         self.log = open(directory / "receiver.log", "ab")
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", "0", "--state", state_argument or str(self.state),
-             "--archive", str(self.archive),
+             *([] if self.archive is None else ["--archive", str(self.archive)]),
              *options],
             cwd=cwd, stdout=subprocess.PIPE, stderr=self.log)
         line = b""
@@ -92,6 +96,19 @@ def rows(state: Path) -> list[dict]:
             "ORDER BY id")]
     finally:
         connection.close()
+
+
+def exported(cli: str, state: str, after: str | None = None) -> list[dict]:
+    """`postback-verify export --state STATE [--after CURSOR]`: its lines, with `key` and `body` as bytes."""
+    run = subprocess.run([cli, "export", "--state", state, *(["--after", after] if after else [])],
+                         capture_output=True, timeout=60)
+    if run.returncode != 0:
+        raise RuntimeError(f"export exited {run.returncode}: {run.stderr.decode(errors='replace')}")
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    for line in lines:
+        line["key"] = None if line["key"] is None else line["key"].encode()
+        line["body"] = base64.b64decode(line["body"])
+    return lines
 
 
 def metric(port: int, name: str, **labels: str) -> float:

@@ -130,8 +130,14 @@ def main() -> int:
 
         closed = free_port()
         expect_failure(receiver, "PostgreSQL server unreachable",
-                       ["--state", f"postgresql://receiver@127.0.0.1:{closed}/postbacks", "--archive",
-                        str(work / "pg-received.sqlite"), "--port", "0"], work, 69, f"port {closed}")
+                       ["--state", f"postgresql://receiver@127.0.0.1:{closed}/postbacks", "--port", "0"], work, 69,
+                       f"port {closed}")
+        # A PostgreSQL state keeps the received postbacks itself: an archive file with it is a usage mistake.
+        code, _, err, _ = run(receiver, ["--state", f"postgresql://receiver@127.0.0.1:{closed}/postbacks",
+                                         "--archive", str(work / "pg-received.sqlite"), "--port", "0"], work)
+        check(code == 64 and "SQLite --state only" in err and not (work / "pg-received.sqlite").exists(),
+              f"--archive with a PostgreSQL state: exit {code}, stderr {err!r}")
+        print("ok: --archive with a PostgreSQL state: exit 64, no file made", flush=True)
 
         code, _, err, seconds = run(receiver, ["--port", "70000", *state], work)
         check(code == 64 and "--port" in err and "Usage: postback-receiver" in err and seconds < DEADLINE,
