@@ -87,7 +87,8 @@ enum ExportCommand {
         let row = exported.postback
         let record: JSONValue
         do {
-            record = try StrictJSONParser.parse(row.record, options: .init(valueBudget: nil))
+            // A record nests an item's unsigned members (up to the verifier's depth, 16) a few levels down.
+            record = try StrictJSONParser.parse(row.record, options: .init(maximumDepth: 32, valueBudget: nil))
         } catch {
             throw AttributionError(.damaged, "the record of the row at cursor \(exported.cursor) is not JSON "
                                    + "(\(error.reason)); the archive is damaged")

@@ -226,6 +226,17 @@ final class ArchiveExportTests {
         #expect(damaged.stdout.isEmpty)
     }
 
+    /// Regression test: export read records with the verifier's depth limit (16), and called the archive damaged
+    /// at the first record whose unsigned member (itself up to 16 deep) sat under the record's own levels.
+    @Test("Export reads a record that nests an unsigned member 16 levels deep")
+    func deepRecord() throws {
+        let archive = try archive(.sqlite)
+        let deep = String(repeating: "[", count: 15) + "1" + String(repeating: "]", count: 15)
+        try archive.append([Self.row(1, record: "{\"unsigned\":{\"members\":{\"x\":\(deep)}},\"n\":1}")])
+        let lines = try export(archive.state)
+        #expect(Self.numbers(lines) == [1])
+    }
+
     @Test("Export refuses what is not an archive, untouched, and a cursor of the other kind", arguments: [
         ["--state", "STATE"],  // a state file given as --archive below
         ["--state", "MISSING"],

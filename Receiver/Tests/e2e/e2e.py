@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from receiver_process import Checks, Receiver, curl_post, curl_get, rows, metric  # noqa: E402
+from receiver_process import Checks, Receiver, curl_post, curl_get, exported, rows, metric  # noqa: E402
 
 CHECKS = Checks()
 check = CHECKS.check
