@@ -115,12 +115,11 @@ for round in $(seq "$rounds"); do
     report "receiver SQLite --sync normal" "$(load "$duration")"
     stop_receiver
     if [ -n "${RECEIVER_BENCH_POSTGRES:-}" ]; then
-        # The same durable run with the deduplication state in PostgreSQL (the archive stays a local SQLite file,
-        # synced per group): its schema dropped first, so each round starts from an empty state as SQLite does.
+        # The same durable run with the state in PostgreSQL (a group's claims and rows in one transaction, its
+        # commit waiting for the server's disk): its schema dropped first, so each round starts from an empty state
+        # as SQLite does.
         psql -q "$RECEIVER_BENCH_POSTGRES" -c 'DROP SCHEMA IF EXISTS postback_verify CASCADE' > /dev/null 2>&1
-        rm -f "$work"/archive*
-        start_receiver --state "$RECEIVER_BENCH_POSTGRES" --archive "$work/archive.sqlite" \
-            --invalid-quota 100000000
+        start_receiver --state "$RECEIVER_BENCH_POSTGRES" --invalid-quota 100000000
         report "receiver durable PostgreSQL state" "$(load "$duration")"
         stop_receiver
     fi

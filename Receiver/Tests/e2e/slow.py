@@ -69,8 +69,10 @@ class Receiver:
         directory.mkdir(parents=True, exist_ok=True)
         self.log_path = directory / "receiver.log"
         self.log = open(self.log_path, "ab")
+        # A PostgreSQL state keeps the received postbacks itself; a SQLite one gets its archive beside it here.
+        archive = [] if state else ["--archive", str(directory / "received.sqlite")]
         arguments = [binary, "--host", "127.0.0.1", "--port", "0", "--state",
-                     state or str(directory / "state.sqlite"), "--archive", str(directory / "received.sqlite"),
+                     state or str(directory / "state.sqlite"), *archive,
                      "--invalid-quota", "10000000", *options]
         if metrics:
             arguments += ["--metrics-address", "127.0.0.1:0"]
