@@ -134,8 +134,9 @@ package final class PostgresStateDatabase {
             () throws(PostgresFailure) -> [DeduplicationAnswer] in
             if !sightings.isEmpty && cutoff > prunedThrough { try prune(cutoff) }
             let token = Int64.random(in: 1...Int64.max)
-            try connection.executeSimple(synchronousCommit ? "BEGIN; SET LOCAL synchronous_commit TO on" : "BEGIN")
             do throws(PostgresFailure) {
+                try connection.executeSimple(
+                    synchronousCommit ? "BEGIN; SET LOCAL synchronous_commit TO on" : "BEGIN")
                 var answers: [DeduplicationAnswer] = []
                 if !sightings.isEmpty {
                     let duplicates = try sendClaim(sightings, plan, seen: seen, cutoff: cutoff, token: token,
