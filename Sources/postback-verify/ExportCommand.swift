@@ -64,7 +64,7 @@ enum ExportCommand {
             while true {
                 let rows = try read(cursor, batchSize)
                 for row in rows {
-                    output.write(line: try line(row))
+                    output.write(line: try row.jsonLine())
                 }
                 output.flush()
                 if let failure = output.failure {
@@ -78,46 +78,6 @@ enum ExportCommand {
             return fail("\(error.code.rawValue): \(error.reason)", usage: false)
         }
         return 0
-    }
-
-    /// One JSON Lines line: the cursor, where and when it arrived, the verdict, the key, the body (base64) and the
-    /// stored record, read again with the strict parser and written with every character a terminal must not
-    /// get raw escaped.
-    static func line(_ exported: ExportedPostback) throws(AttributionError) -> [UInt8] {
-        let row = exported.postback
-        let record: JSONValue
-        do {
-            // A record nests an item's unsigned members (up to the verifier's depth, 16) a few levels down.
-            record = try StrictJSONParser.parse(row.record, options: .init(maximumDepth: 32, valueBudget: nil))
-        } catch {
-            throw AttributionError(.damaged, "the record of the row at cursor \(exported.cursor) is not JSON "
-                                   + "(\(error.reason)); the archive is damaged")
-        }
-        guard record.objectValue != nil else {
-            throw AttributionError(.damaged, "the record of the row at cursor \(exported.cursor) is not a JSON "
-                                   + "object; the archive is damaged")
-        }
-        var members: [(String, JSONValue)] = [
-            ("cursor", .string(exported.cursor.description)),
-            ("received", .string(RFC3339Timestamp.string(Date(milliseconds: row.received)))),
-            ("request", .string(row.request)),
-            ("route", .string(row.route)),
-            ("verdict", .string(row.verdict)),
-            ("code", row.code.map { .string($0) } ?? .null),
-            ("key", row.key.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null),
-            ("kept", .string(row.kept.rawValue)),
-            ("body", .string(Base64.encode(row.body))),
-        ]
-        members.append(("record", record))
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        for (position, (name, value)) in members.enumerated() {
-            if position > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.appendQuoted(name, to: &out)
-            out.append(UInt8(ascii: ":"))
-            value.appendJSON(to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
-        return out
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options {

@@ -49,9 +49,3 @@ public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvert
         (left.transaction ?? 0, left.row) < (right.transaction ?? 0, right.row)
     }
 }
-
-/// A row as an archive's reader returns it: its cursor and what was stored.
-public struct ExportedPostback: Sendable {
-    public let cursor: ArchiveCursor
-    public let postback: ArchivedPostback
-}

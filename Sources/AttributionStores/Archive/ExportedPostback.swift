@@ -1,0 +1,51 @@
+import Attribution
+import Foundation
+
+/// A row as an archive's reader returns it: its cursor and what was stored.
+public struct ExportedPostback: Sendable {
+    public let cursor: ArchiveCursor
+    public let postback: ArchivedPostback
+}
+
+extension ExportedPostback {
+    /// The row as `postback-verify export` prints it, one JSON object without the line end: the cursor, when and
+    /// where it arrived, the verdict, the key, the body (base64) and the stored record, read again with the strict
+    /// parser and written with every character a terminal must not get raw escaped. Throws `damaged` when the
+    /// stored record is not one JSON object.
+    package func jsonLine() throws(AttributionError) -> [UInt8] {
+        let row = postback
+        let record: JSONValue
+        do {
+            // A record nests an item's unsigned members (up to the verifier's depth, 16) a few levels down.
+            record = try StrictJSONParser.parse(row.record, options: .init(maximumDepth: 32, valueBudget: nil))
+        } catch {
+            throw AttributionError(.damaged, "the record of the row at cursor \(cursor) is not JSON "
+                                   + "(\(error.reason)); the archive is damaged")
+        }
+        guard record.objectValue != nil else {
+            throw AttributionError(.damaged, "the record of the row at cursor \(cursor) is not a JSON object; the "
+                                   + "archive is damaged")
+        }
+        let members: [(String, JSONValue)] = [
+            ("cursor", .string(cursor.description)),
+            ("received", .string(RFC3339Timestamp.string(Date(milliseconds: row.received)))),
+            ("request", .string(row.request)),
+            ("route", .string(row.route)),
+            ("verdict", .string(row.verdict)),
+            ("code", row.code.map { .string($0) } ?? .null),
+            ("key", row.key.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null),
+            ("kept", .string(row.kept.rawValue)),
+            ("body", .string(Base64.encode(row.body))),
+            ("record", record),
+        ]
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (position, (name, value)) in members.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.appendQuoted(name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            value.appendJSON(to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
