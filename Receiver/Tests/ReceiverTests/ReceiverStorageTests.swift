@@ -30,9 +30,23 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: receiver.statePath)) == state)
     }
 
+    @Test("an archive file with a PostgreSQL state is refused before connecting, and no file is made")
+    func archiveWithPostgreSQL() async throws {
+        var receiver = try TestReceiver()
+        receiver.configuration.storage = .durable(
+            state: .postgreSQL(connection: "postgresql://receiver@127.0.0.1:1/postbacks"), archive: receiver.archivePath)
+        await #expect {
+            _ = try await receiver.application()
+        } throws: { error in
+            (error as? StorageFailure)?.code == "invalid-option"
+        }
+        #expect(!FileManager.default.fileExists(atPath: receiver.archivePath))
+    }
+
     @Test func defaultArchivePath() {
         #expect(ReceiverConfiguration.defaultArchivePath(for: .sqlite(path: "/var/lib/pb/state.sqlite"))
                 == "/var/lib/pb/state-received.sqlite")
         #expect(ReceiverConfiguration.defaultArchivePath(for: .sqlite(path: "state.db")) == "state.db-received.sqlite")
+        #expect(ReceiverConfiguration.defaultArchivePath(for: .postgreSQL(connection: "host=db dbname=x")) == nil)
     }
 }
