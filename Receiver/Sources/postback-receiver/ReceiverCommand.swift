@@ -114,8 +114,13 @@ struct ReceiverCommand: AsyncParsableCommand {
                                valueName: "host:port"))
     var metricsAddress: String?
 
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    @Option(help: ArgumentHelp("Log level: trace, debug, info (a line per request), notice (no request lines), "
+                                   + "warning, error, critical.", valueName: "level"))
     var logLevel = "info"
+
+    @Option(help: ArgumentHelp("Log lines on standard error as text or as one JSON object each; every value from a "
+                                   + "request is escaped.", valueName: "text|json"))
+    var logFormat = "text"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
@@ -142,6 +147,9 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
+        }
+        guard ReceiverLogHandler.Format(rawValue: logFormat) != nil else {
+            throw ValidationError("--log-format must be text or json, not \(TerminalText.escaped(logFormat))")
         }
         _ = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
         if let archive {
@@ -191,8 +199,12 @@ struct ReceiverCommand: AsyncParsableCommand {
     /// Starts the receiver and runs it until SIGTERM or SIGINT; throws ``StartupFailure`` for whatever stopped it
     /// from starting.
     private func serve() async throws {
-        var logger = Logger(label: "postback-receiver")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let format = ReceiverLogHandler.Format(rawValue: logFormat) ?? .text
+        LoggingSystem.bootstrap { _ in ReceiverLogHandler(format: format, level: level) }
+        let logger = Logger(label: "postback-receiver")
+        let metrics = ReceiverMetrics()
+        metrics.bootstrapMetricsSystem()
         let verification = try verifierOptions()
         let verifier: AttributionVerifier
         do {
@@ -220,10 +232,10 @@ struct ReceiverCommand: AsyncParsableCommand {
         if noStorage {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }
-        let app: Application<ReceiverResponder>
         let listening = ListeningFlag(expectsMetrics: configuration.metricsAddress != nil)
+        let app: any Service
         do {
-            app = try await PostbackReceiver.application(configuration, logger: logger) { channel in
+            app = try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger) { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? host):\($0.port ?? port)" } ?? "?"
                 listening.bound(postbacks: address)
             } onMetricsServerRunning: { channel in

@@ -4,17 +4,20 @@ import Prometheus
 
 /// The receiver's metrics, on a Prometheus registry that `GET /metrics` renders.
 ///
-/// Every label takes its values from a small fixed set, never from the request (an attacker's path, kid or code
-/// would otherwise make a new time series per request): so every series is made once, at start-up, and a request
-/// only increments existing counters.
+/// Every label takes its values from a small fixed set, never from the request (an attacker's path, method, kid or
+/// code would otherwise make a new time series per request): so every series is made once, at start-up, and a
+/// request only increments existing counters.
+///
+/// The request counts and durations are Hummingbird's `MetricsMiddleware`'s, which records through the process's
+/// `MetricsSystem` (``bootstrapMetricsSystem()``). Its names and labels are mapped onto this registry's by
+/// ``sanitize(_:_:)``: `postback_receiver_requests_total{route, status}` (status as its class, `2xx`, `4xx`,
+/// `5xx`), `postback_receiver_request_duration_seconds{route}`, `postback_receiver_request_errors_total{route,
+/// status}` and `postback_receiver_requests_in_flight`. The middleware's method label is dropped (the HTTP parser
+/// accepts dozens of methods a sender picks; every route serves one) and its route, the router's matched path or
+/// `NotFound`, becomes the ``ReceiverRoute`` name.
 public final class ReceiverMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+    let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-
-    /// `postback_receiver_requests_total{route, status}`: status is the class (`2xx`, `4xx`, `5xx`).
-    private let requests: [ReceiverRoute: [CoreMetrics.Counter]]
-    /// `postback_receiver_request_duration_seconds{route}`.
-    private let durations: [ReceiverRoute: CoreMetrics.Timer]
     /// `postback_receiver_verdicts_total{kind, verdict, code}`: code is the first error's code (`none` if valid).
     private let verdicts: [String: CoreMetrics.Counter]
     /// `postback_receiver_key_environment_total{environment}`: which keys verified the signatures that held.
@@ -50,7 +53,7 @@ public final class ReceiverMetrics: Sendable {
     ]
     static let environmentNames = ["production", "development", "custom"]
     /// Why a body was answered without being stored.
-    public enum NotStoredReason: String, CaseIterable, Sendable {
+    enum NotStoredReason: String, CaseIterable, Sendable {
         /// Over the invalid quota, proven forged or malformed or an exact retry: answered 200.
         case quota
         /// Over the invalid quota, could still be genuine: answered 503 (Apple sends it again).
@@ -64,6 +67,7 @@ public final class ReceiverMetrics: Sendable {
     public init() {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
+        factory.nameAndLabelSanitizer = { Self.sanitize($0, $1) }
         factory.defaultDurationHistogramBuckets = [
             .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
             .milliseconds(10), .milliseconds(20), .milliseconds(50), .milliseconds(100), .milliseconds(250),
@@ -72,18 +76,20 @@ public final class ReceiverMetrics: Sendable {
         self.registry = registry
         self.factory = factory
 
-        var requests: [ReceiverRoute: [CoreMetrics.Counter]] = [:]
-        var durations: [ReceiverRoute: CoreMetrics.Timer] = [:]
+        // The middleware's series, made now so that each is there (at 0) before its first request: the
+        // middleware's own handles land on these same series (a registry returns the series a name and labels
+        // already have).
         for route in ReceiverRoute.allCases {
-            requests[route] = Self.statusClasses.map {
-                CoreMetrics.Counter(label: "postback_receiver_requests_total", dimensions: [("route", route.rawValue), ("status", $0)],
-                        factory: factory)
+            for status in Self.statusClasses {
+                for name in ["postback_receiver_requests_total", "postback_receiver_request_errors_total"] {
+                    _ = CoreMetrics.Counter(label: name, dimensions: [("route", route.rawValue), ("status", status)],
+                                            factory: factory)
+                }
             }
-            durations[route] = CoreMetrics.Timer(label: "postback_receiver_request_duration_seconds",
-                                     dimensions: [("route", route.rawValue)], factory: factory)
+            _ = CoreMetrics.Timer(label: "postback_receiver_request_duration_seconds",
+                                  dimensions: [("route", route.rawValue)], factory: factory)
         }
-        self.requests = requests
-        self.durations = durations
+        _ = CoreMetrics.Meter(label: "postback_receiver_requests_in_flight", factory: factory)
 
         var verdicts: [String: CoreMetrics.Counter] = [:]
         var withoutConversionValue: [String: CoreMetrics.Counter] = [:]
@@ -141,11 +147,41 @@ public final class ReceiverMetrics: Sendable {
 
     private static func verdictKey(_ kind: ItemKind, _ code: String) -> String { "\(kind.rawValue) \(code)" }
 
-    /// Counts one answered request and its duration.
-    func request(_ route: ReceiverRoute, status: Int, nanoseconds: UInt64) {
-        let statusClass = status >= 500 ? 2 : status >= 400 ? 1 : 0
-        requests[route]?[statusClass].increment()
-        durations[route]?.recordNanoseconds(Int64(clamping: nanoseconds))
+    /// Makes this registry the process's `MetricsSystem`, where Hummingbird's `MetricsMiddleware` records; once
+    /// per process (the executable calls it; a second call traps, as `MetricsSystem.bootstrap` does).
+    public func bootstrapMetricsSystem() {
+        MetricsSystem.bootstrap(factory)
+    }
+
+    /// Hummingbird's metric names and labels as this registry's (see the type's comment); the receiver's own pass
+    /// unchanged. Any other name gets the receiver's prefix and keeps only bounded labels.
+    static func sanitize(_ name: String, _ labels: [(String, String)]) -> (String, [(String, String)]) {
+        if name.utf8.starts(with: "postback_receiver_".utf8) { return (name, labels) }
+        func label(_ key: String) -> String? {
+            labels.first { $0.0.utf8.elementsEqual(key.utf8) }?.1
+        }
+        let route = ReceiverRoute(endpointPath: label("http.route")).rawValue
+        let status = statusClass(label("http.response.status_code") ?? label("error.type"))
+        switch name {
+        case "hb.requests":
+            return ("postback_receiver_requests_total", [("route", route), ("status", status)])
+        case "http.server.request.duration":
+            return ("postback_receiver_request_duration_seconds", [("route", route)])
+        case "hb.request.errors":
+            return ("postback_receiver_request_errors_total", [("route", route), ("status", status)])
+        case "http.server.active_requests":
+            return ("postback_receiver_requests_in_flight", [])
+        default:
+            let bounded = label("http.route") == nil ? [] : [("route", route)]
+            return ("postback_receiver_" + String(name.map { $0 == "." ? "_" : $0 }), bounded)
+        }
+    }
+
+    /// `2xx`, `4xx`, `5xx` (or `other`) from a status code's text.
+    static func statusClass(_ code: String?) -> String {
+        guard let code, code.utf8.count == 3, let first = code.utf8.first,
+              (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(first) else { return "other" }
+        return String(UnicodeScalar(first)) + "xx"
     }
 
     /// Counts one final verdict (after deduplication): kind, first error code, key environment, tier, and a
@@ -208,7 +244,7 @@ public final class ReceiverMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of every series.
-    public func render() -> [UInt8] {
+    func render() -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16 * 1024)
         registry.emit(into: &buffer)

@@ -3,18 +3,18 @@ import Foundation
 
 /// One request's postback as the receiver keeps it: the bytes received, where and when, the verdict, and the JSON
 /// Lines record (the command line's record, with the request id as its `source`).
-public struct ReceivedPostback: Sendable {
+struct ReceivedPostback: Sendable {
     /// The body exactly as received.
-    public let body: [UInt8]
+    let body: [UInt8]
     /// The request's id: the record's `source`, and what a later duplicate's `duplicate-of-source` names.
-    public let requestID: String
-    public let route: ReceiverRoute
+    let requestID: String
+    let route: ReceiverRoute
     /// When the request arrived, in whole milliseconds since 1970 (UTC).
-    public let receivedMilliseconds: Int64
+    let receivedMilliseconds: Int64
     /// The verdict: the verifier's, then marked duplicate if the store has seen the postback already.
-    public var result: VerificationResult
+    var result: VerificationResult
 
-    public init(body: [UInt8], requestID: String, route: ReceiverRoute, receivedMilliseconds: Int64,
+    init(body: [UInt8], requestID: String, route: ReceiverRoute, receivedMilliseconds: Int64,
                 result: VerificationResult) {
         self.body = body
         self.requestID = requestID
@@ -24,10 +24,10 @@ public struct ReceivedPostback: Sendable {
     }
 
     /// When it arrived, as a `Date`.
-    public var received: Date { Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000) }
+    var received: Date { Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000) }
 
     /// The JSON Lines record of its (final) result.
-    public var record: [UInt8] {
+    var record: [UInt8] {
         JSONLinesRecord.render(result, sourceLabel: requestID)
     }
 }
