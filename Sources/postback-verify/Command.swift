@@ -255,22 +255,10 @@ enum Command {
             + "got \(outcome.verdict.rawValue)\(reason ?? "")"
     }
 
-    /// The conversion schema at `path`; one that cannot be read or is malformed is a usage error (status 2) naming
-    /// the line and the reason.
+    /// The conversion schema at `path` (the library reads it as for every program); one that cannot be read or is
+    /// malformed is a usage error (status 2) naming the line and the reason.
     private static func schema(_ path: String) throws(UsageError) -> ConversionSchema {
-        let bytes: [UInt8]
-        do {
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            bytes = Array(try handle.read(upToCount: ConversionSchema.maximumBytes + 1) ?? Data())
-        } catch {
-            throw UsageError("--schema \(path): cannot read the file: \((error as NSError).localizedDescription)")
-        }
-        do {
-            return try ConversionSchema(parsing: bytes)
-        } catch {
-            throw UsageError("--schema \(path): \(error.description)")
-        }
+        try UsageError.wrapping { () throws(AttributionError) in try ConversionSchema(contentsOfFile: path) }
     }
 
     /// Writes the run report (`--report`): HTML when the path ends in `.html`, JSON otherwise. A report that

@@ -13,10 +13,11 @@ public enum PostbackReceiver {
     /// The application to run (`try await app.runService()` stops gracefully on SIGTERM and SIGINT). Opens the
     /// state first: a state file it refuses throws ``StorageFailure`` before anything listens.
     public static func application(
-        _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics = ReceiverMetrics(), logger: Logger,
+        _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics? = nil, logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
+        let metrics = metrics ?? ReceiverMetrics(schema: configuration.schema)
         let sink = try await makeSink(configuration, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
@@ -42,7 +43,8 @@ public enum PostbackReceiver {
         let readiness = Readiness(probe: probe,
                                   deadline: .milliseconds(configuration.readinessDeadlineMilliseconds))
         let endpoint = PostbackEndpoint(verification: verification, committer: committer, metrics: metrics,
-                                        maximumBodyBytes: configuration.maximumBodyBytes)
+                                        maximumBodyBytes: configuration.maximumBodyBytes,
+                                        schema: configuration.schema)
         let metricsPage = MetricsPage(metrics: metrics, connections: connections, queues: endpoint.queues)
         let router = ReceiverRouter.postbacks(
             endpoint: endpoint, readiness: readiness,

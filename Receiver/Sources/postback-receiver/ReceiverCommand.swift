@@ -23,7 +23,7 @@ struct ReceiverCommand: AsyncParsableCommand {
             --invalid-quota that could still be genuine, and 503 with Retry-After past --queue-depth. Plain HTTP: \
             put a TLS terminator in front (see Receiver/README.md).
 
-            Exit statuses: 0 stopped by SIGTERM or SIGINT; 64 usage mistake (with the usage line); 66 a key file \
+            Exit statuses: 0 stopped by SIGTERM or SIGINT; 64 usage mistake (with the usage line); 66 a key or schema file \
             cannot be used; 69 the PostgreSQL state's server cannot be reached; 71 cannot listen (port in use, \
             address not on this machine); 73 the state or archive is refused or cannot be created. Every start-up \
             failure prints one line on standard error naming its cause and remedy.
@@ -67,6 +67,11 @@ struct ReceiverCommand: AsyncParsableCommand {
 
     @Flag(help: "Warnings become rejections (code rule-warning).")
     var strict = false
+
+    @Option(help: ArgumentHelp("Decode valid postbacks' conversion values with the schema in FILE (docs/schema.md): "
+                                   + "records gain decoded, metrics count campaigns and events by its names.",
+                               valueName: "file"))
+    var schema: String?
 
     @Option(help: ArgumentHelp("I3 warns on impressions older than this (30d, 12h, 90m, 3600s).",
                                valueName: "duration"))
@@ -203,16 +208,21 @@ struct ReceiverCommand: AsyncParsableCommand {
         let format = ReceiverLogHandler.Format(rawValue: logFormat) ?? .text
         LoggingSystem.bootstrap { _ in ReceiverLogHandler(format: format, level: level) }
         let logger = Logger(label: "postback-receiver")
-        let metrics = ReceiverMetrics()
-        metrics.bootstrapMetricsSystem()
         let verification = try verifierOptions()
         let verifier: AttributionVerifier
         do {
             verifier = try verification.verifier()
         } catch {
-            throw StartupFailure(.keyFile, error.reason)  // the library's message names the file and the remedy
+            throw StartupFailure(.inputFile, error.reason)  // the library's message names the file and the remedy
         }
         var configuration = ReceiverConfiguration(verifier: verifier)
+        if let schema {
+            do {
+                configuration.schema = try ConversionSchema(contentsOfFile: schema)
+            } catch {
+                throw StartupFailure(.inputFile, error.reason)  // names the file, and the line and reason
+            }
+        }
         configuration.host = host
         configuration.port = port
         let stateLocation = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
@@ -229,6 +239,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         configuration.queueDepth = queueDepth
         configuration.metricsAddress = metricsAddress.flatMap(Self.splitAddress)
         configuration.synchronous = ReceiverConfiguration.Synchronous(rawValue: sync) ?? .full
+        let metrics = ReceiverMetrics(schema: configuration.schema)
+        metrics.bootstrapMetricsSystem()
         if noStorage {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }

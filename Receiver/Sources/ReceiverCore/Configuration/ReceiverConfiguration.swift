@@ -61,6 +61,9 @@ public struct ReceiverConfiguration: Sendable {
     var readinessDeadlineMilliseconds = 1_000
     /// `/metrics` on a listener of its own (`--metrics-address`); nil: on the postback listener.
     public var metricsAddress: (host: String, port: Int)?
+    /// The conversion-value schema (`--schema`): valid postbacks' records gain `decoded`, and the metrics count
+    /// them by the schema's campaign and event names.
+    public var schema: ConversionSchema?
 
     public init(verifier: AttributionVerifier) {
         self.verifier = verifier

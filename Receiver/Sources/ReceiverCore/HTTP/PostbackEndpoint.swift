@@ -17,6 +17,8 @@ struct PostbackEndpoint: Sendable {
     let committer: GroupQueue<ReceivedPostback, SinkOutcome>?
     let metrics: ReceiverMetrics
     let maximumBodyBytes: Int
+    /// `--schema`, for the records and metrics of valid postbacks.
+    let schema: ConversionSchema?
 
     /// The queues' depths and bounds, read when the metrics are rendered.
     var queues: QueueGauges {
@@ -49,9 +51,9 @@ struct PostbackEndpoint: Sendable {
             return Self.empty(.internalServerError)  // only when stopping: nothing was stored
         }
         let postback = ReceivedPostback(body: body, requestID: context.id, route: route,
-                                        receivedMilliseconds: received, result: result)
+                                        receivedMilliseconds: received, result: result, schema: schema)
         guard let committer else {
-            metrics.verdict(result)
+            metrics.verdict(postback)
             return Self.ok
         }
         do {
@@ -60,7 +62,7 @@ struct PostbackEndpoint: Sendable {
                 // Over the invalid quota but possibly genuine: not stored, so not a 200 (Apple would not resend).
                 return Self.empty(.serviceUnavailable)
             }
-            metrics.verdict(outcome.postback.result)
+            metrics.verdict(outcome.postback)
             return Self.ok
         } catch is QueueOverloaded {
             metrics.notStored(.overloaded)

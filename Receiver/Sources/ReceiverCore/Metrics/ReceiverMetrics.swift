@@ -1,5 +1,6 @@
 import Attribution
 import CoreMetrics
+import Foundation
 import Prometheus
 
 /// The receiver's metrics, on a Prometheus registry that `GET /metrics` renders.
@@ -44,6 +45,8 @@ public final class ReceiverMetrics: Sendable {
     /// arrive within `--request-timeout` (slow or stalled clients).
     private let requestTimeouts: CoreMetrics.Counter
     static let queueNames = ["verification", "commit"]
+    /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
+    private let decoded: DecodedCounters?
 
     static let statusClasses = ["2xx", "4xx", "5xx"]
     static let kinds: [ItemKind] = [.postback, .impression, .skadnetwork, .unknown]
@@ -64,7 +67,8 @@ public final class ReceiverMetrics: Sendable {
         case overloaded
     }
 
-    public init() {
+    /// The receiver's series; with `schema`, also the decoded conversions' series, one per name the schema holds.
+    public init(schema: ConversionSchema? = nil) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.nameAndLabelSanitizer = { Self.sanitize($0, $1) }
@@ -143,6 +147,7 @@ public final class ReceiverMetrics: Sendable {
         openConnections = CoreMetrics.Gauge(label: "postback_receiver_open_connections", factory: factory)
         maximumConnections = CoreMetrics.Gauge(label: "postback_receiver_max_connections", factory: factory)
         requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
+        decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
     private static func verdictKey(_ kind: ItemKind, _ code: String) -> String { "\(kind.rawValue) \(code)" }
@@ -207,6 +212,15 @@ public final class ReceiverMetrics: Sendable {
         }
     }
 
+    /// Counts one stored (or, without storage, answered) postback: its final verdict, and with a schema its
+    /// decoded conversion.
+    func verdict(_ postback: ReceivedPostback) {
+        verdict(postback.result)
+        if let decoded, let conversion = postback.decoded {
+            decoded.count(conversion)
+        }
+    }
+
     /// Whether a valid item carries a fine or coarse conversion value (unsigned, in the body).
     static func hasConversionValue(_ result: VerificationResult) -> Bool {
         if let body = result.body { return body.hasConversionValue }
@@ -249,5 +263,91 @@ public final class ReceiverMetrics: Sendable {
         buffer.reserveCapacity(16 * 1024)
         registry.emit(into: &buffer)
         return buffer
+    }
+}
+
+/// `--schema`'s series: valid AdAttributionKit postbacks by the schema's campaign names and window, the schema's
+/// event names, and the revenue ranges by campaign and currency. Label values come from the schema only, never
+/// from a postback: a `source-identifier` the schema does not name counts under `(unnamed)`, an app it does not
+/// have under `(app not in schema)`. Every series is made at start-up (as many as the schema has names).
+///
+/// - `postback_receiver_decoded_total{campaign, window}`
+/// - `postback_receiver_decoded_events_total{event}`: each event a decoded value means (a postback meaning
+///   `install` and `purchase` counts under both)
+/// - `postback_receiver_decoded_revenue_low_total{campaign, currency}` and `…_high_total`: the sums of the
+///   revenue ranges' bounds (the true revenue lies between the two sums)
+struct DecodedCounters: Sendable {
+    static let unnamedCampaign = "(unnamed)"
+    static let unknownApp = "(app not in schema)"
+
+    private let conversions: [String: [CoreMetrics.Counter]]
+    private let events: [String: CoreMetrics.Counter]
+    private let revenueLow: [RevenueKey: CoreMetrics.FloatingPointCounter]
+    private let revenueHigh: [RevenueKey: CoreMetrics.FloatingPointCounter]
+
+    struct RevenueKey: Hashable {
+        let campaign: String
+        let currency: String
+    }
+
+    init(_ schema: ConversionSchema, factory: any MetricsFactory) {
+        var campaigns: Set<String> = [Self.unnamedCampaign, Self.unknownApp]
+        var eventNames: Set<String> = []
+        var revenueKeys: Set<RevenueKey> = []
+        for app in schema.apps {
+            let currency = app.currency ?? "none"
+            campaigns.formUnion(app.campaigns.values)
+            revenueKeys.insert(RevenueKey(campaign: Self.unnamedCampaign, currency: currency))
+            for name in app.campaigns.values { revenueKeys.insert(RevenueKey(campaign: name, currency: currency)) }
+            for window in app.windows {
+                for meaning in Array(window.fine.values) + Array(window.coarse.values) {
+                    eventNames.formUnion(meaning.events)
+                }
+            }
+        }
+        var conversions: [String: [CoreMetrics.Counter]] = [:]
+        for campaign in campaigns {
+            conversions[campaign] = (1...3).map { window in
+                CoreMetrics.Counter(label: "postback_receiver_decoded_total",
+                                    dimensions: [("campaign", campaign), ("window", String(window))], factory: factory)
+            }
+        }
+        self.conversions = conversions
+        var events: [String: CoreMetrics.Counter] = [:]
+        for event in eventNames {
+            events[event] = CoreMetrics.Counter(label: "postback_receiver_decoded_events_total",
+                                                dimensions: [("event", event)], factory: factory)
+        }
+        self.events = events
+        var low: [RevenueKey: CoreMetrics.FloatingPointCounter] = [:]
+        var high: [RevenueKey: CoreMetrics.FloatingPointCounter] = [:]
+        for key in revenueKeys {
+            let dimensions = [("campaign", key.campaign), ("currency", key.currency)]
+            low[key] = CoreMetrics.FloatingPointCounter(label: "postback_receiver_decoded_revenue_low_total",
+                                                        dimensions: dimensions, factory: factory)
+            high[key] = CoreMetrics.FloatingPointCounter(label: "postback_receiver_decoded_revenue_high_total",
+                                                         dimensions: dimensions, factory: factory)
+        }
+        revenueLow = low
+        revenueHigh = high
+    }
+
+    /// The campaign label of a decoded conversion: the schema's name, or one of the two reserved labels.
+    static func campaignLabel(_ conversion: DecodedConversion) -> String {
+        conversion.campaign ?? (conversion.appKnown ? unnamedCampaign : unknownApp)
+    }
+
+    func count(_ conversion: DecodedConversion) {
+        let campaign = Self.campaignLabel(conversion)
+        if let perWindow = conversions[campaign], perWindow.indices.contains(conversion.window.number - 1) {
+            perWindow[conversion.window.number - 1].increment()
+        }
+        guard let meaning = conversion.meaning else { return }
+        for event in meaning.events { events[event]?.increment() }
+        if let revenue = meaning.revenue {
+            let key = RevenueKey(campaign: campaign, currency: conversion.currency ?? "none")
+            revenueLow[key]?.increment(by: NSDecimalNumber(decimal: revenue.low).doubleValue)
+            revenueHigh[key]?.increment(by: NSDecimalNumber(decimal: revenue.high).doubleValue)
+        }
     }
 }

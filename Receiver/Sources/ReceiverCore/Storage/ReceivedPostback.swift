@@ -13,21 +13,33 @@ struct ReceivedPostback: Sendable {
     let receivedMilliseconds: Int64
     /// The verdict: the verifier's, then marked duplicate if the store has seen the postback already.
     var result: VerificationResult
+    /// `--schema`: what decodes a valid postback's conversion (``decoded``).
+    let schema: ConversionSchema?
 
     init(body: [UInt8], requestID: String, route: ReceiverRoute, receivedMilliseconds: Int64,
-                result: VerificationResult) {
+         result: VerificationResult, schema: ConversionSchema? = nil) {
         self.body = body
         self.requestID = requestID
         self.route = route
         self.receivedMilliseconds = receivedMilliseconds
         self.result = result
+        self.schema = schema
     }
 
     /// When it arrived, as a `Date`.
     var received: Date { Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000) }
 
-    /// The JSON Lines record of its (final) result.
+    /// The JSON Lines record of its (final) result; with a schema, a valid AdAttributionKit postback's record has
+    /// `decoded`, as of its arrival (as the command line's has, as of the run's start).
     var record: [UInt8] {
-        JSONLinesRecord.render(result, sourceLabel: requestID)
+        let record = JSONLinesRecord.render(result, sourceLabel: requestID)
+        return decoded.map { $0.adding(to: record) } ?? record
+    }
+
+    /// Its conversion as the schema reads it: nil without a schema, and for anything but a valid (so not
+    /// duplicate) AdAttributionKit postback.
+    var decoded: DecodedConversion? {
+        guard let schema, result.verdict == .valid, let facts = ConversionFacts(result) else { return nil }
+        return schema.decode(facts, arrival: received)
     }
 }
