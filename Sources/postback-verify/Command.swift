@@ -264,11 +264,8 @@ enum Command {
     /// Writes the run report (`--report`): HTML when the path ends in `.html`, JSON otherwise. A report that
     /// cannot be written is named on standard error; the records already written stand.
     private static func writeReport(_ run: RunOutput, to path: String, context: ReportContext) {
-        let bytes = path.utf8.reversed().starts(with: ".html".utf8.reversed())
-            ? ReportPage.render(run.report, summary: run.summary, context: context)
-            : run.report.json(summary: run.summary, context: context)
         do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try run.report.write(to: path, summary: run.summary, context: context)
         } catch {
             run.messages.write(line: "postback-verify: error: cannot write the report \(TerminalText.escaped(path)): "
                 + TerminalText.escaped((error as NSError).localizedDescription))
