@@ -258,32 +258,17 @@ enum Command {
             + "got \(outcome.verdict.rawValue)\(reason ?? "")"
     }
 
-    /// The conversion schema at `path`; one that cannot be read or is malformed is a usage error (status 2) naming
-    /// the line and the reason.
+    /// The conversion schema at `path` (the library reads it as for every program); one that cannot be read or is
+    /// malformed is a usage error (status 2) naming the line and the reason.
     private static func schema(_ path: String) throws(UsageError) -> ConversionSchema {
-        let bytes: [UInt8]
-        do {
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            bytes = Array(try handle.read(upToCount: ConversionSchema.maximumBytes + 1) ?? Data())
-        } catch {
-            throw UsageError("--schema \(path): cannot read the file: \((error as NSError).localizedDescription)")
-        }
-        do {
-            return try ConversionSchema(parsing: bytes)
-        } catch {
-            throw UsageError("--schema \(path): \(error.description)")
-        }
+        try UsageError.wrapping { () throws(AttributionError) in try ConversionSchema(contentsOfFile: path) }
     }
 
     /// Writes the run report (`--report`): HTML when the path ends in `.html`, JSON otherwise. A report that
     /// cannot be written is named on standard error; the records already written stand.
     private static func writeReport(_ run: RunOutput, to path: String, context: ReportContext) {
-        let bytes = path.utf8.reversed().starts(with: ".html".utf8.reversed())
-            ? ReportPage.render(run.report, summary: run.summary, context: context)
-            : run.report.json(summary: run.summary, context: context)
         do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try run.report.write(to: path, summary: run.summary, context: context)
         } catch {
             run.messages.write(line: "postback-verify: error: cannot write the report \(TerminalText.escaped(path)): "
                 + TerminalText.escaped((error as NSError).localizedDescription))

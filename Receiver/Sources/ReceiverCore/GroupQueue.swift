@@ -18,7 +18,7 @@ import Synchronization
 /// **Bounded.** At most `maximumDepth` submissions wait (not yet taken into a group); one more is refused at once
 /// with ``QueueOverloaded`` (the receiver answers 503 with `Retry-After`, and Apple sends the postback again), so
 /// that an overload costs a retry rather than memory without bound and answers slower than any sender waits for.
-public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Sendable {
+final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Sendable {
     private struct Waiting: Sendable {
         let input: Input
         let continuation: CheckedContinuation<Output, any Error>
@@ -44,7 +44,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     private let maximumGroupSize: Int
     private let concurrency: Int
     /// Most submissions waiting at once; beyond it ``submit(_:)`` throws ``QueueOverloaded``.
-    public let maximumDepth: Int
+    let maximumDepth: Int
     private let state = Mutex(State())
     /// Submissions waiting now (read by the metrics without taking the lock).
     private let waiting = Atomic<Int>(0)
@@ -54,7 +54,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     /// one group waits for its `fsync`, the next is already claiming; or one group per core verifying).
     /// `onEnd` runs once the last group is processed, at graceful shutdown.
     /// `maximumDepth` bounds the submissions waiting (see the type's comment).
-    public init(maximumGroupSize: Int, concurrency: Int = 1, maximumDepth: Int = .max,
+    init(maximumGroupSize: Int, concurrency: Int = 1, maximumDepth: Int = .max,
                 onEnd: @escaping @Sendable () async -> Void = {},
                 process: @escaping @Sendable ([Input]) async throws -> [Output]) {
         self.maximumDepth = max(1, maximumDepth)
@@ -67,7 +67,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     /// Processes `input` with the next group; returns its output. Throws what the group's processing threw, or
     /// ``StorageFailure/stopping`` once the queue has stopped, or ``QueueOverloaded`` when `maximumDepth`
     /// submissions are already waiting.
-    public func submit(_ input: Input) async throws -> Output {
+    func submit(_ input: Input) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
             let (refusal, waiter) = state.withLock { state -> ((any Error)?, CheckedContinuation<Void, Never>?) in
                 guard !state.hasEnded else { return (StorageFailure.stopping, nil) }
@@ -85,12 +85,12 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
     }
 
     /// Submissions waiting now, not yet taken into a group (the `postback_receiver_queue_depth` gauge).
-    public var depth: Int { waiting.load(ordering: .relaxed) }
+    var depth: Int { waiting.load(ordering: .relaxed) }
 
     /// Runs until graceful shutdown, or until cancelled: the service group cancels every service when one fails
     /// (the HTTP server that cannot bind its address), and a queue that waited only for a graceful shutdown would
     /// then keep the process alive for ever, not listening and deaf to SIGTERM.
-    public func run() async throws {
+    func run() async throws {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { loops in
@@ -171,7 +171,7 @@ public final class GroupQueue<Input: Sendable, Output: Sendable>: Service, Senda
 }
 
 /// A ``GroupQueue`` already holds its maximum depth of waiting submissions: answered 503 with `Retry-After`.
-public struct QueueOverloaded: Error, Sendable, CustomStringConvertible {
-    public init() {}
-    public var description: String { "overloaded: the queue is at its bound" }
+struct QueueOverloaded: Error, Sendable, CustomStringConvertible {
+    init() {}
+    var description: String { "overloaded: the queue is at its bound" }
 }

@@ -13,10 +13,11 @@ public enum PostbackReceiver {
     /// The application to run (`try await app.runService()` stops gracefully on SIGTERM and SIGINT). Opens the
     /// state first: a state file it refuses throws ``StorageFailure`` before anything listens.
     public static func application(
-        _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics = ReceiverMetrics(), logger: Logger,
+        _ configuration: ReceiverConfiguration, metrics: ReceiverMetrics? = nil, logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) async throws -> Application<ReceiverResponder> {
+    ) async throws -> some ApplicationProtocol {
+        let metrics = metrics ?? ReceiverMetrics(schema: configuration.schema)
         let sink = try await makeSink(configuration, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
@@ -41,10 +42,13 @@ public enum PostbackReceiver {
         if let sink { probe = { try sink.probe() } }
         let readiness = Readiness(probe: probe,
                                   deadline: .milliseconds(configuration.readinessDeadlineMilliseconds))
-        let responder = ReceiverResponder(
-            verification: verification, committer: committer, metrics: metrics,
-            maximumBodyBytes: configuration.maximumBodyBytes, logger: logger, readiness: readiness,
-            connections: connections, servesMetrics: configuration.metricsAddress == nil)
+        let endpoint = PostbackEndpoint(verification: verification, committer: committer, metrics: metrics,
+                                        maximumBodyBytes: configuration.maximumBodyBytes,
+                                        schema: configuration.schema)
+        let metricsPage = MetricsPage(metrics: metrics, connections: connections, queues: endpoint.queues)
+        let router = ReceiverRouter.postbacks(
+            endpoint: endpoint, readiness: readiness,
+            metricsPage: configuration.metricsAddress == nil ? metricsPage : nil)
         let idleTimeout = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
         let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeoutMilliseconds))
         // Every connection is guarded: a deadline per request, no body read after a refusal (ConnectionGuard).
@@ -59,7 +63,7 @@ public enum PostbackReceiver {
             // Its own listener, for the monitoring network only: the postback listener then answers 404 there,
             // so a sender learns nothing from the counters (which kids verify) or their timing.
             services.append(Application(
-                responder: MetricsResponder(metrics: metrics, connections: connections, queues: responder.queues),
+                router: ReceiverRouter.metrics(metricsPage),
                 server: .http1(configuration: .init(idleTimeout: idleTimeout)),
                 configuration: ApplicationConfiguration(
                     address: .hostname(address.host, port: address.port), serverName: nil,
@@ -71,7 +75,7 @@ public enum PostbackReceiver {
                 logger: logger))
         }
         var application = Application(
-            responder: responder,
+            router: router,
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,

@@ -10,8 +10,9 @@ public struct StartupFailure: Error, Sendable, CustomStringConvertible {
     public enum Status: Int32, Sendable, CaseIterable {
         /// A usage mistake: an unknown option or a value out of range (with the usage line).
         case usage = 64
-        /// A `--key` or `--skadnetwork-key-*` file is missing, unreadable or not a public key on the curve.
-        case keyFile = 66
+        /// A `--key` or `--skadnetwork-key-*` file is missing, unreadable or not a public key on the curve; or the
+        /// `--schema` file cannot be read or is malformed.
+        case inputFile = 66
         /// The PostgreSQL state's server cannot be reached, or refused the connection.
         case databaseUnavailable = 69
         /// The address cannot be listened on: the port is in use, the machine has no such address, or it is

@@ -23,7 +23,7 @@ struct ReceiverCommand: AsyncParsableCommand {
             --invalid-quota that could still be genuine, and 503 with Retry-After past --queue-depth. Plain HTTP: \
             put a TLS terminator in front (see Receiver/README.md).
 
-            Exit statuses: 0 stopped by SIGTERM or SIGINT; 64 usage mistake (with the usage line); 66 a key file \
+            Exit statuses: 0 stopped by SIGTERM or SIGINT; 64 usage mistake (with the usage line); 66 a key or schema file \
             cannot be used; 69 the PostgreSQL state's server cannot be reached; 71 cannot listen (port in use, \
             address not on this machine); 73 the state or archive is refused or cannot be created. Every start-up \
             failure prints one line on standard error naming its cause and remedy.
@@ -68,6 +68,11 @@ struct ReceiverCommand: AsyncParsableCommand {
 
     @Flag(help: "Warnings become rejections (code rule-warning).")
     var strict = false
+
+    @Option(help: ArgumentHelp("Decode valid postbacks' conversion values with the schema in FILE (docs/schema.md): "
+                                   + "records gain decoded, metrics count campaigns and events by its names.",
+                               valueName: "file"))
+    var schema: String?
 
     @Option(help: ArgumentHelp("I3 warns on impressions older than this (30d, 12h, 90m, 3600s).",
                                valueName: "duration"))
@@ -116,8 +121,13 @@ struct ReceiverCommand: AsyncParsableCommand {
                                valueName: "host:port"))
     var metricsAddress: String?
 
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    @Option(help: ArgumentHelp("Log level: trace, debug, info (a line per request), notice (no request lines), "
+                                   + "warning, error, critical.", valueName: "level"))
     var logLevel = "info"
+
+    @Option(help: ArgumentHelp("Log lines on standard error as text or as one JSON object each; every value from a "
+                                   + "request is escaped.", valueName: "text|json"))
+    var logFormat = "text"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
@@ -144,6 +154,9 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
+        }
+        guard ReceiverLogHandler.Format(rawValue: logFormat) != nil else {
+            throw ValidationError("--log-format must be text or json, not \(TerminalText.escaped(logFormat))")
         }
         let stateLocation = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
         if archive != nil, case .postgreSQL = stateLocation {
@@ -197,16 +210,25 @@ struct ReceiverCommand: AsyncParsableCommand {
     /// Starts the receiver and runs it until SIGTERM or SIGINT; throws ``StartupFailure`` for whatever stopped it
     /// from starting.
     private func serve() async throws {
-        var logger = Logger(label: "postback-receiver")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let format = ReceiverLogHandler.Format(rawValue: logFormat) ?? .text
+        LoggingSystem.bootstrap { _ in ReceiverLogHandler(format: format, level: level) }
+        let logger = Logger(label: "postback-receiver")
         let verification = try verifierOptions()
         let verifier: AttributionVerifier
         do {
             verifier = try verification.verifier()
         } catch {
-            throw StartupFailure(.keyFile, error.reason)  // the library's message names the file and the remedy
+            throw StartupFailure(.inputFile, error.reason)  // the library's message names the file and the remedy
         }
         var configuration = ReceiverConfiguration(verifier: verifier)
+        if let schema {
+            do {
+                configuration.schema = try ConversionSchema(contentsOfFile: schema)
+            } catch {
+                throw StartupFailure(.inputFile, error.reason)  // names the file, and the line and reason
+            }
+        }
         configuration.host = host
         configuration.port = port
         let stateLocation = try Self.usage { () throws(AttributionError) in try StateLocation(state) }
@@ -223,13 +245,15 @@ struct ReceiverCommand: AsyncParsableCommand {
         configuration.queueDepth = queueDepth
         configuration.metricsAddress = metricsAddress.flatMap(Self.splitAddress)
         configuration.synchronous = ReceiverConfiguration.Synchronous(rawValue: sync) ?? .full
+        let metrics = ReceiverMetrics(schema: configuration.schema)
+        metrics.bootstrapMetricsSystem()
         if noStorage {
             logger.warning("--no-storage: nothing is stored or deduplicated; for benchmarks only")
         }
-        let app: Application<ReceiverResponder>
         let listening = ListeningFlag(expectsMetrics: configuration.metricsAddress != nil)
+        let app: any Service
         do {
-            app = try await PostbackReceiver.application(configuration, logger: logger) { channel in
+            app = try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger) { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? host):\($0.port ?? port)" } ?? "?"
                 listening.bound(postbacks: address)
             } onMetricsServerRunning: { channel in

@@ -144,7 +144,6 @@ import Glibc
             #expect(text.contains("postback_receiver_queue_depth{queue=\"commit\"} 0"))
             #expect(text.contains("postback_receiver_max_connections 77"))
             #expect(text.contains("postback_receiver_not_stored_total{reason=\"overloaded\"} 0"))
-            #expect(text.contains("postback_receiver_requests_total{route=\"readyz\",status=\"2xx\"} 1"))
         }
     }
 

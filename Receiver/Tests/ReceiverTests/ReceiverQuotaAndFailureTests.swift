@@ -2,7 +2,7 @@ import Attribution
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import ReceiverCore
+@testable import ReceiverCore
 import Testing
 
 /// Never a 200 for a postback that may be genuine unless it is stored: a group whose rows could not be stored and

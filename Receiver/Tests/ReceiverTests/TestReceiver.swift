@@ -4,7 +4,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ReceiverCore
+@testable import ReceiverCore
+import Synchronization
 
 /// A receiver built as `postback-receiver` builds it, on files in a fresh temporary directory, with the fixture
 /// keys; and a read-only look at its archive.
@@ -17,10 +18,19 @@ struct TestReceiver {
     let directory: URL
     let statePath: String
     let archivePath: String
-    let metrics = ReceiverMetrics()
+    let metrics: ReceiverMetrics
     var configuration: ReceiverConfiguration
 
-    init(invalidQuota: Int = 10_000) throws {
+    /// The test process's `MetricsSystem`, where Hummingbird's `MetricsMiddleware` records (as the executable
+    /// bootstraps its own): every receiver a test makes with it feeds the same request series.
+    static let processMetrics: ReceiverMetrics = {
+        let metrics = ReceiverMetrics()
+        metrics.bootstrapMetricsSystem()
+        return metrics
+    }()
+
+    init(invalidQuota: Int = 10_000, metrics: ReceiverMetrics = ReceiverMetrics()) throws {
+        self.metrics = metrics
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiver-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         statePath = directory.appendingPathComponent("state.sqlite").path
@@ -41,9 +51,18 @@ struct TestReceiver {
         ByteBuffer(bytes: try Data(contentsOf: fixture(path)))
     }
 
-    func application() async throws -> Application<ReceiverResponder> {
+    func application() async throws -> some ApplicationProtocol {
         var logger = Logger(label: "receiver-tests")
         logger.logLevel = .critical
+        return try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger)
+    }
+
+    /// The application with its log lines, as `--log-format` writes them, collected in `lines`.
+    func application(loggingTo lines: LogLines, format: ReceiverLogHandler.Format) async throws
+        -> some ApplicationProtocol {
+        let logger = Logger(label: "receiver-tests") { _ in
+            ReceiverLogHandler(format: format, level: .info, output: LineOutput { lines.append($0) })
+        }
         return try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger)
     }
 
@@ -141,4 +160,15 @@ struct TestReceiver {
         }
         return 0
     }
+}
+
+/// Log lines collected by a test.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func append(_ line: String) {
+        lines.withLock { $0.append(line) }
+    }
+
+    var all: [String] { lines.withLock { $0 } }
 }

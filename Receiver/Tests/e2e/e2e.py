@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -171,8 +172,8 @@ def apple_examples(args, repo: Path, work: Path) -> None:
 
 
 def routes_and_limits(args, repo: Path, work: Path) -> None:
-    receiver = Receiver(args.receiver, work / "routes", ["--allow-development", *FIXTURE_KEYS, "--invalid-quota", "3"],
-                        cwd=repo)
+    receiver = Receiver(args.receiver, work / "routes", ["--allow-development", *FIXTURE_KEYS, "--invalid-quota", "3",
+                                                         "--log-format", "json"], cwd=repo)
     try:
         port = receiver.port
         status, body = curl_get(port, "/healthz")
@@ -226,9 +227,39 @@ def routes_and_limits(args, repo: Path, work: Path) -> None:
             check(name in text, f"/metrics lacks {name}")
         series = [line for line in text.splitlines() if line and not line.startswith("#")]
         check(len(series) < 600, f"/metrics has {len(series)} series: labels are not bounded")
+        # A path a sender chose, with a bidirectional override and an escape sequence's bytes in it.
+        hostile = raw_request(port, b"GET /x\xe2\x80\xaey%1B[31m HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        check(hostile.startswith(b"HTTP/1.1 404") or hostile.startswith(b"HTTP/1.1 400"),
+              f"a hostile path answered {hostile[:40]!r}")
     finally:
         check(receiver.stop() == 0, "routes: receiver did not exit 0 on SIGTERM")
-    print("ok: routes, 404, body cap (413), retries as duplicates, invalid quota, metrics", flush=True)
+    # The request log (--log-format json): one JSON object per line, a line per request, and the ids the rows name.
+    log = (work / "routes" / "receiver.log").read_bytes()
+    check(b"\xe2\x80\xae" not in log and b"\x1b" not in log, "a raw bidirectional override or escape reached the log")
+    lines = [json.loads(line) for line in log.decode().splitlines() if line.startswith("{")]
+    check(len(lines) == len(log.decode().splitlines()), "a log line is not one JSON object")
+    requests = [line for line in lines if line.get("message") == "Request"]
+    sources = [json.loads(r["record"])["source"] for r in rows(receiver.archive)]
+    logged = {line.get("hb.request.id"): line for line in requests}
+    check(all(source in logged and logged[source].get("hb.request.method") == "POST" for source in sources),
+          "a stored row's request id has no POST request line in the log")
+    check(sum(1 for line in requests if line.get("hb.request.method") == "DELETE") == 1,
+          "the one DELETE request is not one log line")
+    if hostile.startswith(b"HTTP/1.1 404"):
+        check(any("\u202e" in line.get("hb.request.path", "") for line in requests),
+              "the hostile path's request line is missing")
+    print("ok: routes, 404, body cap (413), retries as duplicates, invalid quota, metrics, JSON request log",
+          flush=True)
+
+
+def raw_request(port: int, request: bytes) -> bytes:
+    """Sends `request` as it is (bytes curl would refuse or encode) and returns the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+        return answer
 
 
 def shared_state_with_cli(args, repo: Path, work: Path) -> None:

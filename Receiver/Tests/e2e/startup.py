@@ -112,6 +112,11 @@ def main() -> int:
                        66, "garbage.pem")
         expect_failure(receiver, "a missing key file", ["--key", f"kid={work / 'missing.pem'}", *state], work, 66,
                        "missing.pem")
+        (work / "bad-schema.json").write_text('{\n  "schema-version": 1,\n  "apps": [{"advertised-item-identifier": "x"}]\n}\n')
+        expect_failure(receiver, "a malformed --schema", ["--schema", str(work / "bad-schema.json"), *state], work,
+                       66, "line 3")
+        expect_failure(receiver, "a missing --schema file", ["--schema", str(work / "no-schema.json"), *state], work,
+                       66, "no-schema.json")
 
         garbage = b"this is not a database\n" * 100
         (work / "garbage.sqlite").write_bytes(garbage)

@@ -20,19 +20,27 @@ struct RunSummary {
 
     /// Counts one item; `environment` is that of the key that verified it, when it is valid.
     mutating func count(_ outcome: VerifiedBatch.Outcome, environment: KeyEnvironment?, expectation: Verdict?) {
+        let warningRules = outcome.warningCount > 0 ? outcome.warningRules.map(\.rawValue) : []
+        count(verdict: outcome.verdict, firstErrorCode: outcome.firstError.map { $0.code?.rawValue ?? "" },
+              warningRules: warningRules, environment: environment, isDuplicate: outcome.isDuplicate,
+              expectation: expectation)
+    }
+
+    /// Counts one item from what decided it: the command line's outcomes and stored records (``StoredRecord``)
+    /// alike. `firstErrorCode` is nil exactly when the item is valid.
+    mutating func count(verdict: Verdict, firstErrorCode: String?, warningRules: [String],
+                        environment: KeyEnvironment?, isDuplicate: Bool, expectation: Verdict?) {
         items += 1
-        if let first = outcome.firstError {
-            invalidByCode[first.code?.rawValue ?? "", default: 0] += 1
+        if let firstErrorCode {
+            invalidByCode[firstErrorCode, default: 0] += 1
         } else {
             valid += 1
             if let environment { validByEnvironment[environment, default: 0] += 1 }
         }
-        warnings += outcome.warningCount
-        if outcome.warningCount > 0 {
-            for rule in outcome.warningRules { warningsByRule[rule.rawValue, default: 0] += 1 }
-        }
-        if outcome.isDuplicate { duplicates += 1 }
-        if outcome.verdict != (expectation ?? .valid) { unexpected += 1 }
+        warnings += warningRules.count
+        for rule in warningRules { warningsByRule[rule, default: 0] += 1 }
+        if isDuplicate { duplicates += 1 }
+        if verdict != (expectation ?? .valid) { unexpected += 1 }
     }
 
     /// The summary line; `note` (an interruption) comes first when given.

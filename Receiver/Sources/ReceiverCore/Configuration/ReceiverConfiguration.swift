@@ -34,34 +34,37 @@ public struct ReceiverConfiguration: Sendable {
     public var storage: Storage = .durable(state: .sqlite(path: "postback-receiver.sqlite"),
                                            archive: "postback-receiver-received.sqlite")
     /// The verifier: the same key ring and policy the command line builds from the same flags.
-    public var verifier: AttributionVerifier
+    var verifier: AttributionVerifier
     /// Days a postback is remembered for deduplication (`--retention`).
     public var retentionDays = StateLocation.defaultRetentionDays
     /// Invalid bodies stored per clock hour (`--invalid-quota`); beyond it they are only counted in metrics.
     public var invalidQuotaPerHour = 10_000
     /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.
-    public var maximumBodyBytes = AttributionVerifier.maximumItemBytes
+    var maximumBodyBytes = AttributionVerifier.maximumItemBytes
     /// Seconds a connection may stay without a byte read or written before it is closed (`--idle-timeout`).
     public var idleTimeoutSeconds = 30
     /// Most submissions one group commit takes (`--group-size`).
     public var maximumGroupSize = 512
     /// Groups committed at once (each on the archive's one thread, so more only queue there).
-    public var concurrentCommits = 1
+    var concurrentCommits = 1
     /// Most bodies whose signatures are checked together.
-    public var maximumVerificationBatch = 64
+    var maximumVerificationBatch = 64
     /// Milliseconds a request's head and body may take to arrive, from its first byte (`--request-timeout`).
     public var requestTimeoutMilliseconds = 5_000
     /// Connections open at once (`--max-connections`); beyond it new ones wait in the listen backlog.
     public var maximumConnections = ReceiverConfiguration.defaultMaximumConnections()
     /// Connections the kernel holds while the receiver is at its cap (or busy accepting).
-    public var listenBacklog = 4096
+    var listenBacklog = 4096
     /// Submissions waiting in each queue (verification, commit) before requests are answered 503
     /// (`--queue-depth`).
     public var queueDepth = 4096
     /// `/readyz` is 503 when the store does not answer its probe within this many milliseconds.
-    public var readinessDeadlineMilliseconds = 1_000
+    var readinessDeadlineMilliseconds = 1_000
     /// `/metrics` on a listener of its own (`--metrics-address`); nil: on the postback listener.
     public var metricsAddress: (host: String, port: Int)?
+    /// The conversion-value schema (`--schema`): valid postbacks' records gain `decoded`, and the metrics count
+    /// them by the schema's campaign and event names.
+    public var schema: ConversionSchema?
 
     public init(verifier: AttributionVerifier) {
         self.verifier = verifier
@@ -85,12 +88,12 @@ extension ReceiverConfiguration {
 extension ReceiverConfiguration {
     /// Descriptors kept free below the open-file limit: the state and archive files, their journals, the
     /// PostgreSQL connection, the listeners, and whatever the runtime opens.
-    public static let reservedDescriptors = 64
+    static let reservedDescriptors = 64
 
     /// `--max-connections`' default: the open-file limit (`ulimit -n`) less ``reservedDescriptors``, at most
     /// 4,096 (each connection may hold a 16 KiB body: 64 MiB at most), at least 16. Past the limit, `accept`
     /// failed and the event loop spun on it while normal requests timed out.
-    public static func defaultMaximumConnections() -> Int {
+    static func defaultMaximumConnections() -> Int {
         var limit = rlimit()
         #if os(Linux)
         let status = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)

@@ -48,16 +48,16 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
 /// Open connections now, and the cap: Hummingbird stops accepting while `open` is at `maximum` (new connections
 /// wait in the kernel's listen backlog instead of taking a file descriptor each), and resumes as they close.
-public final class ConnectionCounter: Sendable {
+final class ConnectionCounter: Sendable {
     let open = Atomic<Int>(0)
-    public let maximum: Int
+    let maximum: Int
 
-    public init(maximum: Int) {
+    init(maximum: Int) {
         self.maximum = max(1, maximum)
     }
 
     /// Connections open now.
-    public var current: Int { open.load(ordering: .relaxed) }
+    var current: Int { open.load(ordering: .relaxed) }
 
     /// The delegate Hummingbird's server consults before accepting.
     var delegate: Delegate { Delegate(counter: self) }

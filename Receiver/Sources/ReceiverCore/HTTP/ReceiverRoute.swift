@@ -1,6 +1,8 @@
+import Hummingbird
+
 /// The paths the receiver serves, as the bounded `route` label of its metrics (never the requested path itself,
 /// which an attacker chooses).
-public enum ReceiverRoute: String, Sendable, CaseIterable {
+enum ReceiverRoute: String, Sendable, CaseIterable {
     /// `POST /.well-known/appattribution/report-attribution/`: AdAttributionKit postbacks and developer copies.
     case appAttribution = "appattribution"
     /// `POST /.well-known/skadnetwork/report-attribution/`: SKAdNetwork postbacks.
@@ -11,26 +13,36 @@ public enum ReceiverRoute: String, Sendable, CaseIterable {
     case readiness = "readyz"
     /// `GET /metrics`.
     case metrics
-    /// Anything else (answered 404, or 413 when its body is too large).
+    /// Anything else: the router's 404.
     case other
 
     /// Apple's path for AdAttributionKit postbacks (the same on an ad network's and a developer's domain).
-    public static let appAttributionPath = "/.well-known/appattribution/report-attribution/"
+    static let appAttributionPath = "/.well-known/appattribution/report-attribution/"
     /// Apple's path for SKAdNetwork postbacks.
-    public static let skAdNetworkPath = "/.well-known/skadnetwork/report-attribution/"
+    static let skAdNetworkPath = "/.well-known/skadnetwork/report-attribution/"
 
-    /// The route a request's method and path name, compared byte for byte; one trailing slash may be left out.
-    init(method: String, path: Substring) {
-        func matches(_ expected: String) -> Bool {
-            path.utf8.elementsEqual(expected.utf8) || path.utf8.elementsEqual(expected.utf8.dropLast())
+    /// The route the router matched, from the path it names (`context.endpointPath`, Hummingbird's
+    /// `RouterPath` text, e.g. `/.well-known/appattribution/report-attribution`); `other` for its `NotFound`, for
+    /// none, or for anything else.
+    init(endpointPath: String?) {
+        guard let endpointPath else {
+            self = .other
+            return
         }
-        switch method {
-        case "POST" where matches(Self.appAttributionPath): self = .appAttribution
-        case "POST" where matches(Self.skAdNetworkPath): self = .skAdNetwork
-        case "GET" where path.utf8.elementsEqual("/healthz".utf8): self = .health
-        case "GET" where path.utf8.elementsEqual("/readyz".utf8): self = .readiness
-        case "GET" where path.utf8.elementsEqual("/metrics".utf8): self = .metrics
-        default: self = .other
+        self = Self.allCases.first { route in
+            route.routerPath.map { endpointPath.utf8.elementsEqual($0.description.utf8) } ?? false
+        } ?? .other
+    }
+
+    /// The path the router serves the route on; nil for `other`.
+    var routerPath: RouterPath? {
+        switch self {
+        case .appAttribution: RouterPath(Self.appAttributionPath)
+        case .skAdNetwork: RouterPath(Self.skAdNetworkPath)
+        case .health: "/healthz"
+        case .readiness: "/readyz"
+        case .metrics: "/metrics"
+        case .other: nil
         }
     }
 }

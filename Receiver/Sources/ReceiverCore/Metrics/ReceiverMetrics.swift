@@ -1,20 +1,24 @@
 import Attribution
 import CoreMetrics
+import Foundation
 import Prometheus
 
 /// The receiver's metrics, on a Prometheus registry that `GET /metrics` renders.
 ///
-/// Every label takes its values from a small fixed set, never from the request (an attacker's path, kid or code
-/// would otherwise make a new time series per request): so every series is made once, at start-up, and a request
-/// only increments existing counters.
+/// Every label takes its values from a small fixed set, never from the request (an attacker's path, method, kid or
+/// code would otherwise make a new time series per request): so every series is made once, at start-up, and a
+/// request only increments existing counters.
+///
+/// The request counts and durations are Hummingbird's `MetricsMiddleware`'s, which records through the process's
+/// `MetricsSystem` (``bootstrapMetricsSystem()``). Its names and labels are mapped onto this registry's by
+/// ``sanitize(_:_:)``: `postback_receiver_requests_total{route, status}` (status as its class, `2xx`, `4xx`,
+/// `5xx`), `postback_receiver_request_duration_seconds{route}`, `postback_receiver_request_errors_total{route,
+/// status}` and `postback_receiver_requests_in_flight`. The middleware's method label is dropped (the HTTP parser
+/// accepts dozens of methods a sender picks; every route serves one) and its route, the router's matched path or
+/// `NotFound`, becomes the ``ReceiverRoute`` name.
 public final class ReceiverMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+    let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-
-    /// `postback_receiver_requests_total{route, status}`: status is the class (`2xx`, `4xx`, `5xx`).
-    private let requests: [ReceiverRoute: [CoreMetrics.Counter]]
-    /// `postback_receiver_request_duration_seconds{route}`.
-    private let durations: [ReceiverRoute: CoreMetrics.Timer]
     /// `postback_receiver_verdicts_total{kind, verdict, code}`: code is the first error's code (`none` if valid).
     private let verdicts: [String: CoreMetrics.Counter]
     /// `postback_receiver_key_environment_total{environment}`: which keys verified the signatures that held.
@@ -41,6 +45,8 @@ public final class ReceiverMetrics: Sendable {
     /// arrive within `--request-timeout` (slow or stalled clients).
     private let requestTimeouts: CoreMetrics.Counter
     static let queueNames = ["verification", "commit"]
+    /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
+    private let decoded: DecodedCounters?
 
     static let statusClasses = ["2xx", "4xx", "5xx"]
     static let kinds: [ItemKind] = [.postback, .impression, .skadnetwork, .unknown]
@@ -50,7 +56,7 @@ public final class ReceiverMetrics: Sendable {
     ]
     static let environmentNames = ["production", "development", "custom"]
     /// Why a body was answered without being stored.
-    public enum NotStoredReason: String, CaseIterable, Sendable {
+    enum NotStoredReason: String, CaseIterable, Sendable {
         /// Over the invalid quota, proven forged or malformed or an exact retry: answered 200.
         case quota
         /// Over the invalid quota, could still be genuine: answered 503 (Apple sends it again).
@@ -61,9 +67,11 @@ public final class ReceiverMetrics: Sendable {
         case overloaded
     }
 
-    public init() {
+    /// The receiver's series; with `schema`, also the decoded conversions' series, one per name the schema holds.
+    public init(schema: ConversionSchema? = nil) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
+        factory.nameAndLabelSanitizer = { Self.sanitize($0, $1) }
         factory.defaultDurationHistogramBuckets = [
             .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
             .milliseconds(10), .milliseconds(20), .milliseconds(50), .milliseconds(100), .milliseconds(250),
@@ -72,18 +80,20 @@ public final class ReceiverMetrics: Sendable {
         self.registry = registry
         self.factory = factory
 
-        var requests: [ReceiverRoute: [CoreMetrics.Counter]] = [:]
-        var durations: [ReceiverRoute: CoreMetrics.Timer] = [:]
+        // The middleware's series, made now so that each is there (at 0) before its first request: the
+        // middleware's own handles land on these same series (a registry returns the series a name and labels
+        // already have).
         for route in ReceiverRoute.allCases {
-            requests[route] = Self.statusClasses.map {
-                CoreMetrics.Counter(label: "postback_receiver_requests_total", dimensions: [("route", route.rawValue), ("status", $0)],
-                        factory: factory)
+            for status in Self.statusClasses {
+                for name in ["postback_receiver_requests_total", "postback_receiver_request_errors_total"] {
+                    _ = CoreMetrics.Counter(label: name, dimensions: [("route", route.rawValue), ("status", status)],
+                                            factory: factory)
+                }
             }
-            durations[route] = CoreMetrics.Timer(label: "postback_receiver_request_duration_seconds",
-                                     dimensions: [("route", route.rawValue)], factory: factory)
+            _ = CoreMetrics.Timer(label: "postback_receiver_request_duration_seconds",
+                                  dimensions: [("route", route.rawValue)], factory: factory)
         }
-        self.requests = requests
-        self.durations = durations
+        _ = CoreMetrics.Meter(label: "postback_receiver_requests_in_flight", factory: factory)
 
         var verdicts: [String: CoreMetrics.Counter] = [:]
         var withoutConversionValue: [String: CoreMetrics.Counter] = [:]
@@ -137,15 +147,46 @@ public final class ReceiverMetrics: Sendable {
         openConnections = CoreMetrics.Gauge(label: "postback_receiver_open_connections", factory: factory)
         maximumConnections = CoreMetrics.Gauge(label: "postback_receiver_max_connections", factory: factory)
         requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
+        decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
     private static func verdictKey(_ kind: ItemKind, _ code: String) -> String { "\(kind.rawValue) \(code)" }
 
-    /// Counts one answered request and its duration.
-    func request(_ route: ReceiverRoute, status: Int, nanoseconds: UInt64) {
-        let statusClass = status >= 500 ? 2 : status >= 400 ? 1 : 0
-        requests[route]?[statusClass].increment()
-        durations[route]?.recordNanoseconds(Int64(clamping: nanoseconds))
+    /// Makes this registry the process's `MetricsSystem`, where Hummingbird's `MetricsMiddleware` records; once
+    /// per process (the executable calls it; a second call traps, as `MetricsSystem.bootstrap` does).
+    public func bootstrapMetricsSystem() {
+        MetricsSystem.bootstrap(factory)
+    }
+
+    /// Hummingbird's metric names and labels as this registry's (see the type's comment); the receiver's own pass
+    /// unchanged. Any other name gets the receiver's prefix and keeps only bounded labels.
+    static func sanitize(_ name: String, _ labels: [(String, String)]) -> (String, [(String, String)]) {
+        if name.utf8.starts(with: "postback_receiver_".utf8) { return (name, labels) }
+        func label(_ key: String) -> String? {
+            labels.first { $0.0.utf8.elementsEqual(key.utf8) }?.1
+        }
+        let route = ReceiverRoute(endpointPath: label("http.route")).rawValue
+        let status = statusClass(label("http.response.status_code") ?? label("error.type"))
+        switch name {
+        case "hb.requests":
+            return ("postback_receiver_requests_total", [("route", route), ("status", status)])
+        case "http.server.request.duration":
+            return ("postback_receiver_request_duration_seconds", [("route", route)])
+        case "hb.request.errors":
+            return ("postback_receiver_request_errors_total", [("route", route), ("status", status)])
+        case "http.server.active_requests":
+            return ("postback_receiver_requests_in_flight", [])
+        default:
+            let bounded = label("http.route") == nil ? [] : [("route", route)]
+            return ("postback_receiver_" + String(name.map { $0 == "." ? "_" : $0 }), bounded)
+        }
+    }
+
+    /// `2xx`, `4xx`, `5xx` (or `other`) from a status code's text.
+    static func statusClass(_ code: String?) -> String {
+        guard let code, code.utf8.count == 3, let first = code.utf8.first,
+              (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(first) else { return "other" }
+        return String(UnicodeScalar(first)) + "xx"
     }
 
     /// Counts one final verdict (after deduplication): kind, first error code, key environment, tier, and a
@@ -168,6 +209,15 @@ public final class ReceiverMetrics: Sendable {
         }
         if !Self.hasConversionValue(result) {
             withoutConversionValue[result.kind.rawValue]?.increment()
+        }
+    }
+
+    /// Counts one stored (or, without storage, answered) postback: its final verdict, and with a schema its
+    /// decoded conversion.
+    func verdict(_ postback: ReceivedPostback) {
+        verdict(postback.result)
+        if let decoded, let conversion = postback.decoded {
+            decoded.count(conversion)
         }
     }
 
@@ -208,10 +258,96 @@ public final class ReceiverMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of every series.
-    public func render() -> [UInt8] {
+    func render() -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16 * 1024)
         registry.emit(into: &buffer)
         return buffer
+    }
+}
+
+/// `--schema`'s series: valid AdAttributionKit postbacks by the schema's campaign names and window, the schema's
+/// event names, and the revenue ranges by campaign and currency. Label values come from the schema only, never
+/// from a postback: a `source-identifier` the schema does not name counts under `(unnamed)`, an app it does not
+/// have under `(app not in schema)`. Every series is made at start-up (as many as the schema has names).
+///
+/// - `postback_receiver_decoded_total{campaign, window}`
+/// - `postback_receiver_decoded_events_total{event}`: each event a decoded value means (a postback meaning
+///   `install` and `purchase` counts under both)
+/// - `postback_receiver_decoded_revenue_low_total{campaign, currency}` and `…_high_total`: the sums of the
+///   revenue ranges' bounds (the true revenue lies between the two sums)
+struct DecodedCounters: Sendable {
+    static let unnamedCampaign = "(unnamed)"
+    static let unknownApp = "(app not in schema)"
+
+    private let conversions: [String: [CoreMetrics.Counter]]
+    private let events: [String: CoreMetrics.Counter]
+    private let revenueLow: [RevenueKey: CoreMetrics.FloatingPointCounter]
+    private let revenueHigh: [RevenueKey: CoreMetrics.FloatingPointCounter]
+
+    struct RevenueKey: Hashable {
+        let campaign: String
+        let currency: String
+    }
+
+    init(_ schema: ConversionSchema, factory: any MetricsFactory) {
+        var campaigns: Set<String> = [Self.unnamedCampaign, Self.unknownApp]
+        var eventNames: Set<String> = []
+        var revenueKeys: Set<RevenueKey> = []
+        for app in schema.apps {
+            let currency = app.currency ?? "none"
+            campaigns.formUnion(app.campaigns.values)
+            revenueKeys.insert(RevenueKey(campaign: Self.unnamedCampaign, currency: currency))
+            for name in app.campaigns.values { revenueKeys.insert(RevenueKey(campaign: name, currency: currency)) }
+            for window in app.windows {
+                for meaning in Array(window.fine.values) + Array(window.coarse.values) {
+                    eventNames.formUnion(meaning.events)
+                }
+            }
+        }
+        var conversions: [String: [CoreMetrics.Counter]] = [:]
+        for campaign in campaigns {
+            conversions[campaign] = (1...3).map { window in
+                CoreMetrics.Counter(label: "postback_receiver_decoded_total",
+                                    dimensions: [("campaign", campaign), ("window", String(window))], factory: factory)
+            }
+        }
+        self.conversions = conversions
+        var events: [String: CoreMetrics.Counter] = [:]
+        for event in eventNames {
+            events[event] = CoreMetrics.Counter(label: "postback_receiver_decoded_events_total",
+                                                dimensions: [("event", event)], factory: factory)
+        }
+        self.events = events
+        var low: [RevenueKey: CoreMetrics.FloatingPointCounter] = [:]
+        var high: [RevenueKey: CoreMetrics.FloatingPointCounter] = [:]
+        for key in revenueKeys {
+            let dimensions = [("campaign", key.campaign), ("currency", key.currency)]
+            low[key] = CoreMetrics.FloatingPointCounter(label: "postback_receiver_decoded_revenue_low_total",
+                                                        dimensions: dimensions, factory: factory)
+            high[key] = CoreMetrics.FloatingPointCounter(label: "postback_receiver_decoded_revenue_high_total",
+                                                         dimensions: dimensions, factory: factory)
+        }
+        revenueLow = low
+        revenueHigh = high
+    }
+
+    /// The campaign label of a decoded conversion: the schema's name, or one of the two reserved labels.
+    static func campaignLabel(_ conversion: DecodedConversion) -> String {
+        conversion.campaign ?? (conversion.appKnown ? unnamedCampaign : unknownApp)
+    }
+
+    func count(_ conversion: DecodedConversion) {
+        let campaign = Self.campaignLabel(conversion)
+        if let perWindow = conversions[campaign], perWindow.indices.contains(conversion.window.number - 1) {
+            perWindow[conversion.window.number - 1].increment()
+        }
+        guard let meaning = conversion.meaning else { return }
+        for event in meaning.events { events[event]?.increment() }
+        if let revenue = meaning.revenue {
+            let key = RevenueKey(campaign: campaign, currency: conversion.currency ?? "none")
+            revenueLow[key]?.increment(by: NSDecimalNumber(decimal: revenue.low).doubleValue)
+            revenueHigh[key]?.increment(by: NSDecimalNumber(decimal: revenue.high).doubleValue)
+        }
     }
 }

@@ -4,18 +4,18 @@ import Foundation
 /// How many invalid bodies may still be stored in the current clock hour (`--invalid-quota`). Forgeries cost an
 /// attacker nothing, so storing every one would let anyone fill the disk: beyond the quota only what is proven
 /// worthless goes unstored (``OverQuotaTreatment``).
-public final class InvalidQuota: @unchecked Sendable {
+final class InvalidQuota: @unchecked Sendable {
     private let lock = NSLock()
     private let perHour: Int
     private var hour: Int64 = -1
     private var used = 0
 
-    public init(perHour: Int) {
+    init(perHour: Int) {
         self.perHour = perHour
     }
 
     /// Takes one unit of the quota for the hour holding `milliseconds`; false when the hour's quota is spent.
-    public func take(at milliseconds: Int64) -> Bool {
+    func take(at milliseconds: Int64) -> Bool {
         let thisHour = milliseconds / 3_600_000
         lock.lock()
         defer { lock.unlock() }
@@ -32,7 +32,7 @@ public final class InvalidQuota: @unchecked Sendable {
 /// What becomes of an invalid body once the hour's invalid quota is spent. The quota bounds what an attacker can
 /// make the receiver store, but a 200 tells Apple never to send a body again, so a 200 without a row is only for a
 /// body that holds nothing worth keeping.
-public enum OverQuotaTreatment: Sendable, Equatable {
+enum OverQuotaTreatment: Sendable, Equatable {
     /// Proven forged or malformed (no trusted key verified it: broken, a failed signature, an algorithm Apple does
     /// not use), or an exact retry of a postback already stored (its first sighting's row holds the same
     /// content): answered 200, counted in `postback_receiver_not_stored_total{reason="quota"}`, not stored.
@@ -45,7 +45,7 @@ public enum OverQuotaTreatment: Sendable, Equatable {
     case keepDifferences
 
     /// The treatment of `result` (an invalid verdict, after deduplication).
-    public init(_ result: VerificationResult) {
+    init(_ result: VerificationResult) {
         if result.duplicateOf != nil {
             self = result.duplicateDifferences.map { $0.isEmpty } == false ? .keepDifferences : .discard
         } else {
@@ -61,7 +61,7 @@ extension VerificationResult {
     /// kid not loaded, a development key not allowed, an SKAdNetwork version this release does not know). False
     /// for a valid body, a duplicate, and whatever is proven forged (a signature that failed) or malformed (J1,
     /// even validly signed; an algorithm Apple does not use): the one definition the receiver decides on.
-    public var couldStillBeGenuine: Bool {
+    var couldStillBeGenuine: Bool {
         guard verdict == .invalid, duplicateOf == nil, let code = firstError?.code,
               code != .malformedInput, code != .unsupportedAlgorithm else { return false }
         return signature == .verified || code == .unknownKey || code == .untrustedKey || code == .unsupportedVersion

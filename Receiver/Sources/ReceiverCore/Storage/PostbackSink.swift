@@ -1,5 +1,5 @@
 /// Where verified postbacks go before they are answered: a group at a time (group commit).
-public protocol PostbackSink: Sendable {
+protocol PostbackSink: Sendable {
     /// Deduplicates and durably stores `group`, in order, and returns each one's fate (``SinkOutcome``): stored
     /// with its final result (a retry of a postback stored earlier marked duplicate), or left out by the invalid
     /// quota. Throws when the group could not be stored: then none of it counts as stored or seen.
@@ -14,13 +14,13 @@ public protocol PostbackSink: Sendable {
 }
 
 extension PostbackSink {
-    public func finish() async {}
+    func finish() async {}
 
-    public func probe() throws {}
+    func probe() throws {}
 }
 
 /// What became of one postback given to a ``PostbackSink``.
-public enum SinkOutcome: Sendable {
+enum SinkOutcome: Sendable {
     /// Stored (durably, for a durable sink) with this final verdict.
     case stored(ReceivedPostback)
     /// Not stored: an invalid body over the hourly quota, proven worthless (counted in metrics only; 200).
@@ -29,7 +29,7 @@ public enum SinkOutcome: Sendable {
     /// sends it again.
     case retryLater(ReceivedPostback)
 
-    public var postback: ReceivedPostback {
+    var postback: ReceivedPostback {
         switch self {
         case .stored(let postback), .overQuota(let postback), .retryLater(let postback): postback
         }
@@ -38,10 +38,10 @@ public enum SinkOutcome: Sendable {
 
 /// Stores nothing (`--no-storage`, for benchmarks): every postback is answered as the verifier judged it, without
 /// deduplication or a row. Never in production: a 200 tells Apple not to send the postback again.
-public struct DiscardingSink: PostbackSink {
-    public init() {}
+struct DiscardingSink: PostbackSink {
+    init() {}
 
-    public func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
+    func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
         group.map { .stored($0) }
     }
 }

@@ -1,9 +1,9 @@
 /// Storing failed: the request is answered 500, so that Apple sends the postback again. `code` is stable.
 public struct StorageFailure: Error, Sendable, CustomStringConvertible {
-    public let code: String
-    public let message: String
+    let code: String
+    let message: String
 
-    public init(_ code: String, _ message: String) {
+    init(_ code: String, _ message: String) {
         self.code = code
         self.message = message
     }

@@ -1,0 +1,74 @@
+import Attribution
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+@testable import ReceiverCore
+import Testing
+
+/// `--schema` in the receiver: records and metrics of valid postbacks decoded by the schema, as of their arrival.
+@Suite struct ReceiverSchemaTests {
+    static let schemaPath = TestReceiver.fixture("schema/example-schema.json").path
+
+    @Test("with a schema, a valid postback's row has decoded with the schema's campaign and events; its retry (a duplicate) has none; the metrics count by the schema's names")
+    func decodedRecordsAndMetrics() async throws {
+        let schema = try ConversionSchema(contentsOfFile: Self.schemaPath)
+        var receiver = try TestReceiver(metrics: ReceiverMetrics(schema: schema))
+        receiver.configuration.schema = schema
+        // What the fixture schema says of Apple's example (app 10738027756, source-identifier 1234, window 1,
+        // conversion-value 24), read from the schema file, not from the receiver.
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.schemaPath)))
+            as? [String: Any]
+        let app = try #require((file?["apps"] as? [[String: Any]])?.first {
+            ($0["advertised-item-identifier"] as? NSNumber)?.uint64Value == 10738027756 })
+        let campaign = try #require((app["campaigns"] as? [String: String])?["1234"])
+        let meaning = try #require(((app["windows"] as? [String: Any])?["1"] as? [String: Any])
+            .flatMap { ($0["fine"] as? [String: Any])?["0-63"] as? [String: Any] })
+        let events = try #require(meaning["events"] as? [String])
+        let apple = try TestReceiver.body("valid/apple/postback-development-valid.json")
+        try await receiver.application().test(.router) { client in
+            for body in [apple, apple, try TestReceiver.body("valid/postback/low-s-signature.json")] {
+                #expect(try await client.execute(uri: TestReceiver.appAttributionPath, method: .post,
+                                                 body: body).status == .ok)
+            }
+        }
+        let rows = try receiver.rows()
+        try #require(rows.count == 3)
+        let records = try rows.map { try #require(JSONSerialization.jsonObject(with: Data($0.record.utf8)) as? [String: Any]) }
+        let decoded = try #require(records[0]["decoded"] as? [String: Any])
+        #expect(decoded["campaign"] as? String == campaign)
+        #expect(decoded["window"] as? Int == 1)
+        #expect(decoded["events"] as? [String] == events)
+        #expect(decoded["values-signed"] as? Bool == false)
+        #expect(records[1]["decoded"] == nil)
+        #expect(records[1]["duplicate-of-source"] != nil)
+        let lowS = try #require(records[2]["decoded"] as? [String: Any])
+        #expect(lowS["app-known"] as? Bool == true)
+        let text = String(decoding: receiver.metrics.render(), as: UTF8.self)
+        #expect(text.contains("postback_receiver_decoded_total{campaign=\"\(campaign)\",window=\"1\"} 1\n"))
+        #expect(text.contains("postback_receiver_decoded_total{campaign=\"\(campaign)\",window=\"2\"} 0\n"))
+        for event in events {
+            #expect(text.contains("postback_receiver_decoded_events_total{event=\"\(event)\"} 1\n"))
+        }
+        #expect(text.contains("postback_receiver_decoded_revenue_high_total{campaign=\"\(campaign)\",currency=\"EUR\"} 1.0\n"))
+        #expect(text.contains("postback_receiver_decoded_events_total{event=\"purchase\"} 0\n"))
+    }
+
+    @Test("decoded metrics take label values from the schema only: forged bodies and unknown ids add no series")
+    func boundedDecodedLabels() async throws {
+        let schema = try ConversionSchema(contentsOfFile: Self.schemaPath)
+        var receiver = try TestReceiver(metrics: ReceiverMetrics(schema: schema))
+        receiver.configuration.schema = schema
+        func series() -> Int {
+            String(decoding: receiver.metrics.render(), as: UTF8.self).split(separator: "\n")
+                .filter { !$0.hasPrefix("#") }.count
+        }
+        let before = series()
+        try await receiver.application().test(.router) { client in
+            for body in try ["valid/apple/postback-development-valid.json", "valid/postback/high-s-signature.json",
+                             "invalid/apple/postback-production-bad-signature.json"].map(TestReceiver.body) {
+                _ = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post, body: body)
+            }
+        }
+        #expect(series() == before)
+    }
+}

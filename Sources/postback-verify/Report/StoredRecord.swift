@@ -1,0 +1,72 @@
+import Attribution
+import Foundation
+
+/// A record as a receiver stored it (an exported row's `record`), read back for the run report of a period
+/// (`export --report`): what the summary and the report count, taken from the record's own members, as the
+/// command line counts the items it verifies. Words are matched by their exact bytes.
+struct StoredRecord {
+    let verdict: Verdict
+    /// The first error's code (`""` for an error without one); nil when valid.
+    let firstErrorCode: String?
+    /// The rules of the warnings, in the record's order.
+    let warningRules: [String]
+    /// The environment of the key that verified a valid item.
+    let environment: KeyEnvironment?
+    /// True when the first error is D1's `duplicate`.
+    let isDuplicate: Bool
+    /// A valid AdAttributionKit postback's conversion facts (``ConversionFacts``), from its `fields`, `unsigned`
+    /// and `tier`; nil for anything else.
+    let facts: ConversionFacts?
+
+    /// Nil when `record` is not an object with a `verdict` of `valid` or `invalid`.
+    init?(_ record: JSONValue) {
+        guard let object = record.objectValue,
+              let verdictText = object["verdict"]?.stringValue,
+              let verdict = Self.exact(verdictText, among: [Verdict.valid, .invalid]) else { return nil }
+        self.verdict = verdict
+        let errors = object["errors"].flatMap(Self.array) ?? []
+        let firstCode = errors.first.map { $0.objectValue?["code"]?.stringValue ?? "" }
+        firstErrorCode = verdict == .valid ? nil : (firstCode ?? "")
+        isDuplicate = firstCode.map { $0.utf8.elementsEqual(AttributionError.Code.duplicate.rawValue.utf8) } ?? false
+        warningRules = (object["warnings"].flatMap(Self.array) ?? []).compactMap { $0.objectValue?["rule"]?.stringValue }
+        environment = object["environment"]?.stringValue.flatMap {
+            Self.exact($0, among: [KeyEnvironment.production, .development, .custom])
+        }
+        facts = verdict == .valid ? Self.facts(object, environment: environment) : nil
+    }
+
+    private static func facts(_ record: JSONObject, environment: KeyEnvironment?) -> ConversionFacts? {
+        guard let kind = record["kind"]?.stringValue, kind.utf8.elementsEqual("postback".utf8),
+              let fields = record["fields"]?.objectValue,
+              let app = fields["advertised-item-identifier"]?.numberValue?.uint64Value,
+              let source = fields["source-identifier"]?.stringValue,
+              let index = fields["postback-sequence-index"]?.numberValue?.int64Value else { return nil }
+        let unsigned = record["unsigned"]?.objectValue
+        let fine = unsigned?["conversion-value"]?.numberValue?.int64Value.map { Int($0) }
+        let coarse = unsigned?["coarse-conversion-value"]?.stringValue.flatMap {
+            exact($0, among: CoarseConversionValue.allCases)
+        }
+        let tier = record["tier"]?.numberValue?.int64Value.map { Int($0) }
+        return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
+                               postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
+                               valuesAreSigned: false, tier: tier)
+    }
+
+    private static func array(_ value: JSONValue) -> [JSONValue]? {
+        if case .array(let elements) = value { return elements }
+        return nil
+    }
+
+    private static func exact<Word: RawRepresentable>(_ text: String, among words: [Word]) -> Word?
+        where Word.RawValue == String {
+        words.first { $0.rawValue.utf8.elementsEqual(text.utf8) }
+    }
+}
+
+extension RunSummary {
+    /// Counts one stored record, as ``count(_:environment:expectation:)`` counts an item verified now.
+    mutating func count(_ record: StoredRecord) {
+        count(verdict: record.verdict, firstErrorCode: record.firstErrorCode, warningRules: record.warningRules,
+              environment: record.environment, isDuplicate: record.isDuplicate, expectation: nil)
+    }
+}
