@@ -2,7 +2,7 @@ import Attribution
 
 /// One received postback as an archive keeps it: when and where it arrived, its verdict, the bytes received and
 /// its JSON Lines record. A receiver stores one per request it answers (``SQLiteReceivedArchive``, or with a
-/// PostgreSQL state ``PostgreSQLDeduplicationStore/claim(_:at:archiving:)``); `postback-verify export` reads them.
+/// PostgreSQL state ``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:archiving:)``); `postback-verify export` reads them.
 public struct ArchivedPostback: Sendable, Equatable {
     /// What ``body`` holds.
     public enum Kept: String, Sendable {

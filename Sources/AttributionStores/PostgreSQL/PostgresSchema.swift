@@ -18,7 +18,7 @@ import Attribution
 /// machine, loses its claims at once.
 ///
 /// `received_postbacks` (version 2) is the receivers' archive: one row per stored request, written in the same
-/// transaction as the claims of its group (``PostgresStateDatabase/claim(_:at:archiving:synchronousCommit:)``),
+/// transaction as the claims of its group (``PostgresStateDatabase/claim(_:at:synchronousCommit:archiving:)``),
 /// with the id of the transaction that wrote it (`xact`), by which `postback-verify export` reads rows in an order
 /// no later commit can land behind (``ArchiveCursor``). Version 1 had no archive: it is migrated when opened.
 enum PostgresSchema {
