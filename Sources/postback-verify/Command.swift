@@ -8,7 +8,7 @@ enum Command {
     static let batchSize = 256
 
     static func main(_ arguments: [String]) -> Int32 {
-        if arguments.first == "export" {
+        if let first = arguments.first, first.utf8.elementsEqual("export".utf8) {
             return ExportCommand.main(Array(arguments.dropFirst()))
         }
         let errors = StandardStream(descriptor: 2)

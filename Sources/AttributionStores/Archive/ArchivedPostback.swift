@@ -42,4 +42,18 @@ public struct ArchivedPostback: Sendable, Equatable {
         self.record = record
         self.kept = kept
     }
+
+    /// Equal when every field is, strings by their UTF-8 bytes (never by canonical equivalence).
+    public static func == (left: ArchivedPostback, right: ArchivedPostback) -> Bool {
+        func same(_ a: String?, _ b: String?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): true
+            case let (a?, b?): a.utf8.elementsEqual(b.utf8)
+            default: false
+            }
+        }
+        return left.received == right.received && same(left.request, right.request) && same(left.route, right.route)
+            && same(left.verdict, right.verdict) && same(left.code, right.code) && left.key == right.key
+            && left.body == right.body && left.record == right.record && left.kept == right.kept
+    }
 }
