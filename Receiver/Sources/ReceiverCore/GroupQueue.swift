@@ -7,7 +7,8 @@ import Synchronization
 /// under heavy load groups grow (up to the maximum) and the cost per caller falls. The receiver has two:
 ///
 /// - **group commit**: one deduplication claim (which also confirms the previous group's) and one archive
-///   transaction (one `fsync`) per group, not per request (``DurableSink``);
+///   transaction (one `fsync`) per group, not per request; with a PostgreSQL state, one transaction for both
+///   (``DurableSink``);
 /// - **batch verification**: the group's ES256 signatures checked together (``AttributionVerifier/verify(batch:)``: one
 ///   modular inversion for all, and the key's table of multiples): CPU per request fell from 136 to 74 µs.
 ///
