@@ -14,6 +14,13 @@ enum ExportCommand {
         var state: StateLocation?
         var archivePath: String?
         var after: ArchiveCursor?
+        /// `--since`, `--until`: only rows received in [since, until) are printed and reported.
+        var since: Date?
+        var until: Date?
+        /// `--report FILE`: the run report of the rows printed (``PeriodReport``).
+        var reportPath: String?
+        /// `--schema FILE` (with `--report`): decode the valid postbacks for the report.
+        var schemaPath: String?
         var showsHelp = false
     }
 
@@ -36,6 +43,23 @@ enum ExportCommand {
             return 0
         }
         guard let state = options.state else { return fail("export needs --state PATH|URL", usage: true) }
+        if options.schemaPath != nil && options.reportPath == nil {
+            return fail("--schema applies to export's --report only (the records are printed as stored)",
+                        usage: true)
+        }
+        var period: PeriodReport?
+        if options.reportPath != nil {
+            do {
+                period = PeriodReport(schema: try options.schemaPath.map { path throws(UsageError) in
+                    try UsageError.wrapping { () throws(AttributionError) in try ConversionSchema(contentsOfFile: path) }
+                })
+            } catch {
+                return fail(error.message, usage: true)
+            }
+        }
+        let started = Date()
+        let since = options.since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? .min
+        let until = options.until.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? .max
         let output = StandardStream(descriptor: 1)
         do throws(AttributionError) {
             let read: (ArchiveCursor?, Int) throws(AttributionError) -> [ExportedPostback]
@@ -63,8 +87,10 @@ enum ExportCommand {
             var cursor = options.after
             while true {
                 let rows = try read(cursor, batchSize)
-                for row in rows {
-                    output.write(line: try row.jsonLine())
+                for row in rows where (since..<until).contains(row.postback.received) {
+                    let record = try row.parsedRecord()
+                    output.write(line: row.jsonLine(record: record))
+                    period?.count(record, received: Date(milliseconds: row.postback.received))
                 }
                 output.flush()
                 if let failure = output.failure {
@@ -77,7 +103,44 @@ enum ExportCommand {
             output.flush()
             return fail("\(error.code.rawValue): \(error.reason)", usage: false)
         }
+        if let period, let reportPath = options.reportPath {
+            let seconds = Date().timeIntervalSince(started)
+            let context = ReportContext(label: label(options), started: started, seconds: seconds,
+                                        schemaPath: options.schemaPath, interrupted: nil)
+            do {
+                try period.report.write(to: reportPath, summary: period.summary, context: context)
+            } catch {
+                return fail("cannot write the report \(reportPath): \((error as NSError).localizedDescription)",
+                            usage: false)
+            }
+            var line = period.summary.render(seconds: seconds, failures: 0)
+            if period.unreadable > 0 { line += "; \(period.unreadable) stored record(s) the report cannot read" }
+            errors.write(line: TerminalText.escaped(line))
+            errors.flush()
+        }
         return 0
+    }
+
+    /// What the report says it covers: the state, the cursor it started after, and the period.
+    static func label(_ options: Options) -> String {
+        var label = "received postbacks"
+        if let after = options.after { label += " after cursor \(after)" }
+        if let since = options.since { label += " from \(RFC3339Timestamp.string(since))" }
+        if let until = options.until { label += " until \(RFC3339Timestamp.string(until))" }
+        return label
+    }
+
+    /// `--since` and `--until`: a UTC date (`2026-11-26`, its midnight) or an RFC 3339 time
+    /// (`2026-11-26T12:00:00Z`, `2026-11-26T12:00:00.5+01:00`).
+    static func time(_ text: String, option: String) throws(UsageError) -> Date {
+        let dateOnly = Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day()
+        if text.utf8.count == 10, let date = try? Date(text, strategy: dateOnly) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+        throw UsageError("\(option) takes a UTC date (2026-11-26) or an RFC 3339 time (2026-11-26T12:00:00Z), "
+                         + "not \(text)")
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options {
@@ -107,6 +170,24 @@ enum ExportCommand {
                 let path = try value()
                 guard !path.isEmpty else { throw UsageError("--archive needs a file path") }
                 options.archivePath = path
+            case "--since", "--until":
+                let text = try value()
+                let date = try time(text, option: name)
+                if name == "--since" {
+                    guard options.since == nil else { throw UsageError("--since given twice") }
+                    options.since = date
+                } else {
+                    guard options.until == nil else { throw UsageError("--until given twice") }
+                    options.until = date
+                }
+            case "--report":
+                guard options.reportPath == nil else { throw UsageError("--report given twice") }
+                let path = try value()
+                guard !path.isEmpty else { throw UsageError("--report needs a file path") }
+                options.reportPath = path
+            case "--schema":
+                guard options.schemaPath == nil else { throw UsageError("--schema given twice") }
+                options.schemaPath = try value()
             case "--after":
                 guard options.after == nil else { throw UsageError("--after given twice") }
                 let text = try value()

@@ -90,7 +90,8 @@ enum HelpText {
                   after CURSOR to the last one that can be read now. Keep the last line's cursor and give it
                   back as --after: every stored postback is printed once.
 
-        USAGE: postback-verify export --state PATH|URL [--archive PATH] [--after CURSOR]
+        USAGE: postback-verify export --state PATH|URL [--archive PATH] [--after CURSOR] [--since TIME]
+                                      [--until TIME] [--report FILE [--schema FILE]]
 
         OPTIONS:
           --state PATH|URL        The receiver's state: a SQLite file, whose received postbacks are in the
@@ -100,6 +101,12 @@ enum HelpText {
           --archive PATH          With a SQLite state: the archive file, when the receiver was given --archive.
           --after CURSOR          Print only what comes after CURSOR (a line's "cursor": 812 for SQLite,
                                   5071.812 for PostgreSQL). Default: from the first.
+          --since TIME            Only rows received at or after TIME: a UTC date (2026-11-26, its midnight)
+                                  or an RFC 3339 time (2026-11-26T12:00:00Z).
+          --until TIME            Only rows received before TIME.
+          --report FILE           Write the run report of the rows printed (JSON, or HTML when FILE ends in
+                                  .html), counted from their stored records, and the summary on stderr.
+          --schema FILE           With --report: decode valid postbacks as of their arrival (docs/schema.md).
           -h, --help              Show this help.
 
         OUTPUT: one line per stored postback: {"cursor","received" (RFC 3339, UTC),"request","route","verdict",

@@ -13,11 +13,15 @@ extension ExportedPostback {
     /// parser and written with every character a terminal must not get raw escaped. Throws `damaged` when the
     /// stored record is not one JSON object.
     package func jsonLine() throws(AttributionError) -> [UInt8] {
-        let row = postback
+        jsonLine(record: try parsedRecord())
+    }
+
+    /// The stored record, read again with the strict parser; `damaged` when it is not one JSON object.
+    package func parsedRecord() throws(AttributionError) -> JSONValue {
         let record: JSONValue
         do {
             // A record nests an item's unsigned members (up to the verifier's depth, 16) a few levels down.
-            record = try StrictJSONParser.parse(row.record, options: .init(maximumDepth: 32, valueBudget: nil))
+            record = try StrictJSONParser.parse(postback.record, options: .init(maximumDepth: 32, valueBudget: nil))
         } catch {
             throw AttributionError(.damaged, "the record of the row at cursor \(cursor) is not JSON "
                                    + "(\(error.reason)); the archive is damaged")
@@ -26,6 +30,12 @@ extension ExportedPostback {
             throw AttributionError(.damaged, "the record of the row at cursor \(cursor) is not a JSON object; the "
                                    + "archive is damaged")
         }
+        return record
+    }
+
+    /// ``jsonLine()`` with the record already parsed (``parsedRecord()``).
+    package func jsonLine(record: JSONValue) -> [UInt8] {
+        let row = postback
         let members: [(String, JSONValue)] = [
             ("cursor", .string(cursor.description)),
             ("received", .string(RFC3339Timestamp.string(Date(milliseconds: row.received)))),
