@@ -4,9 +4,10 @@ import Foundation
 /// first run (`duplicate-of-run`).
 ///
 /// Written out by hand: no formatter, locale or calendar can change it, and equal instants always give equal
-/// text (the fixed width also sorts as time does).
-package enum RFC3339Timestamp {
-    package static func string(_ date: Date) -> String {
+/// text (the fixed width also sorts as time does). Public so that every program built on the library writes its
+/// times the same way, and cheaply (the receiver stamps a log line per request with it).
+public enum RFC3339Timestamp {
+    public static func string(_ date: Date) -> String {
         let milliseconds = date.millisecondsSince1970
         let (days, dayMilliseconds) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civilDate(daysSince1970: days)

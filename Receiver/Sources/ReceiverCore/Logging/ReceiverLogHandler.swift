@@ -44,10 +44,10 @@ public struct ReceiverLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var merged = metadata
-        if let provided = metadataProvider?.get() {
+        if let provided = metadataProvider?.get(), !provided.isEmpty {
             merged.merge(provided) { _, new in new }
         }
-        if let given = event.metadata {
+        if let given = event.metadata, !given.isEmpty {
             merged.merge(given) { _, new in new }
         }
         if let error = event.error {
@@ -60,8 +60,10 @@ public struct ReceiverLogHandler: LogHandler {
     /// One log line, its newline included; metadata keys in code-point order.
     static func line(format: Format, time: Date, level: Logger.Level, message: String,
                      metadata: Logger.Metadata) -> String {
-        let keys = metadata.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
-        let timestamp = time.formatted(Self.timestampStyle)
+        let keys = metadata.count < 2 ? Array(metadata.keys)
+            : metadata.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+        // By hand, as records write their times: Foundation's formatter cost more than the rest of the line.
+        let timestamp = RFC3339Timestamp.string(time)
         switch format {
         case .text:
             // The message is the program's own text, escaped but not quoted; input goes in the metadata.
@@ -79,8 +81,6 @@ public struct ReceiverLogHandler: LogHandler {
             return line + "}\n"
         }
     }
-
-    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
 
     /// A JSON string literal: quotes, backslashes, controls and every scalar `TerminalText` escapes as `\uXXXX`.
     private static func quoted(_ string: String) -> String {
