@@ -47,17 +47,9 @@ struct CommandLineOptions {
                 options.paths.append(argument)
                 continue
             }
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
-                return next
-            }
+            let option = OptionArgument(argument)
+            let name = option.name
+            func value() throws(UsageError) -> String { try option.value(from: &remaining) }
             guard name == "--" || Self.isKnown(name) else {
                 throw UsageError(Self.unknownOption(argument, name: name))
             }

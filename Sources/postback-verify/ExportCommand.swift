@@ -147,17 +147,9 @@ enum ExportCommand {
         var options = Options()
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
-                return next
-            }
+            let option = OptionArgument(argument)
+            let name = option.name
+            func value() throws(UsageError) -> String { try option.value(from: &remaining) }
             switch name {
             case "-h", "--help":
                 options.showsHelp = true
