@@ -12,7 +12,9 @@ package struct TrustedKey: Sendable, Hashable {
 }
 
 /// Where a trusted key comes from, reported in every result (`environment`).
-public enum KeyEnvironment: String, Sendable, Hashable {
+public enum KeyEnvironment: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    package static let spellings = makeSpellings()
+
     /// Apple's production postback key (`apple-cas-identifier/0`).
     case production
     /// One of Apple's development keys: any device in developer mode can mint such a postback for any app.

@@ -39,7 +39,7 @@ public struct PostbackBody: Sendable, Hashable {
 
 /// How the user met the ad, from the unsigned `ad-interaction-type` body member.
 public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    static let spellings = makeSpellings()
+    package static let spellings = makeSpellings()
 
     case view
     case click
@@ -47,7 +47,7 @@ public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, Exactly
 
 /// The coarse conversion value a postback's body may carry (`coarse-conversion-value`).
 public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    static let spellings = makeSpellings()
+    package static let spellings = makeSpellings()
 
     case low
     case medium

@@ -52,7 +52,7 @@ public struct PostbackPayload: Sendable, Hashable {
 
 /// How the user converted, from a postback's `conversion-type` [Apple: "Identifying the parameters in a postback"].
 public enum ConversionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    static let spellings = makeSpellings()
+    package static let spellings = makeSpellings()
 
     case download
     case redownload

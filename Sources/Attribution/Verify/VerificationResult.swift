@@ -85,7 +85,9 @@ extension VerificationResult {
 }
 
 /// The one-word outcome of verifying an item.
-public enum Verdict: String, Sendable, Hashable {
+public enum Verdict: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    package static let spellings = makeSpellings()
+
     /// Signature verified and no rule rejected the item.
     case valid
     /// At least one error; the first error says why.

@@ -3,7 +3,7 @@ import Foundation
 
 /// A record as a receiver stored it (an exported row's `record`), read back for the run report of a period
 /// (`export --report`): what the summary and the report count, taken from the record's own members, as the
-/// command line counts the items it verifies. Words are matched by their exact bytes.
+/// command line counts the items it verifies. Words are matched by their exact bytes (`ExactlySpelled`).
 struct StoredRecord {
     let verdict: Verdict
     /// The first error's code (`""` for an error without one); nil when valid.
@@ -22,16 +22,14 @@ struct StoredRecord {
     init?(_ record: JSONValue) {
         guard let object = record.objectValue,
               let verdictText = object["verdict"]?.stringValue,
-              let verdict = Self.exact(verdictText, among: [Verdict.valid, .invalid]) else { return nil }
+              let verdict = Verdict(exactly: verdictText) else { return nil }
         self.verdict = verdict
         let errors = object["errors"].flatMap(Self.array) ?? []
         let firstCode = errors.first.map { $0.objectValue?["code"]?.stringValue ?? "" }
         firstErrorCode = verdict == .valid ? nil : (firstCode ?? "")
         isDuplicate = firstCode.map { $0.utf8.elementsEqual(AttributionError.Code.duplicate.rawValue.utf8) } ?? false
         warningRules = (object["warnings"].flatMap(Self.array) ?? []).compactMap { $0.objectValue?["rule"]?.stringValue }
-        environment = object["environment"]?.stringValue.flatMap {
-            Self.exact($0, among: [KeyEnvironment.production, .development, .custom])
-        }
+        environment = object["environment"]?.stringValue.flatMap { KeyEnvironment(exactly: $0) }
         facts = verdict == .valid ? Self.facts(object, environment: environment) : nil
     }
 
@@ -43,9 +41,7 @@ struct StoredRecord {
               let index = fields["postback-sequence-index"]?.numberValue?.int64Value else { return nil }
         let unsigned = record["unsigned"]?.objectValue
         let fine = unsigned?["conversion-value"]?.numberValue?.int64Value.map { Int($0) }
-        let coarse = unsigned?["coarse-conversion-value"]?.stringValue.flatMap {
-            exact($0, among: CoarseConversionValue.allCases)
-        }
+        let coarse = unsigned?["coarse-conversion-value"]?.stringValue.flatMap { CoarseConversionValue(exactly: $0) }
         let tier = record["tier"]?.numberValue?.int64Value.map { Int($0) }
         return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
                                postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
@@ -55,11 +51,6 @@ struct StoredRecord {
     private static func array(_ value: JSONValue) -> [JSONValue]? {
         if case .array(let elements) = value { return elements }
         return nil
-    }
-
-    private static func exact<Word: RawRepresentable>(_ text: String, among words: [Word]) -> Word?
-        where Word.RawValue == String {
-        words.first { $0.rawValue.utf8.elementsEqual(text.utf8) }
     }
 }
 
