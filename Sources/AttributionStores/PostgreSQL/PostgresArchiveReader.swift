@@ -16,22 +16,7 @@ package final class PostgresArchiveReader {
 
     /// Connects and checks that the database holds a `postback_verify` schema of this version, untouched.
     package init(connectionString: String) throws(AttributionError) {
-        let parsed: PostgresConnectionString
-        do {
-            parsed = try PostgresConnectionString(connectionString)
-        } catch {
-            throw AttributionError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
-                                   + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
-        }
-        target = "PostgreSQL state (\(parsed.description))"
-        do {
-            connection = try PostgresConnection(parsed) { connection throws(PostgresFailure) in
-                try connection.execute("SET search_path TO pg_catalog, pg_temp")
-                try connection.execute("SET statement_timeout TO '\(PostgresStateDatabase.statementTimeoutSeconds)s'")
-            }
-        } catch {
-            throw PostgresStateDatabase.stateError(error, target: target, doing: "cannot connect to", opening: true)
-        }
+        (connection, target) = try PostgresStateDatabase.connect(connectionString)
         let described: [String]
         do throws(PostgresFailure) {
             let exists = try connection.execute(PostgresSchema.schemaExists).int64(0, 0) == 1

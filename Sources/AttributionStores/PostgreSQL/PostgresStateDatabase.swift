@@ -54,22 +54,10 @@ package final class PostgresStateDatabase {
     package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(AttributionError) {
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
-        let parsed: PostgresConnectionString
-        do {
-            parsed = try PostgresConnectionString(connectionString)
-        } catch {
-            throw AttributionError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
-                                   + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
-        }
-        target = "PostgreSQL state (\(parsed.description))"
         let owner = Int64.random(in: 1...Int64.max)
         self.owner = owner
-        do {
-            connection = try PostgresConnection(parsed) { connection throws(PostgresFailure) in
-                try Self.startSession(connection, owner: owner)
-            }
-        } catch {
-            throw Self.stateError(error, target: target, doing: "cannot connect to", opening: true)
+        (connection, target) = try Self.connect(connectionString) { connection throws(PostgresFailure) in
+            try Self.startSession(connection, owner: owner)
         }
         try prepareSchema()
     }
@@ -364,10 +352,35 @@ package final class PostgresStateDatabase {
 
     /// Settings for a new connection, and the owner's advisory lock (taken again after a reconnect; a checker
     /// holds it shared for a moment at most, hence the retries).
+    /// Parses `connectionString` (a `--state` value) and connects: how the store and the archive reader open a
+    /// PostgreSQL state. Every session (and every reconnection) first gets the search path our statements need
+    /// (they name every object with its schema; functions resolve in pg_catalog first) and the statement
+    /// timeout, then `session`. Returns the connection and the target its messages name (never the password).
+    static func connect(
+        _ connectionString: String,
+        session: @escaping (PostgresConnection) throws(PostgresFailure) -> Void = { _ throws(PostgresFailure) in }
+    ) throws(AttributionError) -> (PostgresConnection, String) {
+        let parsed: PostgresConnectionString
+        do {
+            parsed = try PostgresConnectionString(connectionString)
+        } catch {
+            throw AttributionError(.cannotOpen, "--state: \(error.message); write a libpq connection string "
+                                   + "(host=... dbname=...) or a postgresql:// URL, see docs/state.md")
+        }
+        let target = "PostgreSQL state (\(parsed.description))"
+        do {
+            let connection = try PostgresConnection(parsed) { connection throws(PostgresFailure) in
+                try connection.execute("SET search_path TO pg_catalog, pg_temp")
+                try connection.execute("SET statement_timeout TO '\(statementTimeoutSeconds)s'")
+                try session(connection)
+            }
+            return (connection, target)
+        } catch {
+            throw stateError(error, target: target, doing: "cannot connect to", opening: true)
+        }
+    }
+
     private static func startSession(_ connection: PostgresConnection, owner: Int64) throws(PostgresFailure) {
-        // Our statements name every object with its schema; functions resolve in pg_catalog first.
-        try connection.execute("SET search_path TO pg_catalog, pg_temp")
-        try connection.execute("SET statement_timeout TO '\(statementTimeoutSeconds)s'")
         try connection.execute("SET lock_timeout TO '\(statementTimeoutSeconds)s'")
         // A commit lost in a server crash forgets a key or leaves a claim unconfirmed: either way the postback
         // is reported valid again, never lost (docs/state.md), so a commit need not wait for the disk.
