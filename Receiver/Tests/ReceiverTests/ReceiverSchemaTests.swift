@@ -49,11 +49,13 @@ import Testing
         for event in events {
             #expect(text.contains("postback_receiver_decoded_events_total{event=\"\(event)\"} 1\n"))
         }
-        #expect(text.contains("postback_receiver_decoded_revenue_high_total{campaign=\"\(campaign)\",currency=\"EUR\"} 1.0\n"))
+        let high = try #require((meaning["revenue"] as? [String: Any])?["high"] as? NSNumber).doubleValue
+        let currency = try #require(app["currency"] as? String)
+        #expect(text.contains("postback_receiver_decoded_revenue_high_total{campaign=\"\(campaign)\",currency=\"\(currency)\"} \(high)\n"))
         #expect(text.contains("postback_receiver_decoded_events_total{event=\"purchase\"} 0\n"))
     }
 
-    @Test("decoded metrics take label values from the schema only: forged bodies and unknown ids add no series")
+    @Test("decoded metrics take label values from the schema only: ids the schema does not name and apps it does not have count under the reserved labels, and add no series")
     func boundedDecodedLabels() async throws {
         let schema = try ConversionSchema(contentsOfFile: Self.schemaPath)
         var receiver = try TestReceiver(metrics: ReceiverMetrics(schema: schema))
@@ -63,12 +65,23 @@ import Testing
                 .filter { !$0.hasPrefix("#") }.count
         }
         let before = series()
+        // Valid postbacks with a source-identifier the schema does not name (9876 of a known app; 12 of app
+        // 10738027756, which names only 1234), of an app it does not have (0), and a forgery.
+        let bodies = try ["valid/postback/tier2-index0-4digit-source-no-value.json",
+                          "valid/postback/advertised-item-above-2-32.json", "valid/postback/advertised-item-0.json",
+                          "invalid/apple/postback-production-bad-signature.json"].map(TestReceiver.body)
         try await receiver.application().test(.router) { client in
-            for body in try ["valid/apple/postback-development-valid.json", "valid/postback/high-s-signature.json",
-                             "invalid/apple/postback-production-bad-signature.json"].map(TestReceiver.body) {
-                _ = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post, body: body)
+            for body in bodies {
+                let response = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post,
+                                                        body: body)
+                #expect(response.status == .ok)
             }
         }
+        #expect(try receiver.rows().map(\.verdict) == ["valid", "valid", "valid", "invalid"])
         #expect(series() == before)
+        let text = String(decoding: receiver.metrics.render(), as: UTF8.self)
+        #expect(text.contains("postback_receiver_decoded_total{campaign=\"(unnamed)\",window=\"1\"} 2\n"))
+        #expect(text.contains("postback_receiver_decoded_total{campaign=\"(app not in schema)\",window=\"1\"} 1\n"))
+        #expect(!text.contains("9876"))
     }
 }
