@@ -70,6 +70,22 @@ final class ArchiveExportTests {
         return run.records
     }
 
+    /// What `read` returns once it holds `count` items, or after 30 seconds, whatever it holds then.
+    ///
+    /// A PostgreSQL archive shows a committed row only once every transaction older than its writer's has
+    /// ended, anywhere on the server (``PostgresArchiveReader``). Tests in other suites run transactions on the
+    /// same server at the same time, so a read just after a commit may be short for a moment; waiting for the
+    /// rows (never for more than they are) keeps the assertions on what is read, not on when.
+    static func settled<T: Collection>(_ count: Int, _ read: () throws -> T) throws -> T {
+        let deadline = Date().addingTimeInterval(30)
+        var result = try read()
+        while result.count < count, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            result = try read()
+        }
+        return result
+    }
+
     static func cursor(_ line: [String: Any]) -> ArchiveCursor {
         ArchiveCursor(line["cursor"] as? String ?? "") ?? ArchiveCursor(transaction: nil, row: -1)
     }
@@ -110,7 +126,7 @@ final class ArchiveExportTests {
             try archive.append((written..<written + size).map { Self.row($0) })
             written += size
         }
-        let all = try export(archive.state)
+        let all = try Self.settled(written) { try export(archive.state) }
         #expect(Self.numbers(all) == Array(0..<written))
         let cursors = all.map(Self.cursor)
         #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 }, "cursors increase")
@@ -126,12 +142,14 @@ final class ArchiveExportTests {
         }
         // Resuming after any line gives exactly the lines after it.
         for position in [0, 5, 999, 1000, written - 2, written - 1] {
-            let rest = try export(archive.state, after: all[position]["cursor"] as? String)
+            let rest = try Self.settled(written - position - 1) {
+                try export(archive.state, after: all[position]["cursor"] as? String)
+            }
             #expect(Self.numbers(rest) == Array(position + 1..<written), "after line \(position)")
         }
         // Rows written later come after the last cursor, once.
         try archive.append((written..<written + 5).map { Self.row($0) })
-        let later = try export(archive.state, after: all.last?["cursor"] as? String)
+        let later = try Self.settled(5) { try export(archive.state, after: all.last?["cursor"] as? String) }
         #expect(Self.numbers(later) == Array(written..<written + 5))
     }
 
@@ -170,7 +188,8 @@ final class ArchiveExportTests {
             cursor = lines.last?["cursor"] as? String ?? cursor
         }
         for writer in writers { try writer.get() }
-        seen += try export(first.state, after: cursor)
+        let total = (0..<groups).reduce(0) { $0 + 1 + $1 % 10 } * 2
+        seen += try Self.settled(total - seen.count) { try export(first.state, after: cursor) }
         let expected = (0..<2).flatMap { writer in
             (0..<groups).flatMap { group in
                 let base = (writer * groups + group) * 10
@@ -199,10 +218,10 @@ final class ArchiveExportTests {
             "SELECT id FROM postback_verify.received_postbacks ORDER BY id", on: archive.state)
         #expect(ids.rowCount == 3, "A's row is not visible yet")
         // While A is open: only what was committed before A began.
-        let before = try export(archive.state)
+        let before = try Self.settled(1) { try export(archive.state) }
         #expect(Self.numbers(before) == [0])
         try slow.execute("COMMIT")
-        let after = try export(archive.state, after: before.last?["cursor"] as? String)
+        let after = try Self.settled(3) { try export(archive.state, after: before.last?["cursor"] as? String) }
         #expect(Self.numbers(after) == [1, 2, 3], "A's row, though its id is smaller, then B's")
         let cursors = (before + after).map(Self.cursor)
         #expect(zip(cursors, cursors.dropFirst()).allSatisfy { $0 < $1 })
@@ -453,6 +472,12 @@ final class ArchiveScriptTests {
         let database = try TestPostgres.database()
         let earlier = try PostgreSQLDeduplicationStore(connectionString: database)
         _ = try earlier.claim([], at: Date(), archiving: { _ in [ArchiveExportTests.row(100)] })
+        // Regression (CI, 2026-11-27): another test's transaction, open on the same server in another database
+        // while the move ran, hid the moved rows from a read made at once. Here one is held open on purpose: the
+        // moved rows wait for it, and the read that waits for them (`settled`) gets every one once it ends.
+        let other = try PostgresConnection(try PostgresConnectionString(try TestPostgres.database())) { _ in }
+        try other.execute("BEGIN")
+        try other.execute("SELECT pg_catalog.pg_current_xact_id()")
         var script = try Self.script("the move")
         let firstLine = try #require(script.firstIndex(of: "\n"))
         #expect(script[..<firstLine].hasPrefix("export STATE="))
@@ -460,7 +485,15 @@ final class ArchiveScriptTests {
         let moved = try run(script)
         #expect(moved.status == 0, "\(moved.error)")
         let reader = try PostgresArchiveReader(connectionString: database)
-        let read = try reader.rows(after: nil, limit: 100)
+        #expect(try reader.rows(after: nil, limit: 100).map(\.postback) == [ArchiveExportTests.row(100)],
+                "rows written after a transaction still open began are held back")
+        nonisolated(unsafe) let held = other  // used by the thread below alone from here on
+        let ending = Thread.detachNewThreadWithResult {
+            Thread.sleep(forTimeInterval: 0.3)
+            try held.execute("COMMIT")
+        }
+        let read = try ArchiveExportTests.settled(rows.count + 1) { try reader.rows(after: nil, limit: 100) }
+        try ending.get()
         #expect(read.map(\.postback) == [ArchiveExportTests.row(100)] + rows.map { row in
             // The record as export wrote it: the same JSON, with what a terminal must not get raw escaped.
             var row = row

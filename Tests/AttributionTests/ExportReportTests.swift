@@ -47,6 +47,7 @@ extension ArchiveExportTests {
         let archive = try archive(kind)
         try archive.append(Self.rows(first.records, received: Self.dayOne, tag: "one"))
         try archive.append(Self.rows(second.records, received: Self.dayTwo, tag: "two"))
+        _ = try Self.settled(first.records.count + second.records.count) { try export(archive.state) }
         let report = scratch.url("export-\(UUID().uuidString).json").path
         let run = try CommandLineTests.run(["export", "--state", archive.state, "--since", "2026-11-26",
                                             "--until", "2026-11-27T00:00:00Z", "--report", report,

@@ -351,7 +351,7 @@ def postgres_shared(args, repo: Path, work: Path) -> None:
                 status, answer = curl_post(receiver.port, AAK, body)
                 check(status == 200 and answer == b"", f"PostgreSQL state: answered {status}")
         # Both receivers' rows are in the database's one table, read with export: every 200 has its row.
-        stored = exported(args.cli, state)
+        stored = exported(args.cli, state, expect=2 * len(bodies))
         check(len(stored) == 2 * len(bodies), f"{len(stored)} rows in PostgreSQL for {2 * len(bodies)} answers 200")
         check(sorted(r["body"] for r in stored) == sorted(bodies * 2), "the rows in PostgreSQL are not the bodies sent")
         requests = {r["request"] for r in stored}
@@ -378,7 +378,8 @@ def postgres_shared(args, repo: Path, work: Path) -> None:
             # gone: the store reconnects on the next).
             answers = [curl_post(first.port, AAK, fresh)[0] for _ in range(3)]
             check(200 in answers, f"once the database was back, the retries were answered {answers}")
-            after = [(r["verdict"], r["code"]) for r in exported(args.cli, state, after=cursor)]
+            after = [(r["verdict"], r["code"])
+                     for r in exported(args.cli, state, after=cursor, expect=answers.count(200))]
             check(after[:1] == [("valid", None)] and all(row == ("invalid", "duplicate") for row in after[1:])
                   and len(after) == answers.count(200),
                   f"after the outage, the retries were stored as {after} (answers {answers}), not valid first")

@@ -98,8 +98,20 @@ def rows(state: Path) -> list[dict]:
         connection.close()
 
 
-def exported(cli: str, state: str, after: str | None = None) -> list[dict]:
-    """`postback-verify export --state STATE [--after CURSOR]`: its lines, with `key` and `body` as bytes."""
+def exported(cli: str, state: str, after: str | None = None, expect: int = 0) -> list[dict]:
+    """`postback-verify export --state STATE [--after CURSOR]`: its lines, with `key` and `body` as bytes.
+
+    PostgreSQL shows a committed row only once every older transaction on the server has ended (docs/state.md),
+    so with `expect`, export is run again (for up to 30 s) while it prints fewer lines than that."""
+    deadline = time.monotonic() + 30
+    while True:
+        lines = _exported_once(cli, state, after)
+        if len(lines) >= expect or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+def _exported_once(cli: str, state: str, after: str | None) -> list[dict]:
     run = subprocess.run([cli, "export", "--state", state, *(["--after", after] if after else [])],
                          capture_output=True, timeout=60)
     if run.returncode != 0:
