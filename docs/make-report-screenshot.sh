@@ -11,10 +11,10 @@ status=0
     --key fixture-apple-identifier/0=Fixtures/keys/fixture-apple-identifier-0.pem \
     --skadnetwork-key-p256 Fixtures/keys/fixture-skadnetwork-p256.pem \
     --schema Fixtures/schema/example-schema.json --label "fixtures" --report "$work/report.html" \
-    Fixtures/valid Fixtures/invalid/postback Fixtures/dedupe > /dev/null || status=$?
+    Fixtures/valid Fixtures/invalid/postback Fixtures/dedupe Fixtures/skadnetwork/valid > /dev/null || status=$?
 # Status 1: the run holds invalid fixtures on purpose; anything else is a failure.
 [ "$status" -le 1 ] || exit "$status"
 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$work/profile" --hide-scrollbars \
-    --screenshot="$work/report.png" --window-size=1200,1700 "file://$work/report.html" 2> /dev/null
+    --screenshot="$work/report.png" --window-size=1200,1900 "file://$work/report.html" 2> /dev/null
 cp "$work/report.png" docs/report.png
 echo "wrote docs/report.png"

@@ -468,7 +468,7 @@ final class ArchiveScriptTests {
                              code: "malformed-input", key: nil, body: [0, 0xFF, 0x80, 10], record: Array("{}".utf8),
                              kept: .differences),
         ]
-        let (state, _) = try sqliteArchive(rows)
+        _ = try sqliteArchive(rows)
         let database = try TestPostgres.database()
         let earlier = try PostgreSQLDeduplicationStore(connectionString: database)
         _ = try earlier.claim([], at: Date(), archiving: { _ in [ArchiveExportTests.row(100)] })

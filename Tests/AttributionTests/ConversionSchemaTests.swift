@@ -39,7 +39,7 @@ struct ConversionSchemaTests {
     func exampleAccepted() throws {
         let bytes = try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent("schema/example-schema.json"))
         let schema = try ConversionSchema(parsing: bytes)
-        #expect(schema.apps.map(\.advertisedItemIdentifier) == [1108187390, 10738027756])
+        #expect(schema.apps.map(\.advertisedItemIdentifier) == [1108187390, 10738027756, 525463029])
     }
 
     /// Each malformed schema: the text, the line the refusal must name, and words its reason must hold.
@@ -65,6 +65,10 @@ struct ConversionSchemaTests {
         ("until before from", schema().replacingOccurrences(of: "2026-12-31", with: "2025-12-31"), 7, "before"),
         ("campaign key of five digits", schema().replacingOccurrences(of: "\"1234\":", with: "\"12345\":"), 9,
          "unknown member \"12345\""),
+        ("campaign id 0", schema().replacingOccurrences(of: "\"campaigns\":", with: "\"campaign-ids\": {\"0\": \"x\"},\n      \"campaigns\":"), 9, "unknown member \"0\""),
+        ("campaign id 101", schema().replacingOccurrences(of: "\"campaigns\":", with: "\"campaign-ids\": {\"101\": \"x\"},\n      \"campaigns\":"), 9, "unknown member \"101\""),
+        ("campaign id with a leading zero", schema().replacingOccurrences(of: "\"campaigns\":", with: "\"campaign-ids\": {\"042\": \"x\"},\n      \"campaigns\":"), 9, "unknown member \"042\""),
+        ("campaign id named by an empty string", schema().replacingOccurrences(of: "\"campaigns\":", with: "\"campaign-ids\": {\"42\": \"\"},\n      \"campaigns\":"), 9, "non-empty"),
         ("lower-case currency", schema().replacingOccurrences(of: "\"USD\"", with: "\"usd\""), 8, "ISO 4217"),
         ("coarse value misspelt",
          schema().replacingOccurrences(of: "\"low\": {\"events\"", with: "\"lo\": {\"events\""),
@@ -165,5 +169,62 @@ struct ConversionSchemaTests {
         #expect(decoded.adding(to: record, times: DecodedTimes(arrival: Self.arrival)) == with)
         let other = try #require(schema.decode(Self.facts(index: 2), arrival: Self.arrival))
         #expect(other.adding(to: record, times: DecodedTimes(arrival: Self.arrival)) == other.adding(to: record))
+    }
+
+    /// An SKAdNetwork postback's facts, as ``ConversionFacts/init(_:)`` reads a valid result's.
+    static func skAdNetworkFacts(version: SKAdNetworkVersion, campaignID: UInt64? = nil, source: String? = nil,
+                                 index: Int = 0, fine: Int? = nil, coarse: CoarseConversionValue? = nil)
+        -> ConversionFacts {
+        ConversionFacts(environment: .production, advertisedItemIdentifier: 1108187390, sourceIdentifier: source,
+                        postbackSequenceIndex: index, fineValue: fine, coarseValue: coarse, valuesAreSigned: false,
+                        tier: nil, campaignID: campaignID, skAdNetworkVersion: version)
+    }
+
+    @Test("An SKAdNetwork 1.0-3.0 postback's campaign-id takes its name from campaign-ids, a 4.0 one's source-identifier from campaigns; its value means what window 1's fine value means")
+    func skAdNetworkCampaigns() throws {
+        let schema = try Self.parse(Self.schema().replacingOccurrences(
+            of: "\"campaigns\":", with: "\"campaign-ids\": {\"1\": \"One\", \"12\": \"Twelve\", \"100\": \"Hundred\"},\n      \"campaigns\":"))
+        for (id, name) in [(1 as UInt64, "One"), (12, "Twelve"), (100, "Hundred")] {
+            let decoded = try #require(schema.decode(Self.skAdNetworkFacts(version: .v3_0, campaignID: id, fine: 17),
+                                                     arrival: Self.arrival))
+            #expect(decoded.campaign == name)
+            #expect(decoded.window.number == 1)
+            #expect(decoded.meaning?.events == ["install", "purchase"], "fine value 17 is in \"1-31\"")
+            #expect(!decoded.valuesAreSigned)
+        }
+        // Campaign id 12 is not source identifier "12": each has its own map.
+        let v4 = try #require(schema.decode(Self.skAdNetworkFacts(version: .v4_0, source: "12", index: 1,
+                                                                   coarse: .high), arrival: Self.arrival))
+        #expect(v4.campaign == "Brand")
+        #expect(v4.meaning?.events == ["subscription"])
+        #expect(schema.decode(Self.skAdNetworkFacts(version: .v2_1, campaignID: 42), arrival: Self.arrival)?
+            .campaign == nil)
+    }
+
+    /// SKAdNetwork before 4.0 [Apple: updateConversionValue(_:)]: a 24-hour timer from the first launch,
+    /// restarted by each increase of the value (values only increase), then the postback within 0-24 hours. Worked
+    /// by hand: the latest install is a day before sending (no increase, no delay); the earliest, for a final value
+    /// v, is v increases each a day apart, the last timer and the whole delay: (v + 2) days before. No value
+    /// bounds v by 63.
+    @Test("An SKAdNetwork 1.0-3.0 postback's install range follows its timer, not the windows' delays",
+          arguments: [(0 as Int?, 2.0), (1, 3), (20, 22), (63, 65), (nil, 65)])
+    func skAdNetworkTimer(finalValue: Int?, earliestDays: Double) throws {
+        let schema = try Self.parse(Self.schema())
+        for version in [SKAdNetworkVersion.v1_0, .v2_0, .v2_1, .v2_2, .v3_0] {
+            let decoded = try #require(schema.decode(
+                Self.skAdNetworkFacts(version: version, campaignID: 7, fine: finalValue), arrival: Self.arrival))
+            #expect(decoded.install.upperBound == Self.arrival.addingTimeInterval(-Self.day))
+            #expect(decoded.install.lowerBound == Self.arrival.addingTimeInterval(-earliestDays * Self.day))
+            // The record says the same: its time members are the timer's, also when a run's times are given.
+            let record = decoded.adding(to: Array(#"{"n":1}"#.utf8), times: DecodedTimes(arrival: Self.arrival))
+            let member = try #require((try JSONSerialization.jsonObject(with: Data(record)) as? [String: Any])?[
+                "decoded"] as? [String: Any])
+            #expect(member["install-earliest"] as? String
+                    == RFC3339Timestamp.string(Self.arrival.addingTimeInterval(-earliestDays * Self.day)))
+        }
+        // SKAdNetwork 4.0 has windows, as AdAttributionKit: window 1 ends 3 days and up to 48 hours before.
+        let v4 = try #require(schema.decode(Self.skAdNetworkFacts(version: .v4_0, source: "12", fine: finalValue),
+                                            arrival: Self.arrival))
+        #expect(v4.install.lowerBound == Self.arrival.addingTimeInterval(-(3 * Self.day + 48 * 3600)))
     }
 }

@@ -10,7 +10,9 @@ import Testing
 struct RunReportCommandLineTests {
     static let schema = "Fixtures/schema/example-schema.json"
     /// Valid and invalid fixtures, Apple's development example among them, and exact repeats (duplicates).
-    static let inputs = ["Fixtures/valid", "Fixtures/invalid/postback", "Fixtures/dedupe"]
+    /// Apple's SKAdNetwork examples fail here (the fixture SKAdNetwork key stands in for Apple's); the fixtures'
+    /// own, of every version signed with a P-256 key, are valid.
+    static let inputs = ["Fixtures/valid", "Fixtures/invalid/postback", "Fixtures/dedupe", "Fixtures/skadnetwork/valid"]
 
     static func run(_ arguments: [String], stdin: String = "") throws -> CommandLineTests.Run {
         try CommandLineTests.run(TestPostbackSigner.keyArguments + arguments, stdin: stdin)
@@ -47,11 +49,15 @@ struct RunReportCommandLineTests {
                 }
                 valid += 1
                 environments[record["environment"] as! String, default: 0] += 1
-                guard record["kind"] as? String == "postback", let fields = record["fields"] as? [String: Any]
+                // AdAttributionKit and SKAdNetwork postbacks alike (docs/schema.md); SKAdNetwork before 4.0 signs
+                // no index (its one postback is window 1) and names a campaign id instead of a source identifier.
+                let kind = record["kind"] as? String
+                guard kind == "postback" || kind == "skadnetwork", let fields = record["fields"] as? [String: Any]
                 else { continue }
+                let skAdNetwork = kind == "skadnetwork"
                 let unsigned = record["unsigned"] as? [String: Any] ?? [:]
-                tiers[record["tier"] as! Int] += 1
-                let index = fields["postback-sequence-index"] as! Int
+                if !skAdNetwork { tiers[record["tier"] as! Int] += 1 }
+                let index = fields["postback-sequence-index"] as? Int ?? 0
                 windows[index] += 1
                 let fineValue = unsigned["conversion-value"] as? Int
                 let coarseValue = unsigned["coarse-conversion-value"] as? String
@@ -59,8 +65,8 @@ struct RunReportCommandLineTests {
                 if let fineValue { fine[fineValue] += 1 }
                 if let coarseValue { coarse[coarseValue, default: 0] += 1 }
                 guard schema != nil else { continue }
-                let app = (fields["advertised-item-identifier"] as! NSNumber).uint64Value
-                let source = fields["source-identifier"] as! String
+                let app = (fields[skAdNetwork ? "app-id" : "advertised-item-identifier"] as! NSNumber).uint64Value
+                let source = fields["source-identifier"] as? String ?? "campaign-id \(fields["campaign-id"] as! Int)"
                 var totals = campaigns["\(app)/\(source)"] ?? (0, 0, 0, 0)
                 totals.postbacks += 1
                 if index == 0 { totals.first += 1 }
@@ -124,9 +130,11 @@ struct RunReportCommandLineTests {
         }
         let campaigns = try #require(json["campaigns"] as? [[String: Any]])
         #expect(campaigns.count == expected.campaigns.count)
+        #expect(expected.campaigns["1108187390/campaign-id 42"].map { $0.postbacks > 5 } == true,
+                "SKAdNetwork 1.0-3.0 postbacks are counted by their campaign id")
         for campaign in campaigns {
             let key = "\((campaign["advertised-item-identifier"] as! NSNumber).uint64Value)/"
-                + "\(campaign["source-identifier"] as! String)"
+                + "\(campaign["source-identifier"] as? String ?? "campaign-id \(campaign["campaign-id"] as! Int)")"
             let totals = try #require(expected.campaigns[key], "\(key) is not in the records")
             #expect(campaign["postbacks"] as? Int == totals.postbacks, "\(key)")
             #expect(campaign["window-1-postbacks"] as? Int == totals.first, "\(key)")
@@ -149,23 +157,26 @@ struct RunReportCommandLineTests {
         for (lines, path) in [(fast.stdout.split(separator: "\n"), "fast"),
                               (general.stdout.split(separator: "\n"), "general")] {
             try #require(lines.count == plainLines.count)
-            var decodedCount = 0
+            var decodedCount = 0, skAdNetworkDecoded = 0
             for (line, plainLine) in zip(lines, plainLines) {
                 let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                let isValidPostback = record["verdict"] as? String == "valid" && record["kind"] as? String == "postback"
+                let isValidPostback = record["verdict"] as? String == "valid"
+                    && ["postback", "skadnetwork"].contains(record["kind"] as? String)
                 guard isValidPostback else {
                     #expect(line.utf8.elementsEqual(plainLine.utf8), "\(path): \(line)")
                     continue
                 }
                 decodedCount += 1
+                if record["kind"] as? String == "skadnetwork" { skAdNetworkDecoded += 1 }
                 // The record is the plain one with `,"decoded":{…}` before its closing brace.
                 #expect(line.utf8.starts(with: plainLine.utf8.dropLast()), "\(path): \(line)")
                 let decoded = try #require(record["decoded"] as? [String: Any])
-                let index = (record["fields"] as! [String: Any])["postback-sequence-index"] as! Int
+                let index = (record["fields"] as! [String: Any])["postback-sequence-index"] as? Int ?? 0
                 #expect(decoded["window"] as? Int == index + 1)
                 #expect(decoded["values-signed"] as? Bool == false)
             }
             #expect(decodedCount > 50, "\(path)")
+            #expect(skAdNetworkDecoded > 10, "\(path)")
         }
         // Both paths decode alike (the times aside: each run has its own start).
         func withoutTimes(_ text: String) -> [String] {

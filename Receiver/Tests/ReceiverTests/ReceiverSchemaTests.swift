@@ -84,4 +84,42 @@ import Testing
         #expect(text.contains("postback_receiver_decoded_total{campaign=\"(app not in schema)\",window=\"1\"} 1\n"))
         #expect(!text.contains("9876"))
     }
+
+    @Test("an SKAdNetwork postback is decoded too: Apple's 3.0 example by its campaign-id's name, its value unsigned, counted under a series made at start-up")
+    func skAdNetworkDecoded() async throws {
+        let schema = try ConversionSchema(contentsOfFile: Self.schemaPath)
+        var receiver = try TestReceiver(metrics: ReceiverMetrics(schema: schema))
+        receiver.configuration.schema = schema
+        // What the fixture schema says of app 525463029's campaign-id 42, read from the file.
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.schemaPath)))
+            as? [String: Any]
+        let app = try #require((file?["apps"] as? [[String: Any]])?.first {
+            ($0["advertised-item-identifier"] as? NSNumber)?.uint64Value == 525463029 })
+        let campaign = try #require((app["campaign-ids"] as? [String: String])?["42"])
+        // Its conversion-value, 20, is window 1's fine value 20 (the range "20-39").
+        let events = try #require((((app["windows"] as? [String: Any])?["1"] as? [String: Any])?["fine"]
+            as? [String: Any])?["20-39"] as? [String: Any])?["events"] as? [String]
+        let series = "postback_receiver_decoded_total{campaign=\"\(campaign)\",window=\"1\"}"
+        #expect(String(decoding: receiver.metrics.render(), as: UTF8.self).contains(series + " 0\n"))
+        let body = try TestReceiver.body("valid/skadnetwork-apple/3.0-winning-valid.json")
+        try await receiver.application().test(.router) { client in
+            for body in [body, body] {
+                let response = try await client.execute(uri: TestReceiver.skAdNetworkPath, method: .post, body: body)
+                #expect(response.status == .ok)
+            }
+        }
+        let records = try receiver.rows().map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.record.utf8)) as? [String: Any])
+        }
+        try #require(records.count == 2)
+        let decoded = try #require(records[0]["decoded"] as? [String: Any])
+        #expect(decoded["campaign"] as? String == campaign)
+        #expect(decoded["window"] as? Int == 1)
+        #expect(decoded["values-signed"] as? Bool == false)
+        #expect(decoded["app-known"] as? Bool == true)
+        #expect(decoded["fine-value"] as? Int == 20)
+        #expect(decoded["events"] as? [String] == events)
+        #expect(records[1]["decoded"] == nil, "the retry is a duplicate")
+        #expect(String(decoding: receiver.metrics.render(), as: UTF8.self).contains(series + " 1\n"))
+    }
 }

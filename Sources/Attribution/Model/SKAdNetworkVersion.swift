@@ -3,7 +3,9 @@
 ///
 /// The order is the whole contract: the signature is over the members' values joined by U+2063, so a verifier
 /// that puts one member in the wrong place rejects every genuine postback of that version.
-public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable {
+public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    package static let spellings = makeSpellings()
+
     /// No `version` member, or `"1.0"`: four members, Apple's P-192 key.
     case v1_0 = "1.0"
     /// Adds `version`, `redownload` and the optional `source-app-id`; still the P-192 key.

@@ -6,8 +6,10 @@ public struct DecodedConversion: Sendable {
     public let window: ConversionWindow
     /// The time the estimate starts from: when the postback arrived (the command line: when the run started).
     public let arrival: Date
-    /// The first-launch times consistent with the arrival (``ConversionWindow/installRange(sentAt:)``).
+    /// The first-launch times consistent with the arrival (``ConversionFacts/installRange(sentAt:)``).
     public let install: ClosedRange<Date>
+    /// True when the install range comes from SKAdNetwork 1.0-3.0's timer, not from the window's delays.
+    let usesSKAdNetworkTimer: Bool
     /// The values decoded, as the postback carries them.
     public let fineValue: Int?
     public let coarseValue: CoarseConversionValue?
@@ -15,7 +17,8 @@ public struct DecodedConversion: Sendable {
     public let valuesAreSigned: Bool
     /// True when the schema has the app for the arrival's date.
     public let appKnown: Bool
-    /// The campaign name of the postback's `source-identifier`, when the schema names it.
+    /// The campaign name of the postback's `source-identifier` (SKAdNetwork 1.0-3.0: `campaign-id`), when the
+    /// schema names it.
     public let campaign: String?
     /// What the value means: the fine value's meaning when the postback has a fine value the schema maps, else the
     /// coarse value's; nil when neither is mapped (or the postback carries no value).
@@ -28,16 +31,17 @@ extension ConversionSchema {
     /// Decodes a valid postback's facts, as of `arrival` (which also picks the app's schema by its validity
     /// period). Nil only when the facts name no conversion window.
     public func decode(_ facts: ConversionFacts, arrival: Date) -> DecodedConversion? {
-        guard let window = facts.window else { return nil }
+        guard let window = facts.window, let install = facts.installRange(sentAt: arrival) else { return nil }
         let app = self.app(facts.advertisedItemIdentifier, at: arrival)
         let meanings = app?.windows[window.number - 1]
         let meaning = facts.fineValue.flatMap { meanings?.fine[$0] }
             ?? facts.coarseValue.flatMap { meanings?.coarse[$0] }
+        let campaign = facts.sourceIdentifier.flatMap { app?.campaigns[$0] }
+            ?? facts.campaignID.flatMap { app?.campaignIDs[$0] }
         return DecodedConversion(
-            window: window, arrival: arrival, install: window.installRange(sentAt: arrival),
+            window: window, arrival: arrival, install: install, usesSKAdNetworkTimer: facts.usesSKAdNetworkTimer,
             fineValue: facts.fineValue, coarseValue: facts.coarseValue, valuesAreSigned: facts.valuesAreSigned,
-            appKnown: app != nil, campaign: app?.campaigns[facts.sourceIdentifier], meaning: meaning,
-            currency: app?.currency)
+            appKnown: app != nil, campaign: campaign, meaning: meaning, currency: app?.currency)
     }
 }
 
@@ -47,10 +51,11 @@ extension DecodedConversion {
     public func appendJSONMember(to out: inout [UInt8], times: DecodedTimes? = nil) {
         JSONLinesRecord.appendLiteral(#","decoded":{"window":"#, to: &out)
         JSONLinesRecord.appendDecimal(window.number, to: &out)
-        if let times, times.arrival == arrival, times.members.indices.contains(window.number - 1) {
+        if let times, times.arrival == arrival, !usesSKAdNetworkTimer,
+           times.members.indices.contains(window.number - 1) {
             out.append(contentsOf: times.members[window.number - 1])
         } else {
-            DecodedTimes.appendMembers(window: window, arrival: arrival, to: &out)
+            DecodedTimes.appendMembers(arrival: arrival, install: install, to: &out)
         }
         JSONLinesRecord.appendLiteral(#","fine-value":"#, to: &out)
         if let fineValue { JSONLinesRecord.appendDecimal(fineValue, to: &out) } else { null(&out) }
@@ -115,13 +120,12 @@ public struct DecodedTimes: Sendable {
         self.arrival = arrival
         members = ConversionWindow.all.map { window in
             var out: [UInt8] = []
-            Self.appendMembers(window: window, arrival: arrival, to: &out)
+            Self.appendMembers(arrival: arrival, install: window.installRange(sentAt: arrival), to: &out)
             return out
         }
     }
 
-    static func appendMembers(window: ConversionWindow, arrival: Date, to out: inout [UInt8]) {
-        let install = window.installRange(sentAt: arrival)
+    static func appendMembers(arrival: Date, install: ClosedRange<Date>, to out: inout [UInt8]) {
         JSONLinesRecord.appendLiteral(#","arrival":"#, to: &out)
         JSONValue.appendQuoted(RFC3339Timestamp.string(arrival), to: &out)
         JSONLinesRecord.appendLiteral(#","install-earliest":"#, to: &out)

@@ -46,6 +46,8 @@ public struct ConversionSchema: Sendable {
         public let currency: String?
         /// Campaign names by `source-identifier` (2 to 4 ASCII digits).
         public let campaigns: [String: String]
+        /// Campaign names by SKAdNetwork 1.0-3.0's `campaign-id` (1 to 100).
+        public let campaignIDs: [UInt64: String]
         /// Windows 1, 2 and 3, at positions 0, 1 and 2 (a window the schema omits means nothing).
         public let windows: [WindowMeanings]
 
@@ -149,7 +151,8 @@ extension ConversionSchema {
 
         func app(_ value: JSONValue, _ path: [String]) throws(Refusal) -> App {
             let members = try object(value, path, what: "an app", known: [
-                "advertised-item-identifier", "valid-from", "valid-until", "currency", "campaigns", "windows"])
+                "advertised-item-identifier", "valid-from", "valid-until", "currency", "campaigns", "campaign-ids",
+                "windows"])
             guard let item = member(members, "advertised-item-identifier")?.numberValue?.uint64Value else {
                 throw refuse(path + ["advertised-item-identifier"],
                              "\"advertised-item-identifier\" must be a whole number (the App Store ID)")
@@ -184,6 +187,16 @@ extension ConversionSchema {
                     campaigns[name] = text
                 }
             }
+            var campaignIDs: [UInt64: String] = [:]
+            if let value = member(members, "campaign-ids") {
+                for (name, campaign) in try object(value, path + ["campaign-ids"], what: "\"campaign-ids\"",
+                                                 known: Self.campaignIDs(in: value)) {
+                    guard let text = campaign.stringValue, !text.isEmpty else {
+                        throw refuse(path + ["campaign-ids", name], "a campaign name must be a non-empty string")
+                    }
+                    campaignIDs[UInt64(name)!] = text  // a known name: 1 to 100 in decimal
+                }
+            }
             var windows = [WindowMeanings](repeating: WindowMeanings(fine: [:], coarse: [:]), count: 3)
             if let value = member(members, "windows") {
                 for (name, window) in try object(value, path + ["windows"], what: "\"windows\"",
@@ -193,7 +206,7 @@ extension ConversionSchema {
                 }
             }
             return App(advertisedItemIdentifier: item, validFrom: from, validUntil: until, currency: currency,
-                       campaigns: campaigns, windows: windows)
+                       campaigns: campaigns, campaignIDs: campaignIDs, windows: windows)
         }
 
         /// The member names of a `campaigns` object that are source identifiers: 2 to 4 ASCII digits. Any other
@@ -202,6 +215,18 @@ extension ConversionSchema {
             (value.objectValue?.members ?? []).map(\.name).filter { name in
                 (2...4).contains(name.utf8.count)
                     && name.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            }
+        }
+
+        /// The member names of a `campaign-ids` object that are SKAdNetwork campaign ids: 1 to
+        /// 100 in decimal without a leading zero [Apple: "Identifying the parameters in install-validation
+        /// postbacks"]. Any other name is then refused as unknown.
+        static func campaignIDs(in value: JSONValue) -> [String] {
+            (value.objectValue?.members ?? []).map(\.name).filter { name in
+                let digits = name.utf8
+                return (1...3).contains(digits.count) && digits.first != UInt8(ascii: "0")
+                    && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                    && (1...100).contains(UInt64(name) ?? 0)
             }
         }
 

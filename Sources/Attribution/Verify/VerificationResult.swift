@@ -105,7 +105,9 @@ public enum SignatureStatus: String, Sendable, Hashable {
 }
 
 /// What an input item turned out to be, as the record's `kind` member names it (docs/cli.md section 3).
-public enum ItemKind: String, Sendable, Hashable {
+public enum ItemKind: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
+    package static let spellings = makeSpellings()
+
     /// An AdAttributionKit postback: a body with `jws-string`, or a bare postback JWS.
     case postback
     /// An ad network's impression JWS (payload has `impression-identifier`, no `postback-identifier`).

@@ -151,8 +151,8 @@ enum ReportPage {
         for (row, campaign) in campaigns.enumerated() {
             let totals = campaign.totals
             let currency = totals.currency.map { " " + escaped($0) } ?? ""
-            html += "<tr id=\"campaign-\(row)\" data-source=\"\(escaped(campaign.key.sourceIdentifier))\">"
-                + "<td>\(campaign.key.app)</td><td>\(escaped(campaign.key.sourceIdentifier))</td>"
+            html += "<tr id=\"campaign-\(row)\" data-source=\"\(escaped(campaign.key.sourceLabel))\">"
+                + "<td>\(campaign.key.app)</td><td>\(escaped(campaign.key.sourceLabel))</td>"
                 + "<td id=\"campaign-\(row)-name\">\(escaped(totals.name ?? "(unnamed)"))</td>"
                 + "<td class=\"n\" id=\"campaign-\(row)-postbacks\">\(totals.postbacks)</td>"
                 + "<td class=\"n\" id=\"campaign-\(row)-window-1\">\(totals.firstWindow)</td>"

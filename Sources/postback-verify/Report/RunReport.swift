@@ -17,9 +17,16 @@ struct RunReport {
     /// With a schema: per app and source identifier, what its postbacks decoded to.
     private(set) var campaigns: [CampaignKey: CampaignTotals] = [:]
 
+    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`.
     struct CampaignKey: Hashable {
         let app: UInt64
-        let sourceIdentifier: String
+        let sourceIdentifier: String?
+        let campaignID: UInt64?
+
+        /// How a person reads the source: the identifier, or `campaign-id N`.
+        var sourceLabel: String {
+            sourceIdentifier ?? campaignID.map { "campaign-id \($0)" } ?? ""
+        }
     }
 
     struct CampaignTotals {
@@ -47,7 +54,8 @@ struct RunReport {
             coarseValues[position] += 1
         }
         guard let decoded else { return }
-        let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier)
+        let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier,
+                              campaignID: facts.campaignID)
         var totals = campaigns[key] ?? CampaignTotals()
         totals.name = totals.name ?? decoded.campaign
         totals.currency = totals.currency ?? decoded.currency
@@ -64,11 +72,18 @@ struct RunReport {
         campaigns[key] = totals
     }
 
-    /// The campaigns in a stable order: by app, then source identifier (byte order).
+    /// The campaigns in a stable order: by app, then source identifier (byte order), then SKAdNetwork 1.0-3.0's
+    /// campaign ids (in number order).
     var sortedCampaigns: [(key: CampaignKey, totals: CampaignTotals)] {
-        campaigns.map { ($0.key, $0.value) }.sorted {
-            $0.key.app != $1.key.app ? $0.key.app < $1.key.app
-                : $0.key.sourceIdentifier.utf8.lexicographicallyPrecedes($1.key.sourceIdentifier.utf8)
+        campaigns.map { ($0.key, $0.value) }.sorted { first, second in
+            let (a, b) = (first.key, second.key)
+            if a.app != b.app { return a.app < b.app }
+            switch (a.sourceIdentifier, b.sourceIdentifier) {
+            case let (x?, y?): return x.utf8.lexicographicallyPrecedes(y.utf8)
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return (a.campaignID ?? 0) < (b.campaignID ?? 0)
+            }
         }
     }
 
@@ -135,7 +150,12 @@ extension RunReport {
                 let totals = campaign.totals
                 writer.open()
                 writer.member("advertised-item-identifier") { $0.raw(String(campaign.key.app)) }
-                writer.member("source-identifier") { $0.string(campaign.key.sourceIdentifier) }
+                writer.member("source-identifier") { writer in
+                    campaign.key.sourceIdentifier.map { writer.string($0) } ?? writer.null()
+                }
+                writer.member("campaign-id") { writer in
+                    campaign.key.campaignID.map { writer.raw(String($0)) } ?? writer.null()
+                }
                 writer.member("campaign") { writer in totals.name.map { writer.string($0) } ?? writer.null() }
                 writer.member("postbacks") { $0.integer(totals.postbacks) }
                 writer.member("window-1-postbacks") { $0.integer(totals.firstWindow) }

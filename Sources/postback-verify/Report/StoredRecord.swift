@@ -14,8 +14,8 @@ struct StoredRecord {
     let environment: KeyEnvironment?
     /// True when the first error is D1's `duplicate`.
     let isDuplicate: Bool
-    /// A valid AdAttributionKit postback's conversion facts (``ConversionFacts``), from its `fields`, `unsigned`
-    /// and `tier`; nil for anything else.
+    /// A valid postback's conversion facts (``ConversionFacts``), from its `fields`, `unsigned` and `tier`, as
+    /// ``ConversionFacts/init(_:)`` reads them from a result; nil for anything else.
     let facts: ConversionFacts?
 
     /// Nil when `record` is not an object with a `verdict` of `valid` or `invalid`.
@@ -34,18 +34,36 @@ struct StoredRecord {
     }
 
     private static func facts(_ record: JSONObject, environment: KeyEnvironment?) -> ConversionFacts? {
-        guard let kind = record["kind"]?.stringValue, kind.utf8.elementsEqual("postback".utf8),
-              let fields = record["fields"]?.objectValue,
-              let app = fields["advertised-item-identifier"]?.numberValue?.uint64Value,
-              let source = fields["source-identifier"]?.stringValue,
-              let index = fields["postback-sequence-index"]?.numberValue?.int64Value else { return nil }
+        guard let kind = record["kind"]?.stringValue.flatMap({ ItemKind(exactly: $0) }),
+              let fields = record["fields"]?.objectValue else { return nil }
         let unsigned = record["unsigned"]?.objectValue
         let fine = unsigned?["conversion-value"]?.numberValue?.int64Value.map { Int($0) }
         let coarse = unsigned?["coarse-conversion-value"]?.stringValue.flatMap { CoarseConversionValue(exactly: $0) }
-        let tier = record["tier"]?.numberValue?.int64Value.map { Int($0) }
-        return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
-                               postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
-                               valuesAreSigned: false, tier: tier)
+        switch kind {
+        case .postback:
+            guard let app = fields["advertised-item-identifier"]?.numberValue?.uint64Value,
+                  let source = fields["source-identifier"]?.stringValue,
+                  let index = fields["postback-sequence-index"]?.numberValue?.int64Value else { return nil }
+            let tier = record["tier"]?.numberValue?.int64Value.map { Int($0) }
+            return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
+                                   postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
+                                   valuesAreSigned: false, tier: tier)
+        case .skadnetwork:
+            // The signed members as verified (1.0 has no `version`; before 4.0 no index, and a campaign id).
+            let version = fields["version"].map { $0.stringValue.flatMap { SKAdNetworkVersion(exactly: $0) } }
+                ?? .v1_0
+            guard let version, let app = fields["app-id"]?.numberValue?.uint64Value else { return nil }
+            let source = fields["source-identifier"]?.stringValue
+            let campaign = source == nil ? fields["campaign-id"]?.numberValue?.uint64Value : nil
+            guard source != nil || campaign != nil else { return nil }
+            let index = fields["postback-sequence-index"]?.numberValue?.int64Value ?? 0
+            return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
+                                   postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
+                                   valuesAreSigned: false, tier: nil, campaignID: campaign,
+                                   skAdNetworkVersion: version)
+        case .impression, .unknown:
+            return nil
+        }
     }
 
     private static func array(_ value: JSONValue) -> [JSONValue]? {

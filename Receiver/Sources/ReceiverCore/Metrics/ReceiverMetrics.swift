@@ -296,9 +296,11 @@ struct DecodedCounters: Sendable {
         var revenueKeys: Set<RevenueKey> = []
         for app in schema.apps {
             let currency = app.currency ?? "none"
-            campaigns.formUnion(app.campaigns.values)
+            // Named by source identifier, or (SKAdNetwork 1.0-3.0) by campaign id.
+            let names = Array(app.campaigns.values) + Array(app.campaignIDs.values)
+            campaigns.formUnion(names)
             revenueKeys.insert(RevenueKey(campaign: Self.unnamedCampaign, currency: currency))
-            for name in app.campaigns.values { revenueKeys.insert(RevenueKey(campaign: name, currency: currency)) }
+            for name in names { revenueKeys.insert(RevenueKey(campaign: name, currency: currency)) }
             for window in app.windows {
                 for meaning in Array(window.fine.values) + Array(window.coarse.values) {
                     eventNames.formUnion(meaning.events)

@@ -138,7 +138,8 @@ package struct BatchVerifier: Sendable {
     }
 
     /// The conversion facts of item `index` (``ConversionFacts``) once the batch was completed and its duplicates
-    /// marked: nil unless the item is a valid AdAttributionKit postback. Read from the fast path's record or the
+    /// marked: nil unless the item is a valid postback (AdAttributionKit or SKAdNetwork). Read from the fast path's
+    /// record or the
     /// general path's result alike.
     package func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
         switch batch.outcomes[index].decision {
