@@ -52,4 +52,26 @@ func check_README_md(root: String) throws {
         + "\(payload["ad-network-identifier"]!) source \(payload["source-identifier"]!)"
     let impressionText = describe(AttributionVerifier(keyRing: ring).verify(Array(token.utf8)))
     try expect(impressionText == expectedImpression, "describe(impression): \(impressionText)")
+
+    // answerGroup: Apple's example twice in one group, and once more later: stored first valid, then duplicates
+    // naming the first request; a store that fails answers 500 and counts nothing (the next group's is valid).
+    let pipeline = PostbackPipeline(keyRing: KeyRing(allowingDevelopmentKeys: true))
+    let counter = MemoryDeduplicationStore()
+    var records: [[String: Any]] = []
+    func save(_ postbacks: [VerifiedPostback]) throws {
+        for postback in postbacks {
+            records.append(try JSONSerialization.jsonObject(with: Data(postback.record)) as! [String: Any])
+        }
+    }
+    try expect(answerGroup([(apple, "request-1"), (apple, "request-2"), (forged, "request-3")], pipeline: pipeline,
+                           counter: counter, store: save) == [200, 200, 200], "a stored group: 200 each")
+    try expect(records.map { $0["verdict"] as? String } == ["valid", "invalid", "invalid"], "verdicts: \(records)")
+    try expect(records[1]["duplicate-of-source"] as? String == "request-1", "the repeat names the first request")
+    try expect(records.map { $0["source"] as? String } == ["request-1", "request-2", "request-3"], "sources")
+    let unavailable = MemoryDeduplicationStore()
+    try expect(answerGroup([(apple, "request-4")], pipeline: pipeline, counter: unavailable,
+                           store: { _ in throw Unavailable() }) == [500], "not stored: 500")
+    records = []
+    try expect(answerGroup([(apple, "request-5")], pipeline: pipeline, counter: unavailable, store: save) == [200]
+               && records.first?["verdict"] as? String == "valid", "released: the retry is first seen")
 }

@@ -18,7 +18,10 @@ public enum PostbackReceiver {
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let metrics = metrics ?? ReceiverMetrics(schema: configuration.schema)
-        let sink = try await makeSink(configuration, metrics: metrics)
+        // The library's one pipeline, as the command line's: the fast path, the token cache (Apple's retries skip
+        // the ECDSA), and the duplicate marking the store's answers call for.
+        let pipeline = PostbackPipeline(keyRing: configuration.verifier.keyRing, policy: configuration.verifier.policy)
+        let sink = try await makeSink(configuration, pipeline: pipeline, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
                 maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits,
@@ -29,13 +32,12 @@ public enum PostbackReceiver {
                 return outcomes
             }
         }
-        let verifier = configuration.verifier
-        let verification = GroupQueue<[UInt8], VerificationResult>(
+        let verification = GroupQueue<ReceivedBody, VerifiedPostback>(
             maximumGroupSize: configuration.maximumVerificationBatch,
             concurrency: ProcessInfo.processInfo.activeProcessorCount,
             maximumDepth: configuration.queueDepth
         ) { bodies in
-            bodies.count == 1 ? [verifier.verify(bodies[0])] : verifier.verify(batch: bodies)
+            pipeline.verify(bodies.map { ($0.body, $0.requestID) })
         }
         let connections = ConnectionCounter(maximum: configuration.maximumConnections)
         var probe: (@Sendable () throws -> Void)?
@@ -139,7 +141,8 @@ public enum PostbackReceiver {
         }
     }
 
-    static func makeSink(_ configuration: ReceiverConfiguration, metrics: ReceiverMetrics) async throws
+    static func makeSink(_ configuration: ReceiverConfiguration, pipeline: PostbackPipeline, metrics: ReceiverMetrics)
+        async throws
         -> (any PostbackSink)? {
         switch configuration.storage {
         case .none:
@@ -148,7 +151,7 @@ public enum PostbackReceiver {
             return try DurableSink.open(
                 state, archivePath: archive, synchronous: configuration.synchronous,
                 retentionDays: configuration.retentionDays,
-                quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), metrics: metrics)
+                quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), pipeline: pipeline, metrics: metrics)
         }
     }
 }

@@ -12,7 +12,7 @@ import NIOCore
 /// is Hummingbird's (`context.id`), the one its request log line carries.
 struct PostbackEndpoint: Sendable {
     /// Batch verification: concurrent requests' signatures checked together.
-    let verification: GroupQueue<[UInt8], VerificationResult>
+    let verification: GroupQueue<ReceivedBody, VerifiedPostback>
     /// Group commit; nil with `--no-storage`: answered without storing (benchmarks only).
     let committer: GroupQueue<ReceivedPostback, SinkOutcome>?
     let metrics: ReceiverMetrics
@@ -40,9 +40,9 @@ struct PostbackEndpoint: Sendable {
         }
         let body = Array(buffer.readableBytesView)
         let received = Int64(Date().timeIntervalSince1970 * 1000)
-        let result: VerificationResult
+        let verified: VerifiedPostback
         do {
-            result = try await verification.submit(body)
+            verified = try await verification.submit(ReceivedBody(body: body, requestID: context.id))
         } catch is QueueOverloaded {
             metrics.notStored(.overloaded)
             return Self.overloaded
@@ -51,7 +51,7 @@ struct PostbackEndpoint: Sendable {
             return Self.empty(.internalServerError)  // only when stopping: nothing was stored
         }
         let postback = ReceivedPostback(body: body, requestID: context.id, route: route,
-                                        receivedMilliseconds: received, result: result, schema: schema)
+                                        receivedMilliseconds: received, verified: verified, schema: schema)
         guard let committer else {
             metrics.verdict(postback)
             return Self.ok
@@ -93,7 +93,7 @@ struct PostbackEndpoint: Sendable {
 
 /// The two queues, for their gauges.
 struct QueueGauges: Sendable {
-    let verification: GroupQueue<[UInt8], VerificationResult>
+    let verification: GroupQueue<ReceivedBody, VerifiedPostback>
     let committer: GroupQueue<ReceivedPostback, SinkOutcome>?
 
     func record(into metrics: ReceiverMetrics) {

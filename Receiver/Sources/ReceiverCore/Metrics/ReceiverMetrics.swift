@@ -191,38 +191,41 @@ public final class ReceiverMetrics: Sendable {
 
     /// Counts one final verdict (after deduplication): kind, first error code, key environment, tier, and a
     /// valid postback without a conversion value.
-    func verdict(_ result: VerificationResult) {
+    func verdict(_ postback: VerifiedPostback) {
         let code: String
-        if let first = result.firstError {
+        if let first = postback.firstError {
             let raw = first.code?.rawValue
             code = Self.codes.contains { $0.rawValue == raw } ? raw ?? "other" : "other"
         } else {
             code = "none"
         }
-        verdicts[Self.verdictKey(result.kind, code)]?.increment()
-        if result.signature == .verified, let environment = result.environment {
+        let kind = postback.kind
+        verdicts[Self.verdictKey(kind, code)]?.increment()
+        if postback.signatureVerified, let environment = postback.environment {
             environments[environment.rawValue]?.increment()
         }
-        guard result.verdict == .valid else { return }
-        if result.kind == .postback, let tier = result.tier, tiers.indices.contains(tier) {
+        guard postback.verdict == .valid else { return }
+        if kind == .postback, let tier = postback.facts?.tier, tiers.indices.contains(tier) {
             tiers[tier].increment()
         }
-        if !Self.hasConversionValue(result) {
-            withoutConversionValue[result.kind.rawValue]?.increment()
+        if !Self.hasConversionValue(postback) {
+            withoutConversionValue[kind.rawValue]?.increment()
         }
     }
 
     /// Counts one stored (or, without storage, answered) postback: its final verdict, and with a schema its
     /// decoded conversion.
     func verdict(_ postback: ReceivedPostback) {
-        verdict(postback.result)
+        verdict(postback.verified)
         if let decoded, let conversion = postback.decoded {
             decoded.count(conversion)
         }
     }
 
     /// Whether a valid item carries a fine or coarse conversion value (unsigned, in the body).
-    static func hasConversionValue(_ result: VerificationResult) -> Bool {
+    static func hasConversionValue(_ postback: VerifiedPostback) -> Bool {
+        if let facts = postback.facts { return !facts.hasNoValue }
+        guard let result = postback.result else { return false }
         if let body = result.body { return body.hasConversionValue }
         guard let unsigned = result.unsigned else { return false }
         return unsigned.contains("conversion-value") || unsigned.contains("coarse-conversion-value")

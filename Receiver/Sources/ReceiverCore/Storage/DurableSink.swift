@@ -35,16 +35,19 @@ struct DurableSink: PostbackSink {
     let storage: Storage
     let synchronous: ReceiverConfiguration.Synchronous
     let quota: InvalidQuota
+    /// Marks the duplicates the store answers.
+    let pipeline: PostbackPipeline
     let metrics: ReceiverMetrics?
     let backlog = ConfirmBacklog()
     /// The storage's own thread: every group's steps run there, one group at a time.
     private let queue = DispatchQueue(label: "postback-receiver.storage")
 
     init(storage: Storage, synchronous: ReceiverConfiguration.Synchronous, quota: InvalidQuota,
-         metrics: ReceiverMetrics?) {
+         pipeline: PostbackPipeline, metrics: ReceiverMetrics?) {
         self.storage = storage
         self.synchronous = synchronous
         self.quota = quota
+        self.pipeline = pipeline
         self.metrics = metrics
     }
 
@@ -110,26 +113,8 @@ struct DurableSink: PostbackSink {
         backlog.unreleased = []
     }
 
-    /// The group's valid postbacks as the store sights them, the index of each in the group, and their content
-    /// fingerprints by index.
-    private struct Sightings {
-        var sightings: [PostbackSighting] = []
-        var indices: [Int] = []
-        var contents: [Int: ContentFingerprint] = [:]
-
-        init(_ group: [ReceivedPostback]) {
-            for (index, postback) in group.enumerated() {
-                if let sighting = PostbackSighting(postback.result, source: postback.requestID, line: 1) {
-                    sightings.append(sighting)
-                    indices.append(index)
-                    contents[index] = sighting.content
-                }
-            }
-        }
-    }
-
     private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
-        let sighted = Sightings(group)
+        let sighted = PostbackPipeline.Sightings(group.map(\.verified))
         // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group.
         let arrival = Date(timeIntervalSince1970: Double(
             group[sighted.indices.first ?? 0].receivedMilliseconds) / 1000)
@@ -176,7 +161,7 @@ struct DurableSink: PostbackSink {
         }
         for outcome in outcomes {
             switch outcome {
-            case .stored(let postback): metrics?.stored(postback.result.verdict)
+            case .stored(let postback): metrics?.stored(postback.verified.verdict)
             case .overQuota: metrics?.notStored(.quota)
             case .retryLater: metrics?.notStored(.retryLater)
             }
@@ -186,20 +171,22 @@ struct DurableSink: PostbackSink {
 
     /// Each postback's fate once the store has answered its sighting (a duplicate marked so), and the archive's
     /// rows of those stored: invalid bodies beyond the hourly quota are left out, or kept as their differences.
-    private func rows(_ group: [ReceivedPostback], _ sighted: Sightings, _ answers: [DeduplicationAnswer])
-        -> (outcomes: [SinkOutcome], rows: [ArchivedPostback]) {
+    private func rows(_ group: [ReceivedPostback], _ sighted: PostbackPipeline.Sightings,
+                      _ answers: [DeduplicationAnswer]) -> (outcomes: [SinkOutcome], rows: [ArchivedPostback]) {
+        var verified = group.map(\.verified)
+        pipeline.mark(&verified, sighted, answers: answers)
         var postbacks = group
-        for (answer, index) in zip(answers, sighted.indices) {
-            if let first = answer.duplicateOf {
-                postbacks[index].result.markDuplicate(of: first)
-            }
+        var contents: [Int: ContentFingerprint] = [:]
+        for (sighting, index) in zip(sighted.sightings, sighted.indices) {
+            postbacks[index].verified = verified[index]
+            contents[index] = sighting.content
         }
         var outcomes: [SinkOutcome] = []
         outcomes.reserveCapacity(postbacks.count)
         var rows: [ArchivedPostback] = []
         rows.reserveCapacity(postbacks.count)
         for (index, postback) in postbacks.enumerated() {
-            let result = postback.result
+            let result = postback.verified
             var kept = ArchivedPostback.Kept.body
             if result.verdict == .invalid && !quota.take(at: postback.receivedMilliseconds) {
                 switch OverQuotaTreatment(result) {
@@ -221,7 +208,7 @@ struct DurableSink: PostbackSink {
                 received: postback.receivedMilliseconds, request: postback.requestID, route: postback.route.rawValue,
                 verdict: result.verdict.rawValue, code: result.firstError?.code?.rawValue,
                 key: result.deduplicationKey?.utf8,
-                body: kept == .body ? postback.body : Self.differences(of: result, content: sighted.contents[index]),
+                body: kept == .body ? postback.body : Self.differences(of: result, content: contents[index]),
                 record: postback.record, kept: kept))
         }
         return (outcomes, rows)
@@ -231,9 +218,9 @@ struct DurableSink: PostbackSink {
     /// `differences`): `{"content-fingerprint":"HEX","differing-members":{NAME:VALUE,...},"absent-members":[NAME]}`,
     /// the fingerprint of its whole content (what rule D2 compared) and the value of each unsigned member that
     /// differs from its first sighting's (every unsigned member when some were beyond the fingerprint's limits).
-    static func differences(of result: VerificationResult, content: ContentFingerprint?) -> [UInt8] {
-        let named = result.duplicateDifferences?.unsignedMembers ?? []
-        let members = result.unsigned?.members ?? []
+    static func differences(of postback: VerifiedPostback, content: ContentFingerprint?) -> [UInt8] {
+        let named = postback.duplicateDifferences?.unsignedMembers ?? []
+        let members = postback.unsignedMembers?.members ?? []
         // ContentFingerprint's name for the members beyond its limits (not a member's name: those are real).
         let beyondLimits = "(other unsigned members)"
         let everything = named.contains(beyondLimits) && !members.contains { $0.name == beyondLimits }
@@ -254,7 +241,8 @@ struct DurableSink: PostbackSink {
     /// by every receiver and run, which holds the archive too (then `archivePath` must be nil).
     static func open(_ state: ReceiverConfiguration.State, archivePath: String?,
                      synchronous: ReceiverConfiguration.Synchronous, retentionDays: Int,
-                     quota: InvalidQuota, metrics: ReceiverMetrics?) throws -> DurableSink {
+                     quota: InvalidQuota, pipeline: PostbackPipeline, metrics: ReceiverMetrics?) throws
+        -> DurableSink {
         let storage: Storage
         do {
             switch state {
@@ -275,6 +263,7 @@ struct DurableSink: PostbackSink {
         } catch let error as AttributionError {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
-        return DurableSink(storage: storage, synchronous: synchronous, quota: quota, metrics: metrics)
+        return DurableSink(storage: storage, synchronous: synchronous, quota: quota, pipeline: pipeline,
+                           metrics: metrics)
     }
 }

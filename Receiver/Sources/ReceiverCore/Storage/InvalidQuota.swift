@@ -44,12 +44,12 @@ enum OverQuotaTreatment: Sendable, Equatable {
     /// a row keeping the content fingerprint and the members that differ, not the whole body.
     case keepDifferences
 
-    /// The treatment of `result` (an invalid verdict, after deduplication).
-    init(_ result: VerificationResult) {
-        if result.duplicateOf != nil {
-            self = result.duplicateDifferences.map { $0.isEmpty } == false ? .keepDifferences : .discard
+    /// The treatment of `postback` (an invalid verdict, after deduplication).
+    init(_ postback: VerifiedPostback) {
+        if postback.isDuplicate {
+            self = postback.duplicateDifferences.map { $0.isEmpty } == false ? .keepDifferences : .discard
         } else {
-            self = result.couldStillBeGenuine ? .retryLater : .discard
+            self = postback.result?.couldStillBeGenuine == true ? .retryLater : .discard
         }
     }
 }

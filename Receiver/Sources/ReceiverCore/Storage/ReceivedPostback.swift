@@ -1,6 +1,12 @@
 import Attribution
 import Foundation
 
+/// A request's body and id, on its way to verification (the id is its record's `source`).
+struct ReceivedBody: Sendable {
+    let body: [UInt8]
+    let requestID: String
+}
+
 /// One request's postback as the receiver keeps it: the bytes received, where and when, the verdict, and the JSON
 /// Lines record (the command line's record, with the request id as its `source`).
 struct ReceivedPostback: Sendable {
@@ -11,35 +17,34 @@ struct ReceivedPostback: Sendable {
     let route: ReceiverRoute
     /// When the request arrived, in whole milliseconds since 1970 (UTC).
     let receivedMilliseconds: Int64
-    /// The verdict: the verifier's, then marked duplicate if the store has seen the postback already.
-    var result: VerificationResult
+    /// The verdict and record: the pipeline's, then marked duplicate if the store has seen the postback already.
+    var verified: VerifiedPostback
     /// `--schema`: what decodes a valid postback's conversion (``decoded``).
     let schema: ConversionSchema?
 
     init(body: [UInt8], requestID: String, route: ReceiverRoute, receivedMilliseconds: Int64,
-         result: VerificationResult, schema: ConversionSchema? = nil) {
+         verified: VerifiedPostback, schema: ConversionSchema? = nil) {
         self.body = body
         self.requestID = requestID
         self.route = route
         self.receivedMilliseconds = receivedMilliseconds
-        self.result = result
+        self.verified = verified
         self.schema = schema
     }
 
     /// When it arrived, as a `Date`.
     var received: Date { Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000) }
 
-    /// The JSON Lines record of its (final) result; with a schema, a valid AdAttributionKit postback's record has
-    /// `decoded`, as of its arrival (as the command line's has, as of the run's start).
+    /// The JSON Lines record of its (final) verdict, the request id its `source`; with a schema, a valid
+    /// postback's record has `decoded`, as of its arrival (as the command line's has, as of the run's start).
     var record: [UInt8] {
-        let record = JSONLinesRecord.render(result, sourceLabel: requestID)
-        return decoded.map { $0.adding(to: record) } ?? record
+        decoded.map { $0.adding(to: verified.record) } ?? verified.record
     }
 
     /// Its conversion as the schema reads it: nil without a schema, and for anything but a valid (so not
-    /// duplicate) AdAttributionKit postback.
+    /// duplicate) postback.
     var decoded: DecodedConversion? {
-        guard let schema, result.verdict == .valid, let facts = ConversionFacts(result) else { return nil }
+        guard let schema, verified.verdict == .valid, let facts = verified.facts else { return nil }
         return schema.decode(facts, arrival: received)
     }
 }

@@ -119,32 +119,47 @@ package struct BatchVerifier: Sendable {
         _ batch: VerifiedBatch, at index: Int, of first: DuplicateReference, content: ContentFingerprint?
     ) {
         let item = batch.items[index]
-        switch batch.outcomes[index].decision {
+        guard let marked = markedDuplicate(record: batch.records[index], decision: batch.outcomes[index].decision,
+                                           source: item.source, line: item.line, of: first, content: content)
+        else { return }
+        batch.records[index] = marked.record
+        batch.outcomes[index] = VerifiedBatch.Outcome(marked.decision)
+    }
+
+    /// What ``markDuplicate(_:at:of:content:)`` makes of one item's record and decision (the item at
+    /// `source`:`line`); nil when the item is not a valid postback, so nothing changes.
+    func markedDuplicate(
+        record: [UInt8], decision: VerifiedBatch.Outcome.Decision, source: String, line: Int,
+        of first: DuplicateReference, content: ContentFingerprint?
+    ) -> (record: [UInt8], decision: VerifiedBatch.Outcome.Decision)? {
+        switch decision {
         case .fast(let answer):
-            guard let fastPath else { return }  // a fast answer comes from the fast path: never taken
+            guard let fastPath else { return nil }  // a fast answer comes from the fast path: never taken
             let marking = DuplicateMarking(subject: DuplicateMarking.postback(answer.postbackIdentifier),
                                            first: first) { content ?? answer.content }
-            batch.records[index] = fastPath.duplicateRecord(
-                batch.records[index], of: answer, source: item.source, line: item.line, marking: marking)
-            batch.outcomes[index] = VerifiedBatch.Outcome(.fastDuplicate(marking))
+            return (fastPath.duplicateRecord(record, of: answer, source: source, line: line, marking: marking),
+                    .fastDuplicate(marking))
         case .general(var result):
             result.markDuplicate(of: first, content: content)
-            guard result.duplicateOf != nil else { return }
-            batch.records[index] = render(result, item.source, item.line)
-            batch.outcomes[index] = VerifiedBatch.Outcome(.general(result))
+            guard result.duplicateOf != nil else { return nil }
+            return (render(result, source, line), .general(result))
         case .fastDuplicate:
-            return
+            return nil
         }
     }
 
     /// The conversion facts of item `index` (``ConversionFacts``) once the batch was completed and its duplicates
     /// marked: nil unless the item is a valid postback (AdAttributionKit or SKAdNetwork). Read from the fast path's
-    /// record or the
-    /// general path's result alike.
+    /// record or the general path's result alike.
     package func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
-        switch batch.outcomes[index].decision {
+        conversionFacts(decision: batch.outcomes[index].decision, record: batch.records[index])
+    }
+
+    /// The conversion facts of one item's decision and record.
+    func conversionFacts(decision: VerifiedBatch.Outcome.Decision, record: [UInt8]) -> ConversionFacts? {
+        switch decision {
         case .fast(let answer):
-            fastPath?.conversionFacts(record: batch.records[index], answer: answer)
+            fastPath?.conversionFacts(record: record, answer: answer)
         case .general(let result):
             ConversionFacts(result)
         case .fastDuplicate:
@@ -162,6 +177,11 @@ package struct BatchVerifier: Sendable {
         case .fastDuplicate:
             nil
         }
+    }
+
+    /// The environment of the key a fast answer's signature verified with.
+    package func environment(of answer: FastPostbackPath.Answer) -> KeyEnvironment? {
+        fastPath?.keys[answer.key].trusted.environment
     }
 
     // MARK: - Helpers

@@ -1,0 +1,125 @@
+import Foundation
+
+/// Verifies received postbacks and counts each once: the one way in for a server (the receiver, yours) and the
+/// command line alike.
+///
+/// - **Verify** (``verify(_:)``): a batch of received bodies, each with its source label, into one
+///   ``VerifiedPostback`` per body, in order. The usual valid AdAttributionKit postback takes the fast path (one
+///   pass over its bytes, its record written as it is read); everything else the general path
+///   (``AttributionVerifier``). The batch's signatures are checked together, and a token cache lets exact repeats
+///   (Apple's retries) skip the ECDSA. The command line runs the same steps on threads of its own.
+/// - **Count** (rule D1) through a ``DeduplicationStore``: claim the batch's ``VerifiedPostback/sighting``s, mark
+///   the duplicates (``markDuplicate(_:of:content:)``), write or store the records, then confirm the first
+///   sightings (or release them if storing failed). ``count(_:in:at:store:)`` does the three.
+///
+/// ```swift
+/// let pipeline = PostbackPipeline(keyRing: KeyRing())
+/// let store = MemoryDeduplicationStore()
+/// let verified = pipeline.verify([(body, source: requestID)])
+/// let counted = try pipeline.count(verified, in: store, at: Date()) { postbacks in
+///     for postback in postbacks { try save(postback.record) }  // stored before the claims are confirmed
+/// }
+/// ```
+public struct PostbackPipeline: Sendable {
+    let verifier: BatchVerifier
+
+    /// A pipeline verifying against `keyRing` under `policy`, writing JSON Lines records (`explain` adds the
+    /// SKAdNetwork signed string). `fastPath: false` sends every item the general path (to compare the two).
+    public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), explain: Bool = false,
+                fastPath: Bool = true) {
+        verifier = BatchVerifier(keyRing: keyRing, policy: policy,
+                                 records: .jsonLines(explain: explain, fastPath: fastPath))
+    }
+
+    /// Verifies `items` (bodies, each with the label its record names; line 1), one result each, in order.
+    public func verify(_ items: [(body: [UInt8], source: String)]) -> [VerifiedPostback] {
+        let batch = VerifiedBatch(items: items.map {
+            InputItem(source: $0.source, line: 1, content: .bytes(ArraySlice($0.body)))
+        })
+        verifier.finish(batch)
+        return batch.items.indices.map { index in
+            let decision = batch.outcomes[index].decision
+            var answer: FastPostbackPath.Answer?
+            if case .fast(let fast) = decision { answer = fast }
+            return VerifiedPostback(
+                source: batch.items[index].source, line: batch.items[index].line, record: batch.records[index],
+                outcome: batch.outcomes[index], answer: answer,
+                answerEnvironment: answer.flatMap { verifier.environment(of: $0) },
+                facts: verifier.conversionFacts(decision: decision, record: batch.records[index]))
+        }
+    }
+
+    /// Marks a valid postback a duplicate of `first` (rule D1; D2 when `first` carries a fingerprint and
+    /// `content`, this sighting's, differs) and rewrites its record to say so, verifying nothing again. Does
+    /// nothing to an item that is not a valid postback.
+    public func markDuplicate(_ postback: inout VerifiedPostback, of first: DuplicateReference,
+                              content: ContentFingerprint? = nil) {
+        guard let marked = verifier.markedDuplicate(
+            record: postback.record, decision: postback.outcome.decision, source: postback.source,
+            line: postback.line, of: first, content: content) else { return }
+        postback.record = marked.record
+        postback.outcome = VerifiedBatch.Outcome(marked.decision)
+        postback.facts = nil
+    }
+
+    /// Counts `postbacks` once through `store`: claims their sightings at `time`, marks the duplicates, runs
+    /// `store` with the final postbacks (write or store their records there), then confirms the first sightings;
+    /// if `store` throws, releases them and rethrows.
+    public func count<Outcome>(
+        _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
+        store: ([VerifiedPostback]) throws -> Outcome
+    ) throws -> Outcome {
+        var postbacks = postbacks
+        let claimed = try claim(&postbacks, in: deduplication, at: time, confirming: [])
+        let outcome: Outcome
+        do {
+            outcome = try store(postbacks)
+        } catch {
+            try? deduplication.release(claimed)
+            throw error
+        }
+        try deduplication.confirm(claimed)
+        return outcome
+    }
+
+    /// Step one of counting, for a caller that confirms later (a group committer, the command line's writer):
+    /// claims the sightings of `postbacks` at `time` (confirming `confirming`, earlier claims whose records are
+    /// stored, in the same transaction where the store can), marks the duplicates in place, and returns the keys
+    /// now claimed, to confirm once the records are stored (or release if not).
+    public func claim(
+        _ postbacks: inout [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
+        confirming: [ExactString]
+    ) throws -> [ExactString] {
+        let sighted = Sightings(postbacks)
+        guard !sighted.sightings.isEmpty || !confirming.isEmpty else { return [] }
+        let answers = try deduplication.claim(sighted.sightings, at: time, confirming: confirming)
+        mark(&postbacks, sighted, answers: answers)
+        return type(of: deduplication).claimedKeys(sighted.sightings, answers)
+    }
+
+    /// The valid postbacks among a batch, as a store sights them, with their places in the batch.
+    public struct Sightings: Sendable {
+        public private(set) var sightings: [PostbackSighting] = []
+        /// The index in the batch of each sighting's postback.
+        public private(set) var indices: [Int] = []
+
+        public init(_ postbacks: [VerifiedPostback]) {
+            for (index, postback) in postbacks.enumerated() {
+                if let sighting = postback.sighting {
+                    sightings.append(sighting)
+                    indices.append(index)
+                }
+            }
+        }
+    }
+
+    /// Marks the duplicates among `postbacks` as a store answered their `sighted` sightings (for a store whose
+    /// claim takes its answers to a closure, as PostgreSQL's one-transaction claim-and-archive does).
+    public func mark(_ postbacks: inout [VerifiedPostback], _ sighted: Sightings, answers: [DeduplicationAnswer]) {
+        for ((sighting, index), answer) in zip(zip(sighted.sightings, sighted.indices), answers) {
+            if let first = answer.duplicateOf {
+                markDuplicate(&postbacks[index], of: first, content: sighting.content)
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import Attribution
+
+/// The library's one pipeline (``PostbackPipeline``), as the receiver and a user's server call it: each body's
+/// record and facts are the general path's, whichever path decided it, and counting marks a repeat a duplicate
+/// of the first request and releases what was not stored.
+@Suite("Postback pipeline: verify and count")
+struct PostbackPipelineTests {
+    /// A day's traffic (``BatchVerifierTests/items()``: a postback, its retry, a changed retry, another, a body
+    /// the fast path leaves to the general path and its retry, a forgery), each as a request's body.
+    static func requests() throws -> [(body: [UInt8], source: String)] {
+        try BatchVerifierTests.items().map { item in
+            guard case .bytes(let bytes) = item.content else { throw CancellationError() }
+            return (Array(bytes), "request-\(item.line)")
+        }
+    }
+
+    @Test("Each body's record, verdict, facts, key and unsigned members are the general path's, on either path",
+          arguments: [true, false])
+    func sameAsGeneralPath(fastPath: Bool) throws {
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy, fastPath: fastPath)
+        let requests = try Self.requests()
+        let verified = pipeline.verify(requests)
+        try #require(verified.count == requests.count)
+        for (postback, request) in zip(verified, requests) {
+            let result = verifier.verify(request.body)
+            #expect(postback.record == JSONLinesRecord.render(result, sourceLabel: request.source), "\(request.source)")
+            #expect(postback.source == request.source && postback.line == 1)
+            #expect(postback.verdict == result.verdict)
+            #expect(postback.kind == result.kind)
+            #expect(postback.environment == result.environment)
+            #expect(postback.facts == ConversionFacts(result))
+            #expect(postback.deduplicationKey == result.deduplicationKey)
+            #expect(postback.unsignedMembers == result.unsigned)
+            #expect(postback.sighting?.key == PostbackSighting(result, source: request.source, line: 1)?.key)
+            #expect(postback.sighting?.content == PostbackSighting(result, source: request.source, line: 1)?.content)
+        }
+        // The fast path took the usual valid postbacks (no general result), and only when it is on.
+        #expect(verified.contains { $0.result == nil } == fastPath)
+        #expect(verified.filter { $0.verdict == .valid }.count == 6)
+    }
+
+    @Test("count: within a group and across groups, a repeat is a duplicate of the first request, as the general path words it")
+    func duplicatesMarked() throws {
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
+        let store = MemoryDeduplicationStore()
+        let requests = try Self.requests()
+        let time = Date(timeIntervalSince1970: 1_795_305_600)
+        let stored = try pipeline.count(pipeline.verify(requests), in: store, at: time) { $0 }
+        // The general path's results marked by the same store's answers, in a store of their own.
+        let reference = MemoryDeduplicationStore()
+        var expected: [[UInt8]] = []
+        for request in requests {
+            var result = verifier.verify(request.body)
+            if let sighting = PostbackSighting(result, source: request.source, line: 1),
+               let first = try reference.claim([sighting], at: time)[0].duplicateOf {
+                result.markDuplicate(of: first, content: sighting.content)
+            }
+            expected.append(JSONLinesRecord.render(result, sourceLabel: request.source))
+        }
+        #expect(stored.map(\.record) == expected)
+        #expect(stored.map(\.isDuplicate) == [false, true, true, false, false, true, false])
+        #expect(stored.filter(\.isDuplicate).allSatisfy { $0.facts == nil && $0.sighting == nil })
+        // Changed content (D2) is named.
+        #expect(stored[2].duplicateDifferences?.unsignedMembers == ["conversion-value"])
+        // A later group: every valid one is now a duplicate of the first group's request.
+        let later = try pipeline.count(pipeline.verify([requests[0]]), in: store, at: time) { $0 }
+        let record = try #require(try JSONSerialization.jsonObject(with: Data(later[0].record)) as? [String: Any])
+        #expect(record["duplicate-of-source"] as? String == "request-1")
+    }
+
+    @Test("count: when storing fails the claims are released, so the retry is first seen; nothing is confirmed")
+    func failedStoreReleases() throws {
+        struct Full: Error {}
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
+        let store = MemoryDeduplicationStore()
+        let requests = Array(try Self.requests().prefix(1))
+        #expect(throws: Full.self) {
+            try pipeline.count(pipeline.verify(requests), in: store, at: Date()) { _ in throw Full() }
+        }
+        let retry = try pipeline.count(pipeline.verify(requests), in: store, at: Date()) { $0 }
+        #expect(retry.map(\.verdict) == [.valid])
+    }
+}
