@@ -87,3 +87,25 @@ struct PostbackPipelineTests {
         #expect(retry.map(\.verdict) == [.valid])
     }
 }
+
+extension PostbackPipelineTests {
+    @Test("count from async code answers as the synchronous count does, and releases when storing fails")
+    func asyncCount() async throws {
+        struct Full: Error {}
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
+        let requests = try Self.requests()
+        let time = Date(timeIntervalSince1970: 1_795_305_600)
+        let synchronous = try pipeline.count(pipeline.verify(requests), in: MemoryDeduplicationStore(), at: time) { $0 }
+        let store = MemoryDeduplicationStore()
+        await #expect(throws: Full.self) {
+            try await pipeline.count(pipeline.verify(requests), in: store, at: time) { (_: [VerifiedPostback]) async throws -> Int in
+                throw Full()
+            }
+        }
+        let asynchronous = try await pipeline.count(pipeline.verify(requests), in: store, at: time) {
+            (postbacks: [VerifiedPostback]) async throws in postbacks
+        }
+        #expect(asynchronous.map(\.record) == synchronous.map(\.record))
+    }
+}

@@ -18,7 +18,9 @@ import Foundation
 /// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
 /// at a time, and by a flush that waits for a slow reader.
 final class DeduplicationStep {
-    private var store: (any DeduplicationStore)?
+    /// The claims this run holds in its store, from the claim to their confirmation (the library's
+    /// ``ClaimLedger``); with `--state`, made by ``open()``.
+    private var ledger: ClaimLedger?
     /// With `--state`: the file or database, opened by ``open()``.
     private let state: StateLocation?
     private let retentionDays: Int
@@ -28,12 +30,6 @@ final class DeduplicationStep {
     /// With `--state` and `--label`: the name standard input's first sightings are remembered by, instead of `-`,
     /// so that a later run's duplicate names something a person can find.
     private let standardInputLabel: String?
-    /// Claims not yet confirmed, in output order: each key with the output offset its record ends at. Those from
-    /// `pendingStart` to `readEnd` were read (their records taken by the reader) and are confirmed with the next
-    /// claim (one transaction for both) or at once when no batch is waiting; the rest are not read yet.
-    private var pending: [(end: Int, key: ExactString)] = []
-    private var pendingStart = 0
-    private var readEnd = 0
     /// Read claims confirmed without waiting for the next claim once this many wait (a slow stream's batches):
     /// twice what one claim takes at most, so that a file's claims are confirmed whole, each with the next claim
     /// (one statement), never split in two (a claim confirmed in part costs a PostgreSQL store a row update per
@@ -49,7 +45,7 @@ final class DeduplicationStep {
         state = options.deduplicates ? options.state : nil
         remembersAcrossRuns = state != nil
         standardInputLabel = remembersAcrossRuns ? options.label : nil
-        store = options.deduplicates && state == nil ? MemoryDeduplicationStore() : nil
+        ledger = options.deduplicates && state == nil ? ClaimLedger(store: MemoryDeduplicationStore()) : nil
     }
 
     /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a
@@ -57,8 +53,8 @@ final class DeduplicationStep {
     /// writer's thread once the reader and the workers have started, so that its syncs and checks overlap the
     /// first batches' verification; no record is written before it returns.
     func open() throws(AttributionError) {
-        guard let state, store == nil else { return }
-        store = try state.open(retentionDays: retentionDays)
+        guard let state, ledger == nil else { return }
+        ledger = ClaimLedger(store: try state.open(retentionDays: retentionDays))
     }
 
     /// What D1 found for one item of a batch.
@@ -84,14 +80,15 @@ final class DeduplicationStep {
     }
 
     /// Claims the valid postbacks of `batch` (and of the batches `ahead` of it, already verified and next in
-    /// order) in one short transaction and answers each item of `batch`; nil when the state failed (see
-    /// ``failure``). A batch claimed ahead is answered from that claim when its turn comes.
+    /// order) in one short transaction, which also confirms the claims whose records were read, and answers each
+    /// item of `batch`; nil when the state failed (see ``failure``). A batch claimed ahead is answered from that
+    /// claim when its turn comes.
     func claim(_ batch: VerifiedBatch, ahead: [VerifiedBatch] = []) -> [Answer]? {
         if let first = claimedAhead.first, first.batch === batch {
             claimedAhead.removeFirst()
             return first.answers
         }
-        guard let store else { return [Answer](repeating: .none, count: batch.items.count) }
+        guard let ledger else { return [Answer](repeating: .none, count: batch.items.count) }
         let batches = [batch] + ahead
         var sightings: [PostbackSighting] = []
         var positions: [(batch: Int, item: Int)] = []
@@ -108,11 +105,8 @@ final class DeduplicationStep {
                 }
             }
         }
-        let confirming = pending[pendingStart..<readEnd].map(\.key)
-        guard !sightings.isEmpty || !confirming.isEmpty else { return answers[0] }
         do {
-            let claimed = try store.claim(sightings, at: started, confirming: confirming)
-            settled(through: readEnd)
+            let claimed = try ledger.claim(sightings, at: started)
             for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
                 switch answer {
                 case .firstSeen:
@@ -135,7 +129,7 @@ final class DeduplicationStep {
 
     /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).
     func written(_ key: ExactString, through end: Int) {
-        pending.append((end, key))
+        ledger?.written(key, through: end)
     }
 
     /// Notes which claims' records the reader has taken: all those written, for a file; for a pipe, those no
@@ -145,27 +139,15 @@ final class DeduplicationStep {
     /// when the state failed (see ``failure``).
     @discardableResult
     func confirmRead(_ records: StandardStream, now: Bool = false) -> Bool {
-        guard let store, remembersAcrossRuns, failure == nil else { return failure == nil }
-        let read = records.bytesRead().count
-        while readEnd < pending.count, pending[readEnd].end <= read { readEnd += 1 }
-        guard now || readEnd - pendingStart >= Self.confirmAtOnce, readEnd > pendingStart else { return true }
+        guard let ledger, remembersAcrossRuns, failure == nil else { return failure == nil }
+        ledger.stored(through: records.bytesRead().count)
+        guard now || ledger.storedCount >= Self.confirmAtOnce else { return true }
         do {
-            try store.confirm(pending[pendingStart..<readEnd].map(\.key))
-            settled(through: readEnd)
+            try ledger.confirmStored()
             return true
         } catch {
             failure = (error as? AttributionError)?.reason ?? "\(error)"
             return false
-        }
-    }
-
-    /// The claims before `end` were confirmed.
-    private func settled(through end: Int) {
-        pendingStart = end
-        if pendingStart > 4096 && pendingStart * 2 > pending.count {
-            pending.removeFirst(pendingStart)
-            readEnd -= pendingStart
-            pendingStart = 0
         }
     }
 
@@ -175,9 +157,9 @@ final class DeduplicationStep {
     /// but never written. A second signal while it waits for a stalled reader ends the process the default way.
     func finish(_ records: StandardStream) {
         // Nothing written or claimed: nothing to settle (and the store may still be opening on another thread).
-        guard remembersAcrossRuns, !pending.isEmpty || !claimedAhead.isEmpty, let store else { return }
+        guard remembersAcrossRuns, let ledger, ledger.hasUnconfirmed || !claimedAhead.isEmpty else { return }
         var pause: useconds_t = 1000
-        while confirmRead(records, now: true), pendingStart < pending.count {
+        while confirmRead(records, now: true), ledger.hasUnconfirmed {
             if records.failure != nil || records.bytesRead().readerGone {
                 confirmRead(records, now: true)  // what it read before it closed
                 break
@@ -185,16 +167,12 @@ final class DeduplicationStep {
             usleep(pause)
             pause = min(pause * 2, 50_000)
         }
-        var unwritten = pendingStart < pending.count ? pending[pendingStart...].map(\.key) : []
+        var unwritten: [ExactString] = []
         for (_, answers) in claimedAhead {
             for case .first(let key) in answers { unwritten.append(key) }
         }
         claimedAhead = []
-        if !unwritten.isEmpty {
-            try? store.release(unwritten)
-        }
-        pending.removeAll()
-        pendingStart = 0
-        readEnd = 0
+        ledger.releaseUnconfirmed()
+        if !unwritten.isEmpty { ledger.release(unwritten) }
     }
 }

@@ -15,8 +15,8 @@ import Foundation
 /// group's claims are released and every request of the group gets 500: Apple's retry is then a first sighting
 /// again, never a duplicate of a row nobody stored. A release that fails too (the same full disk) is kept and
 /// settled before the next claim; until it succeeds every group that claims answers 500, because a claim made then
-/// could answer a retry "duplicate" of a row that does not exist. A confirmation that fails stays in the backlog
-/// and goes with the next claim. A crash between the rows and the confirmation can at worst count a retry valid
+/// could answer a retry "duplicate" of a row that does not exist. A confirmation that fails stays held and goes
+/// with the next claim. The library's ``ClaimLedger`` keeps these claims, as it does the command line's. A crash between the rows and the confirmation can at worst count a retry valid
 /// once more (the dead receiver's claims are taken over), never lose a postback.
 ///
 /// **A PostgreSQL state.** The group's claims, its rows and the claims' confirmation are one transaction
@@ -26,8 +26,9 @@ import Foundation
 struct DurableSink: PostbackSink {
     /// Where the state and the rows are.
     enum Storage {
-        /// A SQLite state and the archive file: claim, store, confirm later.
-        case separate(deduplication: any DeduplicationStore, archive: SQLiteReceivedArchive)
+        /// A SQLite state (its claims held in the library's ledger until confirmed) and the archive file: claim,
+        /// store, confirm later.
+        case separate(ClaimLedger, archive: SQLiteReceivedArchive)
         /// A PostgreSQL state that holds the rows too: claim, store and confirm in one transaction.
         case shared(PostgreSQLDeduplicationStore)
     }
@@ -38,7 +39,6 @@ struct DurableSink: PostbackSink {
     /// Marks the duplicates the store answers.
     let pipeline: PostbackPipeline
     let metrics: ReceiverMetrics?
-    let backlog = ConfirmBacklog()
     /// The storage's own thread: every group's steps run there, one group at a time.
     private let queue = DispatchQueue(label: "postback-receiver.storage")
 
@@ -51,14 +51,6 @@ struct DurableSink: PostbackSink {
         self.metrics = metrics
     }
 
-    /// Keys of stored groups not confirmed yet, and keys of unstored groups whose release failed (a SQLite state).
-    /// Touched only on the storage's thread.
-    final class ConfirmBacklog: @unchecked Sendable {
-        var keys: [ExactString] = []
-        /// Claimed by a group whose rows were not stored, and not released yet: while they are held, a retry of
-        /// one of them would be answered as a duplicate of a row nobody stored.
-        var unreleased: [ExactString] = []
-    }
 
     /// Runs `work` on the storage's thread, and returns what it returned.
     private func onStorageThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws
@@ -83,34 +75,26 @@ struct DurableSink: PostbackSink {
 
     /// Confirms what stored groups claimed; on failure they stay for the next claim (a live owner's claims).
     private func confirmBacklog() {
-        guard case .separate(let deduplication, _) = storage, !backlog.keys.isEmpty else { return }
-        if (try? deduplication.confirm(backlog.keys)) != nil {
-            backlog.keys = []
-        }
+        guard case .separate(let ledger, _) = storage else { return }
+        try? ledger.confirmStored()
     }
 
     /// Confirms what is left, before the receiver exits (the store releases unconfirmed claims when closed, and a
     /// dead owner's claims are taken over by the next sighting, so an unreleased key is no loss across a restart).
     func finish() async {
         _ = try? await onStorageThread {
-            self.confirmBacklog()
-            try? self.releaseUnreleased()
+            guard case .separate(let ledger, _) = self.storage else { return }
+            try? ledger.confirmStored()
+            try? ledger.releaseUnreleased()
         }
     }
 
     /// Asks the deduplication state (the store every valid postback needs) to answer one cheap query.
     func probe() throws {
         switch storage {
-        case .separate(let deduplication, _): try deduplication.probe()
+        case .separate(let ledger, _): try ledger.store.probe()
         case .shared(let store): try store.probe()
         }
-    }
-
-    /// Releases the claims of groups that were not stored; throws (and keeps them) when that fails again.
-    private func releaseUnreleased() throws {
-        guard case .separate(let deduplication, _) = storage, !backlog.unreleased.isEmpty else { return }
-        try deduplication.release(backlog.unreleased)
-        backlog.unreleased = []
     }
 
     private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
@@ -132,31 +116,22 @@ struct DurableSink: PostbackSink {
                 throw StorageFailure(error.code.rawValue, error.reason)
             }
             outcomes = built.outcomes
-        case .separate(let deduplication, let archive):
-            // The same transaction confirms what earlier groups claimed (if it fails, neither happened).
-            let answers: [DeduplicationAnswer]
-            if sighted.sightings.isEmpty {
-                answers = []
-            } else {
-                // Claims of an unstored group still held: settled first, or this group fails (500) rather than
-                // answer a retry of one of them as a duplicate.
-                try releaseUnreleased()
-                answers = try deduplication.claim(sighted.sightings, at: arrival, confirming: backlog.keys)
-                backlog.keys = []
-            }
-            let claimed = type(of: deduplication).claimedKeys(sighted.sightings, answers)
+        case .separate(let ledger, let archive):
+            // The same transaction confirms what earlier groups stored (if it fails, neither happened). Claims of
+            // an unstored group still held are released first, or this group fails (500) rather than answer a
+            // retry of one of them as a duplicate (the ledger's claim throws).
+            let answers = sighted.sightings.isEmpty ? [] : try ledger.claim(sighted.sightings, at: arrival)
+            let claimed = type(of: ledger.store).claimedKeys(sighted.sightings, answers)
             let built = rows(group, sighted, answers)
             do {
                 try archive.append(built.rows)
             } catch {
                 // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a
-                // row nobody stored. If even that fails (the same full disk), they are kept and released before
-                // the next claim: held by this live owner, they would answer the retry "duplicate".
-                backlog.unreleased += claimed
-                try? releaseUnreleased()
+                // row nobody stored (kept and released before the next claim if even that fails).
+                ledger.release(claimed)
                 throw StorageFailure(error.code.rawValue, error.reason)
             }
-            backlog.keys += claimed
+            ledger.stored(claimed)
             outcomes = built.outcomes
         }
         for outcome in outcomes {
@@ -249,7 +224,7 @@ struct DurableSink: PostbackSink {
             case .sqlite:
                 let deduplication = try state.open(retentionDays: retentionDays)
                 let path = archivePath ?? ReceiverConfiguration.defaultArchivePath(for: state) ?? ""
-                storage = .separate(deduplication: deduplication,
+                storage = .separate(ClaimLedger(store: deduplication),
                                     archive: try SQLiteReceivedArchive(path: path,
                                                                        syncsEveryCommit: synchronous == .full))
             case .postgreSQL(let connection):

@@ -82,6 +82,32 @@ public struct PostbackPipeline: Sendable {
         return outcome
     }
 
+    /// ``count(_:in:at:store:)`` for async code (a server's request handlers): the store's calls are its `async`
+    /// overloads, which run the blocking work off Swift's cooperative pool, and `store` is awaited.
+    /// (``verify(_:)`` is computation only, no waiting: call it from a task as it is.)
+    public func count<Outcome>(
+        _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
+        store: ([VerifiedPostback]) async throws -> Outcome
+    ) async throws -> Outcome {
+        var postbacks = postbacks
+        let sighted = Sightings(postbacks)
+        var claimed: [ExactString] = []
+        if !sighted.sightings.isEmpty {
+            let answers: [DeduplicationAnswer] = try await deduplication.claim(sighted.sightings, at: time)
+            mark(&postbacks, sighted, answers: answers)
+            claimed = type(of: deduplication).claimedKeys(sighted.sightings, answers)
+        }
+        let outcome: Outcome
+        do {
+            outcome = try await store(postbacks)
+        } catch {
+            try? await deduplication.release(claimed)
+            throw error
+        }
+        try await deduplication.confirm(claimed)
+        return outcome
+    }
+
     /// Step one of counting, for a caller that confirms later (a group committer, the command line's writer):
     /// claims the sightings of `postbacks` at `time` (confirming `confirming`, earlier claims whose records are
     /// stored, in the same transaction where the store can), marks the duplicates in place, and returns the keys
