@@ -65,6 +65,18 @@ struct PostbackPipelineTests {
         #expect(stored.map(\.record) == expected)
         #expect(stored.map(\.isDuplicate) == [false, true, true, false, false, true, false])
         #expect(stored.filter(\.isDuplicate).allSatisfy { $0.facts == nil && $0.sighting == nil })
+        // The typed status says the same: valid with its facts, a duplicate naming the first request, a forgery's
+        // error.
+        for postback in stored {
+            switch postback.status {
+            case .valid(let facts):
+                #expect(postback.verdict == .valid && facts != nil && facts == postback.facts)
+            case .duplicate(let first):
+                #expect(postback.isDuplicate && first.source.hasPrefix("request-"))
+            case .invalid(let error):
+                #expect(postback.verdict == .invalid && !postback.isDuplicate && error.code == .badSignature)
+            }
+        }
         // Changed content (D2) is named.
         #expect(stored[2].duplicateDifferences?.unsignedMembers == ["conversion-value"])
         // A later group: every valid one is now a duplicate of the first group's request.

@@ -69,17 +69,12 @@ public struct PostbackPipeline: Sendable {
         _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
         store: ([VerifiedPostback]) throws -> Outcome
     ) throws -> Outcome {
-        var postbacks = postbacks
-        let claimed = try claim(&postbacks, in: deduplication, at: time, confirming: [])
-        let outcome: Outcome
-        do {
-            outcome = try store(postbacks)
-        } catch {
-            try? deduplication.release(claimed)
-            throw error
+        let sighted = Sightings(postbacks)
+        return try deduplication.deduplicate(sighted.sightings, at: time) { answers in
+            var postbacks = postbacks
+            mark(&postbacks, sighted, answers: answers)
+            return try store(postbacks)
         }
-        try deduplication.confirm(claimed)
-        return outcome
     }
 
     /// ``count(_:in:at:store:)`` for async code (a server's request handlers): the store's calls are its `async`
@@ -89,23 +84,12 @@ public struct PostbackPipeline: Sendable {
         _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
         store: ([VerifiedPostback]) async throws -> Outcome
     ) async throws -> Outcome {
-        var postbacks = postbacks
         let sighted = Sightings(postbacks)
-        var claimed: [ExactString] = []
-        if !sighted.sightings.isEmpty {
-            let answers: [DeduplicationAnswer] = try await deduplication.claim(sighted.sightings, at: time)
+        return try await deduplication.deduplicate(sighted.sightings, at: time) { answers in
+            var postbacks = postbacks
             mark(&postbacks, sighted, answers: answers)
-            claimed = type(of: deduplication).claimedKeys(sighted.sightings, answers)
+            return try await store(postbacks)
         }
-        let outcome: Outcome
-        do {
-            outcome = try await store(postbacks)
-        } catch {
-            try? await deduplication.release(claimed)
-            throw error
-        }
-        try await deduplication.confirm(claimed)
-        return outcome
     }
 
     /// Step one of counting, for a caller that confirms later (a group committer, the command line's writer):

@@ -20,6 +20,31 @@ public struct VerifiedPostback: Sendable {
     /// `valid` exactly when there is no error; a duplicate is `invalid` (rule D1).
     public var verdict: Verdict { outcome.verdict }
 
+    /// The verdict, typed: what a server counts, pays or keeps.
+    public enum Status: Sendable {
+        /// Genuine and counted once: a postback's conversion facts (signed fields and the unsigned values; nil
+        /// for an impression).
+        case valid(ConversionFacts?)
+        /// A repeat of a postback already counted (rule D1): where it was first seen.
+        case duplicate(of: DuplicateReference)
+        /// Not genuine, or not acceptable: the error that decided it (its stable code, its rule, a message).
+        case invalid(Finding)
+    }
+
+    /// The verdict with what it carries.
+    public var status: Status {
+        switch outcome.decision {
+        case .fast:
+            return .valid(facts)
+        case .fastDuplicate(let marking):
+            return .duplicate(of: marking.first)
+        case .general(let result):
+            if let first = result.duplicateOf { return .duplicate(of: first) }
+            if let error = result.firstError { return .invalid(error) }
+            return .valid(facts)
+        }
+    }
+
     /// The error that decided an invalid verdict.
     public var firstError: Finding? { outcome.firstError }
 
