@@ -17,10 +17,14 @@ struct ReceivedPostback: Sendable {
     let route: ReceiverRoute
     /// When the request arrived, in whole milliseconds since 1970 (UTC).
     let receivedMilliseconds: Int64
-    /// The verdict and record: the pipeline's, then marked duplicate if the store has seen the postback already.
-    var verified: VerifiedPostback
-    /// `--schema`: what decodes a valid postback's conversion (``decoded``).
-    let schema: ConversionSchema?
+    /// The verdict and record: the pipeline's, then marked duplicate if the store has seen the postback already
+    /// (which takes its ``decoded`` away: a duplicate is not a conversion).
+    var verified: VerifiedPostback {
+        didSet { if verified.verdict != .valid { decoded = nil } }
+    }
+    /// Its conversion as `--schema` reads it, as of its arrival, decoded once when it was verified: nil without a
+    /// schema, and for anything but a valid (so not duplicate) postback.
+    private(set) var decoded: DecodedConversion?
 
     init(body: [UInt8], requestID: String, route: ReceiverRoute, receivedMilliseconds: Int64,
          verified: VerifiedPostback, schema: ConversionSchema? = nil) {
@@ -29,7 +33,9 @@ struct ReceivedPostback: Sendable {
         self.route = route
         self.receivedMilliseconds = receivedMilliseconds
         self.verified = verified
-        self.schema = schema
+        if let schema, verified.verdict == .valid, let facts = verified.facts {
+            decoded = schema.decode(facts, arrival: Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000))
+        }
     }
 
     /// When it arrived, as a `Date`.
@@ -39,12 +45,5 @@ struct ReceivedPostback: Sendable {
     /// postback's record has `decoded`, as of its arrival (as the command line's has, as of the run's start).
     var record: [UInt8] {
         decoded.map { $0.adding(to: verified.record) } ?? verified.record
-    }
-
-    /// Its conversion as the schema reads it: nil without a schema, and for anything but a valid (so not
-    /// duplicate) postback.
-    var decoded: DecodedConversion? {
-        guard let schema, verified.verdict == .valid, let facts = verified.facts else { return nil }
-        return schema.decode(facts, arrival: received)
     }
 }
