@@ -39,12 +39,30 @@ struct DeduplicationStoreTests {
         }
     }
 
-    /// A store of `kind` at `location` (a new one when nil).
-    static func store(_ kind: Kind, at location: String? = nil) throws -> any DeduplicationStore {
+    /// A store of `kind` at `location` (a new one when nil); the memory store has no retention and no lease.
+    static func store(_ kind: Kind, at location: String? = nil, retentionDays: Int = 10, leaseSeconds: Double = 30)
+        throws -> any DeduplicationStore {
         switch kind {
-        case .memory: MemoryDeduplicationStore()
-        case .sqlite: try SQLiteDeduplicationStore(path: location ?? temporaryPath())
-        case .postgres: try PostgreSQLDeduplicationStore(connectionString: location ?? TestPostgres.database())
+        case .memory:
+            MemoryDeduplicationStore()
+        case .sqlite:
+            try SQLiteDeduplicationStore(path: location ?? temporaryPath(), retentionDays: retentionDays,
+                                         leaseSeconds: leaseSeconds)
+        case .postgres:
+            try PostgreSQLDeduplicationStore(connectionString: location ?? TestPostgres.database(),
+                                             retentionDays: retentionDays, leaseSeconds: leaseSeconds)
+        }
+    }
+
+    struct UnknownStore: Error {}
+
+    /// How many postbacks `store` remembers, claimed or confirmed (expired rows not yet pruned included).
+    static func count(_ store: any DeduplicationStore) throws -> Int {
+        switch store {
+        case let memory as MemoryDeduplicationStore: memory.count
+        case let file as SQLiteDeduplicationStore: try file.count()
+        case let database as PostgreSQLDeduplicationStore: try database.count()
+        default: throw UnknownStore()
         }
     }
 
@@ -135,67 +153,77 @@ struct DeduplicationStoreTests {
         #expect(memory.count == keys.count)
     }
 
-    @Test("Concurrent callers on one shared store: each key first seen exactly once", arguments: kinds)
+    /// Sixteen callers send overlapping batches in different orders, one sighting a call or many, through the
+    /// synchronous calls and the async overloads: on one store, and on a file or database also through three more
+    /// stores on it (four connections).
+    @Test("Concurrent callers on one store, and four stores on one file or database: each key first seen exactly once",
+          arguments: kinds)
     func concurrentCallers(_ kind: Kind) async throws {
-        let store = try Self.store(kind)
-        let keys = (0..<200).map { "key-\($0)" }
-        let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
-            for task in 0..<8 {
-                group.addTask {
-                    var count = 0
-                    for (line, key) in keys.shuffled().enumerated() {
-                        let answer = try store.deduplicate(Self.sighting(key, "task\(task)", line + 1), at: Date())
-                        if answer == .firstSeen { count += 1 }
-                    }
-                    return count
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        #expect(firsts == keys.count)
-    }
-
-    @Test("Two stores on one file or database (two connections) count each key once", arguments: sharedKinds)
-    func twoConnections(_ kind: Kind) async throws {
         let location = try Self.location(kind)
-        let stores = [try Self.store(kind, at: location), try Self.store(kind, at: location)]
-        let keys = (0..<300).map { "shared-\($0)" }
+        let shared = try Self.store(kind, at: location)
+        let stores = try [shared] + (kind == .memory ? [] : (1..<4).map { _ in try Self.store(kind, at: location) })
         let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
-            for (number, store) in stores.enumerated() {
+            for caller in 0..<16 {
+                let store = caller % 2 == 0 ? shared : stores[caller % stores.count]
                 group.addTask {
-                    var count = 0
-                    for chunk in stride(from: 0, to: keys.count, by: 7) {
-                        let sightings = keys[chunk..<min(chunk + 7, keys.count)]
-                            .map { Self.sighting($0, "s\(number)") }
-                        count += try store.deduplicate(sightings, at: Date()) { $0 }.filter { $0 == .firstSeen }.count
+                    var firsts = 0
+                    for batch in 0..<10 {
+                        // Overlapping batches in different orders.
+                        let keys = (0..<50).map { "key-\((($0 * 7) + batch * 13 + caller) % 200)" }
+                        let sightings = keys.enumerated().map { Self.sighting($1, "caller-\(caller)", $0 + 1) }
+                        let answers: [DeduplicationAnswer]
+                        switch caller % 3 {
+                        case 0: answers = try sightings.map { try store.deduplicate($0, at: Self.monday) }
+                        case 1: answers = try store.deduplicate(sightings, at: Self.monday) { $0 }
+                        default:
+                            answers = try await store.deduplicate(sightings, at: Self.monday) { answers in
+                                await Task.yield()
+                                return answers
+                            }
+                        }
+                        firsts += answers.filter { $0 == .firstSeen }.count
                     }
-                    return count
+                    return firsts
                 }
             }
             return try await group.reduce(0, +)
         }
-        #expect(firsts == keys.count)
+        #expect(firsts == 200)
+        #expect(try Self.count(shared) == 200)
     }
 
-    @Test("SQLite: a postback first seen more than the retention ago is first seen again, and gets pruned")
-    func retention() throws {
-        let path = try Self.temporaryPath()
-        let store = try SQLiteDeduplicationStore(path: path, retentionDays: 10)
+    /// Both stores prune at most 512 expired rows a call (their `pruneLimit`), the oldest first, so that no call
+    /// waits on a large delete. The memory store has no retention: it keeps every key.
+    @Test("""
+        A postback first seen more than the retention ago is first seen again; expired rows are pruned, at most 512 \
+        a call
+        """, arguments: sharedKinds)
+    func retention(_ kind: Kind) throws {
+        let location = try Self.location(kind)
+        let store = try Self.store(kind, at: location, retentionDays: 10)
         let day = 86_400.0
-        let old = (0..<600).map { Self.sighting("old-\($0)", "old", $0 + 1) }
-        _ = try store.deduplicate(old, at: Self.monday) { $0 }
-        #expect(try store.count() == 600)
-        let nineDaysOn = Self.monday.addingTimeInterval(9 * day)
+        let old = Self.monday.addingTimeInterval(-30 * day)
+        _ = try store.deduplicate((0..<1300).map { Self.sighting("old-\($0)", "old", $0 + 1) }, at: old) { $0 }
+        _ = try store.deduplicate(Self.sighting("E", "e", 1), at: old.addingTimeInterval(day))
+        #expect(try Self.count(store) == 1301)
+        let nineDaysOn = old.addingTimeInterval(9 * day)
         #expect(try store.deduplicate(Self.sighting("old-1"), at: nineDaysOn).duplicateOf?.source == "old")
-        #expect(try store.count() == 600, "nothing is expired yet, so nothing is pruned")
-        let elevenDaysOn = Self.monday.addingTimeInterval(11 * day)
-        #expect(try store.deduplicate(Self.sighting("old-599", "new", 1), at: elevenDaysOn) == .firstSeen)
-        // Each call prunes a bounded share of the expired rows; a few calls remove them all.
-        for call in 0..<3 {
-            _ = try store.deduplicate(Self.sighting("new-\(call)"), at: elevenDaysOn)
-        }
-        #expect(try store.count() == 1 + 3, "the 600 expired rows are gone; old-599 came back as new")
-        #expect(try store.deduplicate(Self.sighting("old-599"), at: elevenDaysOn).duplicateOf?.source == "new")
+        #expect(try Self.count(store) == 1301, "nothing is expired yet, so nothing is pruned")
+
+        // A later run: its first call prunes the 512 oldest; E, expired but not among them, is first seen again.
+        let later = try Self.store(kind, at: location, retentionDays: 10)
+        #expect(try later.claim([Self.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
+        #expect(try Self.count(later) == 1301 - 512)
+        try later.confirm([ExactString("E")])
+        #expect(try later.deduplicate(Self.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
+                == "again")
+        #expect(try Self.count(later) == 1301 - 1024, "each call prunes at most 512")
+        _ = try later.claim([Self.sighting("new-1")], at: Self.monday)
+        #expect(try Self.count(later) == 2, "the last 276 old rows pruned: E and new-1 remain")
+        _ = try later.claim([Self.sighting("new-2")], at: Self.monday)
+        #expect(try Self.count(later) == 3)
+        #expect(try later.deduplicate(Self.sighting("E", "fourth", 4), at: Self.monday).duplicateOf?.source
+                == "again", "the key seen again outlives the pruning")
     }
 
     @Test("SQLite: a file that is not a state is refused with its code", arguments: [
@@ -229,19 +257,33 @@ struct DeduplicationStoreTests {
             source: "run-a", line: 7, firstSeen: Self.monday, firstContent: content, isPending: false))])
     }
 
+    /// A run confirms its previous call as it claims the next; PostgreSQL confirms a call whole in the claim's
+    /// statement, and a call confirmed in part on its own.
     @Test("""
-        Regression: claim(_:at:confirming:) confirms one batch as it claims the next; a key confirmed in the same \
-        call is a confirmed duplicate, not a pending one (PostgreSQL's one statement answered pending)
+        Regression: claim(_:at:confirming:) confirms one call whole and another in part as it claims the next; a \
+        key confirmed in the same call is a confirmed duplicate, not a pending one (PostgreSQL's one statement \
+        answered pending)
         """, arguments: kinds)
     func claimConfirming(_ kind: Kind) throws {
-        let store = try Self.store(kind)
-        #expect(try store.claim([Self.sighting("B1", "run", 1)], at: Self.monday) == [.firstSeen])
-        let answers = try store.claim([Self.sighting("B2", "run", 2), Self.sighting("B1", "run", 3)],
-                                      at: Self.monday, confirming: [ExactString("B1")])
-        #expect(answers == [.firstSeen, .duplicate(of: DuplicateReference(source: "run", line: 1,
-                                                                           firstSeen: Self.monday))], "\(answers)")
-        let later = try store.claim([Self.sighting("B2", "other", 1)], at: Self.monday)
-        #expect(later.first?.duplicateOf?.isPending == true, "B2 is claimed, not confirmed")
+        let location = try Self.location(kind)
+        let store = try Self.store(kind, at: location)
+        #expect(try store.claim([Self.sighting("W1", "run", 1), Self.sighting("W2", "run", 2)], at: Self.monday)
+                == [.firstSeen, .firstSeen])
+        #expect(try store.claim([Self.sighting("P1", "run", 3), Self.sighting("P2", "run", 4)], at: Self.monday)
+                == [.firstSeen, .firstSeen])
+        // W1 and W2 are the whole first call; P1 is half of the second.
+        let answers = try store.claim(
+            [Self.sighting("N1", "run", 5), Self.sighting("W1", "run", 6), Self.sighting("P1", "run", 7)],
+            at: Self.monday, confirming: [ExactString("W1"), ExactString("W2"), ExactString("P1")])
+        #expect(answers == [
+            .firstSeen,
+            .duplicate(of: DuplicateReference(source: "run", line: 1, firstSeen: Self.monday)),
+            .duplicate(of: DuplicateReference(source: "run", line: 3, firstSeen: Self.monday)),
+        ], "\(answers)")
+        let observer = kind == .memory ? store : try Self.store(kind, at: location)
+        let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Self.sighting($0, "observer") },
+                                      at: Self.monday)
+        #expect(seen.map { $0.duplicateOf?.isPending } == [false, false, false, true, true], "\(seen)")
     }
 
     @Test("Confirming part of a batch leaves the rest claimed; releasing part forgets only that part",
@@ -258,28 +300,6 @@ struct DeduplicationStoreTests {
         let answers = try observer.claim(keys.map { Self.sighting($0, "later", 2) }, at: Self.monday)
         #expect(answers.map { $0.duplicateOf?.isPending } == [true, false, nil, false, true])
         #expect(answers[2] == .firstSeen, "the released key is claimed again")
-    }
-
-    @Test("Regression: taking over one claim of a dead owner's batch leaves the others to be taken over too")
-    func deadOwnersBatch() throws {
-        let path = try Self.temporaryPath()
-        let store = try SQLiteDeduplicationStore(path: path)
-        let connection = try SQLiteConnection(path: path, readOnly: false)
-        connection.setBusyTimeout(milliseconds: 5000)
-        let seen = Self.monday.millisecondsSince1970
-        try connection.execute("""
-            INSERT INTO owners (id, host, pid, lease_until) VALUES (5, 'elsewhere', 1, 1), (6, 'elsewhere', 1, \(
-                Date().millisecondsSince1970 + 3_600_000));
-            INSERT INTO postbacks (id, key, first_seen, source, line) VALUES (10, 'D1', \(seen), 'dead', 1),
-                (11, 'D2', \(seen), 'dead', 2), (12, 'D3', \(seen), 'dead', 3), (13, 'L1', \(seen), 'live', 1),
-                (14, 'L2', \(seen), 'live', 2);
-            INSERT INTO claims (lo, hi, owner) VALUES (10, 12, 5), (13, 14, 6);
-            """)
-        #expect(try store.claim([Self.sighting("D2", "mine", 1)], at: Self.monday) == [.firstSeen])
-        let rest = try store.claim(["D1", "D3", "L1", "L2", "D2"].map { Self.sighting($0, "mine", 2) },
-                                   at: Self.monday)
-        #expect(rest.map { $0.duplicateOf?.source } == [nil, nil, "live", "live", "mine"])
-        #expect(rest.map { $0.duplicateOf?.isPending } == [nil, nil, true, true, true])
     }
 
     @Test("A released claim is forgotten: the next sighting is first seen", arguments: kinds)
@@ -305,81 +325,6 @@ struct DeduplicationStoreTests {
             return answers
         }
         #expect(again.first?.duplicateOf?.isPending == false)
-    }
-
-    /// A state file where another owner holds a claim on `key`.
-    static func claimedByAnother(_ path: String, key: String, host: String, pid: Int64, leaseUntil: Int64) throws {
-        let connection = try SQLiteConnection(path: path, readOnly: false)
-        connection.setBusyTimeout(milliseconds: 5000)
-        try connection.execute("""
-            INSERT INTO owners (id, host, pid, lease_until) VALUES (77, '\(host)', \(pid), \(leaseUntil));
-            INSERT INTO postbacks (key, first_seen, source, line)
-                VALUES ('\(key)', \(Self.monday.millisecondsSince1970), 'other-run', 5);
-            INSERT INTO claims (lo, hi, owner) SELECT id, id, 77 FROM postbacks WHERE key = '\(key)';
-            """)
-    }
-
-    /// The id of a process that has exited (and been reaped).
-    static func deadProcess() throws -> Int64 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/true")
-        try process.run()
-        process.waitUntilExit()
-        return Int64(process.processIdentifier)
-    }
-
-    @Test("Regression: a claim whose owner died is taken over by the next sighting, which is first seen",
-          arguments: ["process gone on this machine", "lease expired on another machine"])
-    func deadOwnersClaimTakenOver(_ how: String) throws {
-        let path = try Self.temporaryPath()
-        let store = try SQLiteDeduplicationStore(path: path)
-        let now = Date().millisecondsSince1970
-        if how.hasPrefix("process") {
-            try Self.claimedByAnother(path, key: "D", host: DeduplicationOwner.thisHost, pid: try Self.deadProcess(),
-                                      leaseUntil: now + 3_600_000)
-        } else {
-            try Self.claimedByAnother(path, key: "D", host: "elsewhere", pid: 1, leaseUntil: now - 1)
-        }
-        #expect(try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday) == [.firstSeen])
-        try store.confirm([ExactString("D")])
-        #expect(try store.deduplicate(Self.sighting("D", "later", 1)).duplicateOf?.source == "mine")
-    }
-
-    @Test("A live owner's claim (another machine, lease running) makes a sighting a pending duplicate")
-    func liveOwnersClaimIsDuplicate() throws {
-        let path = try Self.temporaryPath()
-        let store = try SQLiteDeduplicationStore(path: path)
-        try Self.claimedByAnother(path, key: "L", host: "elsewhere", pid: 1,
-                                  leaseUntil: Date().millisecondsSince1970 + 3_600_000)
-        let answer = try store.claim([Self.sighting("L", "mine", 9)], at: Self.monday)
-        #expect(answer == [.duplicate(of: DuplicateReference(
-            source: "other-run", line: 5, firstSeen: Self.monday, isPending: true))])
-        try store.confirm([ExactString("L")])  // not ours: left alone
-        #expect(try store.claim([Self.sighting("L", "mine", 10)], at: Self.monday).first?.duplicateOf?.isPending
-                == true)
-    }
-
-    @Test("Regression: an owner stalled longer than its lease keeps its claims (the store's heartbeat renews them)")
-    func heartbeatKeepsClaims() throws {
-        let path = try Self.temporaryPath()
-        let stalled = try SQLiteDeduplicationStore(path: path, leaseSeconds: 0.3)
-        let other = try SQLiteDeduplicationStore(path: path, leaseSeconds: 0.3)
-        #expect(try stalled.claim([Self.sighting("H", "stalled", 1)], at: Self.monday) == [.firstSeen])
-        Thread.sleep(forTimeInterval: 1.2)  // four leases without a call from its caller
-        #expect(try other.claim([Self.sighting("H", "other", 1)], at: Self.monday).first?.duplicateOf?.isPending
-                == true)
-    }
-
-    @Test("Closing a store releases the claims it still holds", arguments: sharedKinds)
-    func closingReleases(_ kind: Kind) throws {
-        let location = try Self.location(kind)
-        do {
-            let store = try Self.store(kind, at: location)
-            #expect(try store.claim([Self.sighting("Q", "closed", 1)], at: Self.monday) == [.firstSeen])
-        }
-        let next = try Self.store(kind, at: location)
-        #expect(try next.claim([Self.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
-        #expect(try next.deduplicate(Self.sighting("Q", "later", 2), at: Self.monday).duplicateOf?.source == "next")
     }
 
     // MARK: Schema versions

@@ -6,17 +6,16 @@ import Testing
 @testable import Attribution
 @testable import AttributionStores
 
-/// The PostgreSQL state against a real server (``TestPostgres``): what only it has (its schema, its refusals, owners
-/// by advisory lock, leases, reconnection, retention and pruning, and what its messages may say of the connection
-/// string). The protocol it shares with the other stores is `DeduplicationStoreTests`'s conformance suite.
+/// The PostgreSQL state against a real server (``TestPostgres``): what only it has (its schema, its refusals, a
+/// server that restarts or halts under it, and what its messages may say of the connection string). The protocol
+/// it shares with the other stores (claims, owners and their leases, retention and pruning) is
+/// `DeduplicationStoreTests`'s conformance suite.
 @Suite("PostgreSQL state", .serialized, .enabled(if: TestPostgres.enabled))
 struct PostgresStateTests {
     static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)
 
-    static func open(_ connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws
-        -> PostgreSQLDeduplicationStore {
-        try PostgreSQLDeduplicationStore(connectionString: connectionString, retentionDays: retentionDays,
-                                         leaseSeconds: leaseSeconds)
+    static func open(_ connectionString: String) throws -> PostgreSQLDeduplicationStore {
+        try PostgreSQLDeduplicationStore(connectionString: connectionString)
     }
 
     /// Everything in the schema and the rows of its tables, to show a refused database was left as it was.
@@ -110,121 +109,7 @@ struct PostgresStateTests {
         #expect(try Self.snapshot(database) == before)
     }
 
-    // MARK: Keys, claims, owners
-
-    @Test("claim(_:at:confirming:) confirms one call whole in the claim's statement, and a call confirmed in part on its own")
-    func claimConfirming() throws {
-        let database = try TestPostgres.database()
-        let store = try Self.open(database)
-        let observer = try Self.open(database)
-        #expect(try store.claim([Shared.sighting("W1"), Shared.sighting("W2")], at: Self.monday)
-                == [.firstSeen, .firstSeen])
-        #expect(try store.claim([Shared.sighting("P1"), Shared.sighting("P2")], at: Self.monday)
-                == [.firstSeen, .firstSeen])
-        // W1 and W2 are the whole first call; P1 is half of the second.
-        let answers = try store.claim([Shared.sighting("N1")], at: Self.monday,
-                                      confirming: [ExactString("W1"), ExactString("W2"), ExactString("P1")])
-        #expect(answers == [.firstSeen])
-        let seen = try observer.claim(["W1", "W2", "P1", "P2", "N1"].map { Shared.sighting($0, "observer") },
-                                      at: Self.monday)
-        #expect(seen.map { $0.duplicateOf?.isPending } == [false, false, false, true, true])
-    }
-
-    @Test("Another live store's claim makes a sighting its pending duplicate; once that store's connection is gone (its process died, on any machine), the next sighting takes the claim over")
-    func deadOwnerTakenOver() throws {
-        let database = try TestPostgres.database()
-        let other = try Self.open(database)
-        var owner: PostgreSQLDeduplicationStore? = try Self.open(database)
-        #expect(try owner!.claim([Shared.sighting("K", "first", 3)], at: Self.monday) == [.firstSeen])
-        let whileAlive = try other.claim([Shared.sighting("K", "second", 9)], at: Self.monday)
-        #expect(whileAlive.first?.duplicateOf?.isPending == true)
-        #expect(whileAlive.first?.duplicateOf?.line == 3)
-        try other.confirm([ExactString("K")])  // not its claim: left alone
-
-        // Its connection dies without a word (as with kill -9): the server ends its session, and its lock.
-        let killed = try TestPostgres.execute("""
-            SELECT pg_terminate_backend(l.pid) FROM postback_verify.postbacks p
-                JOIN postback_verify.claims c ON c.token = p.claim
-                JOIN pg_locks l ON l.locktype = 'advisory' AND l.objsubid = 1
-                    AND ((l.classid::bigint << 32) | l.objid::bigint) = c.owner
-            WHERE p.key = 'K'::bytea
-            """, on: database)
-        #expect(killed.rowCount == 1)
-        var taken = false
-        for _ in 0..<100 where !taken {
-            let answer = try? other.claim([Shared.sighting("K", "second", 9)], at: Self.monday)
-            taken = answer == [.firstSeen]
-            if !taken { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        #expect(taken)
-        owner = nil
-    }
-
-    @Test("A claim whose owner hangs past its lease (no heartbeat) is taken over; a live store's heartbeat keeps its claims past several leases")
-    func leases() throws {
-        let database = try TestPostgres.database()
-        // A hung owner: its connection is open and holds its lock, but its lease is not renewed.
-        for statement in PostgresSchema.create { try TestPostgres.execute(statement, on: database) }
-        let hung = try PostgresConnection(try PostgresConnectionString(database)) { _ in }
-        try hung.execute("SELECT pg_advisory_lock(77)")
-        try hung.execute("INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, "
-                         + "(extract(epoch FROM now()) * 1000)::bigint + 300)")
-        try hung.execute("INSERT INTO postback_verify.claims VALUES (1, 77, 0)")
-        try hung.execute("INSERT INTO postback_verify.postbacks (key, first_seen, source, line, claim) "
-                         + "VALUES ('\\x48'::bytea, \(Self.monday.millisecondsSince1970), 'hung', 5, 1)")
-        let store = try Self.open(database, leaseSeconds: 0.3)
-        #expect(try store.claim([Shared.sighting("H", "mine", 1)], at: Self.monday).first?.duplicateOf?.source
-                == "hung")
-        Thread.sleep(forTimeInterval: 0.4)
-        #expect(try store.claim([Shared.sighting("H", "mine", 1)], at: Self.monday) == [.firstSeen])
-
-        let stalled = try Self.open(database, leaseSeconds: 0.3)
-        #expect(try stalled.claim([Shared.sighting("S", "stalled", 1)], at: Self.monday) == [.firstSeen])
-        Thread.sleep(forTimeInterval: 1.2)  // four leases without a call from its caller
-        #expect(try store.claim([Shared.sighting("S", "other", 1)], at: Self.monday).first?.duplicateOf?.isPending
-                == true)
-    }
-
-    @Test("Closing a store forgets its owner (the claims it held: the conformance suite)")
-    func closingForgetsOwner() throws {
-        let database = try TestPostgres.database()
-        do {
-            let store = try Self.open(database)
-            #expect(try store.claim([Shared.sighting("Q", "closed", 1)], at: Self.monday) == [.firstSeen])
-        }
-        let next = try Self.open(database)
-        #expect(try next.claim([Shared.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
-        #expect(try next.count() == 1)
-        let owners = try TestPostgres.execute("SELECT count(*) FROM postback_verify.owners", on: database)
-        #expect(owners.int64(0, 0) == 1, "only the open store's owner is left")
-    }
-
-    @Test("Concurrent callers on one store, and four stores on one database: each key first seen exactly once")
-    func concurrentCallers() async throws {
-        let database = try TestPostgres.database()
-        let stores = try (0..<4).map { _ in try Self.open(database) }
-        let shared = stores[0]
-        let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
-            for caller in 0..<16 {
-                let store = caller % 2 == 0 ? shared : stores[caller % 4]
-                group.addTask {
-                    var firsts = 0
-                    for batch in 0..<10 {
-                        // Overlapping batches in different orders.
-                        let keys = (0..<50).map { "key-\((($0 * 7) + batch * 13 + caller) % 200)" }
-                        let answers: [DeduplicationAnswer] = try await store.deduplicate(
-                            keys.enumerated().map { Shared.sighting($1, "caller-\(caller)", $0) }, at: Self.monday
-                        ) { answers in answers }
-                        firsts += answers.filter { $0 == .firstSeen }.count
-                    }
-                    return firsts
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        #expect(firsts == 200)
-        #expect(try shared.count() == 200)
-    }
+    // MARK: The server
 
     @Test("A server restarted under a live store: the call that meets it throws `unavailable`, the next reconnects, and what was confirmed before is still there")
     func reconnects() async throws {
@@ -266,31 +151,6 @@ struct PostgresStateTests {
         }
         try TestPostgres.control("resume", server.directory)
         try store.probe()
-    }
-
-    // MARK: Retention
-
-    @Test("Past the retention a key counts as absent; pruning deletes at most 512 rows per batch, oldest first")
-    func retentionAndPruning() throws {
-        let database = try TestPostgres.database()
-        let store = try Self.open(database, retentionDays: 10)
-        let old = Self.monday.addingTimeInterval(-30 * 86_400)
-        _ = try store.deduplicate((0..<1300).map { Shared.sighting("old-\($0)") }, at: old) { $0 }
-        _ = try store.deduplicate(Shared.sighting("E", "e", 1), at: old.addingTimeInterval(86_400))
-        #expect(try store.count() == 1301)
-
-        // A later run: its first batch prunes the 512 oldest; E, expired but not among them, is first seen again.
-        let later = try Self.open(database, retentionDays: 10)
-        #expect(try later.claim([Shared.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
-        #expect(try later.count() == 1301 - 512)
-        try later.confirm([ExactString("E")])
-        #expect(try later.deduplicate(Shared.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
-                == "again")
-        #expect(try later.count() == 1301 - 1024, "each call prunes at most 512")
-        _ = try later.claim([Shared.sighting("new-1")], at: Self.monday)
-        #expect(try later.count() == 2, "the last 276 old rows pruned: E and new-1 remain")
-        _ = try later.claim([Shared.sighting("new-2")], at: Self.monday)
-        #expect(try later.count() == 3)
     }
 
     // MARK: The connection string
