@@ -172,6 +172,28 @@ struct P256KeyTableTests {
         #expect(verifier.tableChecks == 2 + (edge.name.hasPrefix("r = n") || edge.name.hasPrefix("s = n") ? 0 : 2))
     }
 
+    @Test("Every edge case in one batch long enough for shared inversions, among valid fillers: tables agree with EVP",
+          .enabled(if: tablesSupported))
+    func edgeCasesSharingInversions() throws {
+        let (verifier, _) = try Self.tableVerifier()
+        let signer = try ReferenceSigner()
+        let fillers = (0..<P256BatchVerifier.minimumSharedInversions).map { index in
+            let digest = SHA256Digest(of: Array("filler \(index)".utf8))
+            return ES256SignatureCheck(key: signer.publicKey, signature: signer.sign(digest), digest: digest)
+        }
+        var checks = fillers
+        var expected = [Bool](repeating: true, count: fillers.count)
+        for edge in Self.edgeCases {
+            let key = try ECPublicKey(derRepresentation: edge.keyDER)
+            let digest = try #require(SHA256Digest(digestBytes: edge.digest))
+            let check = ES256SignatureCheck(key: key, signature: edge.signature, digest: digest)
+            checks.insert(check, at: checks.count / 2)
+            expected.insert(key.isValidES256Signature(edge.signature, digest: digest), at: expected.count / 2)
+        }
+        #expect(verifier.verify(checks) == expected)
+        #expect(verifier.tableChecks >= fillers.count + Self.edgeCases.count / 2)
+    }
+
     @Test("A key gets its table only once it has verified the threshold's count of signatures, then keeps it",
           .enabled(if: tablesSupported))
     func lazyThreshold() throws {

@@ -25,7 +25,7 @@ import Foundation
 /// live stream, whose items are checked as they arrive, has nothing read ahead and keeps the whole threshold; one
 /// item never builds a table. Items that never reach a signature check (malformed, unknown kid) make the
 /// expectation too high: at worst one table is built that a run did not need, once per trusted key per process
-/// (~21 ms of CPU), never more.
+/// (a few ms of CPU), never more.
 ///
 /// Bounded: tables for at most ``maximumTables`` keys (real traffic has one key or a handful; each table holds a
 /// few hundred KiB; later keys keep the generic multiplication), and counts for a bounded number of keys (when
