@@ -64,6 +64,9 @@ final class P256BatchVerifier {
     private var deferredIndices: [Int] = []
     private var deferredTables: [P256KeyTable] = []
     private var deferredGenerator: P256KeyTable?
+    /// G's table (``P256KeyTable/generator``), looked up once: reading a global that is initialised lazily costs a
+    /// call each time. Only read once a key has a table, so a run without one never builds it.
+    private lazy var generatorTable = P256KeyTable.generator
     /// Signatures summed together below which each is summed alone: a shared addition saves 5 of a mixed
     /// addition's 11 multiplications, and each digit position's inversion costs ~270, so sharing it pays from
     /// ~54 sums on.
@@ -213,7 +216,7 @@ final class P256BatchVerifier {
                 key = pickUpTable(for: checks[index].key)
             }
             let hasAlternative = index < alternatives.count && alternatives[index] != nil
-            if !hasAlternative, let table = key?.table, let generatorTable = P256KeyTable.generator {
+            if !hasAlternative, let table = key?.table, let generatorTable {
                 // Summed with the chunk's other table sums below; answered there.
                 if scalars(checks[index].signature, checks[index].digest) {
                     setAside(index, table, generatorTable)
@@ -330,7 +333,7 @@ final class P256BatchVerifier {
               BN_mod_mul_montgomery(u2, e, sInverse, orderMontgomery, context) == 1,
               // u2 ← u1' − u1 (mod n); R' into keyMultiple (or a copy of ``tableResult``).
               BN_mod_sub(u2, u2, u1, order, context) == 1 else { return false }
-        if var point = tableResult, let generatorTable = P256KeyTable.generator {
+        if var point = tableResult, let generatorTable {
             return add(u2, from: generatorTable, to: &point) && xMatches(point)
         }
         guard EC_POINT_mul(group, generatorMultiple, u2, nil, nil, context) == 1,
@@ -357,7 +360,7 @@ final class P256BatchVerifier {
     /// `EC_POINT_mul` (``tableResult`` nil).
     private func multiply(_ key: KnownKey) -> Bool {
         tableResult = nil
-        guard let table = key.table, let generatorTable = P256KeyTable.generator else {
+        guard let table = key.table, let generatorTable else {
             return EC_POINT_mul(group, result, u1, key.point, u2, context) == 1
         }
         var point = P256JacobianPoint.infinity
