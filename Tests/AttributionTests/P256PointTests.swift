@@ -174,6 +174,36 @@ struct P256PointTests {
         #expect(P256KeyTable(uncompressedPoint: [0x04] + Self.prime + [UInt8](repeating: 0, count: 32)) == nil)
     }
 
+    @Test("Signed digits: each within −127 … 128 and Σ dᵢ·256^i the scalar, for scalars up to 2²⁵⁶ − 1")
+    func recodedDigitsSumToTheScalar() {
+        var random = SplitMix64(seed: 0xD161_75)
+        var scalars: [[UInt8]] = [[UInt8](repeating: 0, count: 32), [UInt8](repeating: 0xFF, count: 32),
+                                  [UInt8](repeating: 0, count: 31) + [0x01], [UInt8](repeating: 0x80, count: 32),
+                                  (0..<32).map { $0 % 2 == 0 ? 0xFF : 0x00 }, WycheproofECDSATests.p256Order]
+        scalars += (0..<500).map { _ in (0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } } }
+        for scalar in scalars {
+            var digits = [Int16](repeating: 0, count: P256KeyTable.positions + 1)
+            scalar.withUnsafeBufferPointer { P256KeyTable.recode(scalar: $0, into: &digits, at: 1) }
+            #expect(digits[0] == 0)
+            #expect(digits.allSatisfy { -127 <= $0 && $0 <= 128 })
+            // Σ dᵢ·256^i, big-endian bytes, through a BIGNUM.
+            let total = BN_new()!, term = BN_new()!
+            defer {
+                BN_free(total)
+                BN_free(term)
+            }
+            BN_zero_ex(total)
+            for (position, digit) in digits.dropFirst().enumerated() where digit != 0 {
+                _ = BN_set_word(term, UInt(abs(Int(digit))))
+                _ = BN_lshift(term, term, Int32(8 * position))
+                _ = digit < 0 ? BN_sub(total, total, term) : BN_add(total, total, term)
+            }
+            var bytes = [UInt8](repeating: 0, count: 32)
+            #expect(BN_is_negative(total) == 0 && BN_bn2binpad(total, &bytes, 32) == 32)
+            #expect(bytes == scalar)
+        }
+    }
+
     /// R as affine x ‖ y (plain), or nil at infinity.
     static func affine(_ point: P256JacobianPoint) -> [UInt8]? {
         guard !point.isInfinity else { return nil }
