@@ -25,12 +25,6 @@
 // verification).
 int EC_POINT_get_Jprojective_coordinates_GFp(const EC_GROUP *group, const EC_POINT *p, BIGNUM *x, BIGNUM *y,
                                              BIGNUM *z, BN_CTX *ctx);
-// The only way to give a point other than G a table of multiples: on a copy of P-256 whose generator is a
-// trusted key's Q, EC_POINT_mul(copy, R, u2, NULL, NULL, ctx) then computes u2 * Q from that table as it
-// computes u1 * G from the built-in one (x86-64's nistz256 code uses a group's table once it has checked the
-// table's first point against the generator; the generic code's wNAF precomputation does the same).
-int EC_GROUP_precompute_mult(EC_GROUP *group, BN_CTX *ctx);
-int EC_GROUP_have_precompute_mult(const EC_GROUP *group);
 // Converts many points to affine coordinates (Z = 1) with one field inversion: the P-192 key's table of
 // multiples is built with it, so that each addition from the table is a cheaper mixed addition.
 int EC_POINTs_make_affine(const EC_GROUP *group, size_t num, EC_POINT *points[], BN_CTX *ctx);
@@ -63,19 +57,6 @@ static inline int attribution_point_x_and_z(const EC_GROUP *group, const EC_POIN
     return EC_POINT_get_Jprojective_coordinates_GFp(group, point, x, NULL, z, context);
 #else
     return EC_POINT_get_affine_coordinates(group, point, x, NULL, context) && BN_one(z);
-#endif
-}
-
-/// Computes and stores in `group` multiples of its generator for faster multiplication (as libcrypto keeps them
-/// for P-256's G). Returns 1 when the group then holds a table; 0 when it does not, or where libcrypto offers no
-/// precomputation (the caller then keeps the generic multiplication).
-static inline int attribution_precompute_generator_multiples(EC_GROUP *group, BN_CTX *context) {
-#if OPENSSL_VERSION_MAJOR == 3
-    return EC_GROUP_precompute_mult(group, context) == 1 && EC_GROUP_have_precompute_mult(group) == 1;
-#else
-    (void)group;
-    (void)context;
-    return 0;
 #endif
 }
 

@@ -16,16 +16,18 @@ struct P256KeyTableTests {
         return (try #require(P256BatchVerifier(tables: tables)), tables)
     }
 
-    /// Whether this libcrypto builds tables (the shim declares the precomputation for OpenSSL 3.x only); the tests
-    /// that need them are skipped without, as the verifier then keeps the generic multiplication.
+    /// Whether tables are built (they are computed on fixed-size limbs, with libcrypto only giving G, so with any
+    /// libcrypto); the tests that need them would be skipped without, as the verifier then keeps the generic
+    /// multiplication.
     static let tablesSupported: Bool = {
         guard let signer = try? ReferenceSigner() else { return false }
         return P256KeyTable(uncompressedPoint: Array(signer.publicKey.derRepresentation.suffix(65))) != nil
     }()
 
-    @Test("OpenSSL 3.x builds tables (else every test below is skipped and the generic multiplication is used)")
+    @Test("Tables are built, for G and for a key (else every test below is skipped)")
     func tablesAreAvailable() {
-        #expect(Self.tablesSupported == (OPENSSL_VERSION_MAJOR == 3))
+        #expect(Self.tablesSupported)
+        #expect(P256KeyTable.generator != nil)
     }
 
     @Test("Wycheproof's P1363 vectors, each key fixed: every vector alone gets its label through tables",
@@ -170,6 +172,28 @@ struct P256KeyTableTests {
         #expect(verifier.verify([filler, check, filler]) == [true, evp, true])
         // r and s in range reach the multiplication (twice: alone and in the batch), as do the two fillers.
         #expect(verifier.tableChecks == 2 + (edge.name.hasPrefix("r = n") || edge.name.hasPrefix("s = n") ? 0 : 2))
+    }
+
+    @Test("Every edge case in one batch long enough for shared inversions, among valid fillers: tables agree with EVP",
+          .enabled(if: tablesSupported))
+    func edgeCasesSharingInversions() throws {
+        let (verifier, _) = try Self.tableVerifier()
+        let signer = try ReferenceSigner()
+        let fillers = (0..<P256BatchVerifier.minimumSharedInversions).map { index in
+            let digest = SHA256Digest(of: Array("filler \(index)".utf8))
+            return ES256SignatureCheck(key: signer.publicKey, signature: signer.sign(digest), digest: digest)
+        }
+        var checks = fillers
+        var expected = [Bool](repeating: true, count: fillers.count)
+        for edge in Self.edgeCases {
+            let key = try ECPublicKey(derRepresentation: edge.keyDER)
+            let digest = try #require(SHA256Digest(digestBytes: edge.digest))
+            let check = ES256SignatureCheck(key: key, signature: edge.signature, digest: digest)
+            checks.insert(check, at: checks.count / 2)
+            expected.insert(key.isValidES256Signature(edge.signature, digest: digest), at: expected.count / 2)
+        }
+        #expect(verifier.verify(checks) == expected)
+        #expect(verifier.tableChecks >= fillers.count + Self.edgeCases.count / 2)
     }
 
     @Test("A key gets its table only once it has verified the threshold's count of signatures, then keeps it",

@@ -3,12 +3,12 @@ internal import CAttributionOpenSSL
 /// One thread's ES256 checks of many signatures at once: ECDSA verification (SEC 1 v2 §4.1.4) written out over
 /// libcrypto's P-256 arithmetic, with fewer instructions per signature than `EVP_PKEY_verify`.
 ///
-/// The point multiplication u1·G + u2·Q, nearly all of the cost, is libcrypto's `EC_POINT_mul` (its constant-time
-/// P-256 code). For a key that has a table of multiples (``P256KeyTable``, built once a key has verified enough
-/// signatures, ``P256KeyTables``) it is two multiplications from tables, u1·G from libcrypto's built-in one and
-/// u2·Q from the key's, then one point addition (`EC_POINT_add`, which handles equal and opposite points);
-/// otherwise one `EC_POINT_mul` that computes u2·Q's multiples afresh. Only the steps around it are written here,
-/// and they are the ones where `EVP_PKEY_verify` spends the rest on work a batch shares or a check can skip:
+/// The point multiplication u1·G + u2·Q is nearly all of the cost. For a key that has a table of multiples
+/// (``P256KeyTable``, built once a key has verified enough signatures, ``P256KeyTables``) it is a sum of points
+/// from G's table and the key's, computed for a chunk's signatures together with shared field inversions
+/// (``P256KeyTable/sums(digits:keyTables:generator:)``; one by one when the chunk has few); otherwise it is
+/// libcrypto's `EC_POINT_mul` (its constant-time P-256 code), which computes u2·Q's multiples afresh. The other
+/// steps are the ones where `EVP_PKEY_verify` spends the rest on work a batch shares or a check can skip:
 /// - s⁻¹ mod n: one inversion per batch (Montgomery's trick: prefix products, one `BN_mod_inverse`, three
 ///   Montgomery multiplications per signature), instead of one inversion per signature;
 /// - x(R) mod n = r: checked as X = r·Z² (mod p) on R's Jacobian coordinates (or, when r + n < p, X = (r + n)·Z²,
@@ -54,8 +54,23 @@ final class P256BatchVerifier {
     private let tables: P256KeyTables
     /// Signatures checked with tables on this thread (tests check that the table path ran).
     private(set) var tableChecks = 0
-    /// Whether the last ``isValid(_:_:_:)`` got as far as R (in `result`).
+    /// Whether the last ``isValid(_:_:_:)`` got as far as R (in `result`, or in ``tableResult``).
     private var multiplied = false
+    /// R of the last ``multiply(_:)``, when it came from tables.
+    private var tableResult: P256JacobianPoint?
+    /// A chunk's signatures under keys with tables, set aside to be summed together (``answerDeferred(_:into:)``):
+    /// u1's and u2's digits, their indices and their keys' tables.
+    private var deferredDigits: [Int16] = []
+    private var deferredIndices: [Int] = []
+    private var deferredTables: [P256KeyTable] = []
+    private var deferredGenerator: P256KeyTable?
+    /// G's table (``P256KeyTable/generator``), looked up once: reading a global that is initialised lazily costs a
+    /// call each time. Only read once a key has a table, so a run without one never builds it.
+    private lazy var generatorTable = P256KeyTable.generator
+    /// Signatures summed together below which each is summed alone: a shared addition saves 5 of a mixed
+    /// addition's 11 multiplications, and each digit position's inversion costs ~270, so sharing it pays from
+    /// ~54 sums on.
+    static let minimumSharedInversions = 64
 
     private struct KnownKey {
         let owner: EVPPublicKey
@@ -200,12 +215,87 @@ final class P256BatchVerifier {
             } else if withoutTable, key?.table == nil, slot % Self.tablePollInterval == 0 {
                 key = pickUpTable(for: checks[index].key)
             }
+            let hasAlternative = index < alternatives.count && alternatives[index] != nil
+            if !hasAlternative, let table = key?.table, let generatorTable {
+                // Summed with the chunk's other table sums below; answered there.
+                if scalars(checks[index].signature, checks[index].digest) {
+                    setAside(index, table, generatorTable)
+                }
+                continue
+            }
             answers[index].first = isValid(checks[index].signature, checks[index].digest, key)
             if !answers[index].first, index < alternatives.count, let alternative = alternatives[index] {
                 answers[index].alternative = multiplied
                     ? isValidAlternative(alternative) : isValid(checks[index].signature, alternative, key)
             }
         }
+        answerDeferred(checks, into: &answers)
+    }
+
+    /// Sets aside the signature at `index`, whose u1 and u2 are in `u1` and `u2`, for ``answerDeferred(_:into:)``.
+    private func setAside(_ index: Int, _ table: P256KeyTable, _ generatorTable: P256KeyTable) {
+        let start = deferredDigits.count
+        deferredDigits.append(contentsOf: repeatElement(0, count: 2 * P256KeyTable.positions))
+        guard recode(u1, at: start), recode(u2, at: start + P256KeyTable.positions) else {
+            deferredDigits.removeLast(2 * P256KeyTable.positions)
+            return
+        }
+        deferredIndices.append(index)
+        deferredTables.append(table)
+        deferredGenerator = generatorTable
+    }
+
+    /// The scalar's signed digits into ``deferredDigits`` from `start`.
+    private func recode(_ scalar: OpaquePointer, at start: Int) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { bytes in
+            guard BN_bn2binpad(scalar, bytes.baseAddress, 32) == 32 else { return false }
+            P256KeyTable.recode(scalar: UnsafeBufferPointer(bytes), into: &deferredDigits, at: start)
+            return true
+        }
+    }
+
+    /// Answers the signatures set aside by ``setAside(_:_:_:)``: R for all of them at once when they are enough to
+    /// share inversions (``P256KeyTable/sums(digits:keyTables:generator:)``), else one by one, then x(R) ≡ r.
+    private func answerDeferred(_ checks: [ES256SignatureCheck],
+                                into answers: inout [(first: Bool, alternative: Bool?)]) {
+        defer {
+            deferredDigits.removeAll(keepingCapacity: true)
+            deferredIndices.removeAll(keepingCapacity: true)
+            deferredTables.removeAll(keepingCapacity: true)
+        }
+        guard let generatorTable = deferredGenerator, !deferredIndices.isEmpty else { return }
+        let points: [P256JacobianPoint]
+        if deferredIndices.count >= Self.minimumSharedInversions {
+            points = P256KeyTable.sums(digits: deferredDigits, keyTables: deferredTables, generator: generatorTable)
+        } else {
+            points = deferredTables.indices.map { slot in
+                var point = P256JacobianPoint.infinity
+                generatorTable.add(digits: deferredDigits, at: 2 * P256KeyTable.positions * slot, to: &point)
+                deferredTables[slot].add(digits: deferredDigits, at: (2 * slot + 1) * P256KeyTable.positions,
+                                         to: &point)
+                return point
+            }
+        }
+        for (slot, index) in deferredIndices.enumerated() {
+            let signature = checks[index].signature
+            precondition(signature.count == 64, "P-256 signature of other than 64 bytes")
+            tableChecks += 1
+            answers[index].first = signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil
+                && xMatches(points[slot])
+        }
+    }
+
+    /// r, e, u1 = e·s⁻¹ and u2 = r·s⁻¹ for one signature, with s⁻¹ (in Montgomery form) in `sInverse`. The length
+    /// is checked again here, in every build, before libcrypto reads r.
+    private func scalars(_ signature: [UInt8], _ digest: SHA256Digest) -> Bool {
+        precondition(signature.count == 64, "P-256 signature of other than 64 bytes")
+        return signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil
+            && digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil
+            // e < 2²⁵⁶ < 2n, so one subtraction reduces it.
+            && (BN_ucmp(e, order) < 0 || BN_sub(e, e, order) == 1)
+            // A Montgomery product of a plain number and one in Montgomery form is the plain product mod n.
+            && BN_mod_mul_montgomery(u1, e, sInverse, orderMontgomery, context) == 1
+            && BN_mod_mul_montgomery(u2, r, sInverse, orderMontgomery, context) == 1
     }
 
     /// The distinct keys of the checks at `candidates`, each with its count of signatures.
@@ -229,19 +319,10 @@ final class P256BatchVerifier {
     /// is in `result` (and u1 in `u1`, r in `r`), for ``isValidAlternative(_:)``. Only candidates reach it, whose
     /// signatures are 64 bytes; the length is checked again here, in every build, before libcrypto reads r.
     private func isValid(_ signature: [UInt8], _ digest: SHA256Digest, _ key: KnownKey?) -> Bool {
-        precondition(signature.count == 64, "P-256 signature of other than 64 bytes")
         multiplied = false
-        guard let key,
-              signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil,
-              digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil,
-              // e < 2²⁵⁶ < 2n, so one subtraction reduces it.
-              BN_ucmp(e, order) < 0 || BN_sub(e, e, order) == 1,
-              // A Montgomery product of a plain number and one in Montgomery form is the plain product mod n.
-              BN_mod_mul_montgomery(u1, e, sInverse, orderMontgomery, context) == 1,
-              BN_mod_mul_montgomery(u2, r, sInverse, orderMontgomery, context) == 1,
-              multiply(key) else { return false }
+        guard let key, scalars(signature, digest), multiply(key) else { return false }
         multiplied = true
-        return xMatches(result)
+        return tableResult.map(xMatches) ?? xMatches(result)
     }
 
     /// The same signature over another digest, right after ``isValid(_:_:_:)`` computed R for the first (with r in
@@ -250,9 +331,12 @@ final class P256BatchVerifier {
         guard digest.withUnsafeBytes({ BN_bin2bn($0.baseAddress, 32, e) }) != nil,
               BN_ucmp(e, order) < 0 || BN_sub(e, e, order) == 1,
               BN_mod_mul_montgomery(u2, e, sInverse, orderMontgomery, context) == 1,
-              // u2 ← u1' − u1 (mod n); R' into keyMultiple.
-              BN_mod_sub(u2, u2, u1, order, context) == 1,
-              EC_POINT_mul(group, generatorMultiple, u2, nil, nil, context) == 1,
+              // u2 ← u1' − u1 (mod n); R' into keyMultiple (or a copy of ``tableResult``).
+              BN_mod_sub(u2, u2, u1, order, context) == 1 else { return false }
+        if var point = tableResult, let generatorTable {
+            return add(u2, from: generatorTable, to: &point) && xMatches(point)
+        }
+        guard EC_POINT_mul(group, generatorMultiple, u2, nil, nil, context) == 1,
               EC_POINT_add(group, keyMultiple, result, generatorMultiple, context) == 1 else { return false }
         return xMatches(keyMultiple)
     }
@@ -272,15 +356,48 @@ final class P256BatchVerifier {
         return matches(rPlusN)
     }
 
-    /// R = u1·G + u2·Q into `result`: from tables when the key has one, else in one `EC_POINT_mul`.
+    /// R = u1·G + u2·Q: into ``tableResult`` from tables when the key has one, else into `result` in one
+    /// `EC_POINT_mul` (``tableResult`` nil).
     private func multiply(_ key: KnownKey) -> Bool {
-        guard let table = key.table else {
+        tableResult = nil
+        guard let table = key.table, let generatorTable else {
             return EC_POINT_mul(group, result, u1, key.point, u2, context) == 1
         }
+        var point = P256JacobianPoint.infinity
+        guard add(u1, from: generatorTable, to: &point), add(u2, from: table, to: &point) else { return false }
         tableChecks += 1
-        return EC_POINT_mul(group, generatorMultiple, u1, nil, nil, context) == 1
-            && EC_POINT_mul(table.group, keyMultiple, u2, nil, nil, context) == 1
-            && EC_POINT_add(group, result, generatorMultiple, keyMultiple, context) == 1
+        tableResult = point
+        return true
+    }
+
+    /// point += scalar·P from P's table, for a scalar below 2²⁵⁶.
+    private func add(_ scalar: OpaquePointer, from table: P256KeyTable, to point: inout P256JacobianPoint) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { bytes in
+            guard BN_bn2binpad(scalar, bytes.baseAddress, 32) == 32 else { return false }
+            table.add(scalar: UnsafeBufferPointer(bytes), to: &point)
+            return true
+        }
+    }
+
+    /// x(R) ≡ r (mod n) for R = `point` (from tables), not the point at infinity, with r in `r`: X ≡ r·Z² (mod
+    /// p), or, when r + n < p, X ≡ (r + n)·Z², on the Jacobian coordinates, as ``xMatches(_:)`` checks them.
+    private func xMatches(_ point: P256JacobianPoint) -> Bool {
+        guard !point.isInfinity else { return false }
+        let zz = P256Field.square(point.z)
+        guard let candidate = fieldElement(r) else { return false }
+        if P256Field.equal(P256Field.multiply(candidate, zz), point.x) { return true }
+        guard BN_add(rPlusN, r, order) == 1, BN_ucmp(rPlusN, prime) < 0, let other = fieldElement(rPlusN) else {
+            return false
+        }
+        return P256Field.equal(P256Field.multiply(other, zz), point.x)
+    }
+
+    /// A number below p as a field element (Montgomery form).
+    private func fieldElement(_ value: OpaquePointer) -> P256Field.Element? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { bytes in
+            guard BN_bn2binpad(value, bytes.baseAddress, 32) == 32 else { return nil }
+            return P256Field.element(bigEndian: UnsafeBufferPointer(bytes))
+        }
     }
 
     /// True when `key`'s signatures are checked with tables on this thread; counts one signature towards the

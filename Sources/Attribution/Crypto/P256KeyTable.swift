@@ -1,51 +1,234 @@
 internal import CAttributionOpenSSL
 
-/// A table of multiples of one P-256 public point Q, so u2·Q costs what u1·G costs: a copy of libcrypto's P-256
-/// group whose generator is Q, with the group's precomputed multiples of its generator.
+/// Fixed tables of multiples of one P-256 point, so that u·P is a sum of precomputed points with no doubling left:
+/// one table for the generator G (shared by every key, ``generator``) and one per trusted key Q.
 ///
-/// `EC_POINT_mul` computes a multiple of the generator from the group's table (for P-256's own G a table built
-/// into libcrypto) and a multiple of any other point from scratch, doubling and adding a fresh window of
-/// multiples per call; the second part is most of what `EVP_PKEY_verify` spends. Postbacks come signed by one
-/// key or a handful, so a table per trusted key is built once and serves every later signature. Building one
-/// costs as much as the table saves over several hundred signatures, so ``P256KeyTables`` builds it only for a
-/// key that has already verified more.
+/// `EVP_PKEY_verify` computes the multiples of Q afresh for every signature, and libcrypto's P-256 code, even from
+/// a table, is constant-time: it reads a whole window of the table per 7 bits of the scalar and adds for every
+/// window. Verification handles public values only, so here the scalar is recoded into 33 signed base-256 digits
+/// d (−127 … 128) and each non-zero digit adds one point, |d|·256^i·P or its negative, read directly: u1·G + u2·Q
+/// is at most 66 mixed additions (``P256JacobianPoint``, on fixed-size limbs, handling equal and opposite points
+/// and the point at infinity). Postbacks come signed by one key or a handful, so a table per trusted key is built
+/// once and serves every later signature; ``P256KeyTables`` builds it only once a key has verified enough
+/// signatures to repay the building.
 ///
-/// Shared read-only by all threads once built: `EC_POINT_mul` only reads the group (its `const EC_GROUP *`), and
-/// each thread passes its own `BN_CTX` and result points. Nil where libcrypto cannot precompute (see the shim):
-/// the verifier then multiplies Q as before.
-final class P256KeyTable: @unchecked Sendable {
-    // Safe to share across threads: written only in `init`, before the table is published under a lock
-    // (``P256KeyTables``); afterwards libcrypto only reads it (openssl-threads(7): concurrent use of an object no
-    // call modifies).
-    let group: OpaquePointer
+/// Each table holds j·256^i·P for j in 1 … 128 and i in 0 … 32, affine, in Montgomery form (33 × 128 points of
+/// 64 bytes: 264 KiB), computed with ``P256JacobianPoint``'s additions and one field inversion per position.
+/// `P256KeyTableTests` holds the tables to libcrypto's own multiples and the verifications to `EVP_PKEY_verify`.
+/// Shared read-only by all threads once built.
+final class P256KeyTable: Sendable {
+    /// j·256^i·P, affine, as eight limbs (x then y, ``P256Field/Element``s) from index 8·(128·i + j − 1).
+    private let multiples: [UInt64]
 
-    /// Builds the table for `point`, an uncompressed SEC 1 point `04 || x || y` on P-256 (65 bytes).
-    init?(uncompressedPoint point: [UInt8]) {
+    /// Digit positions of a scalar below 2²⁵⁶ in signed base 256 (the last carries at most 1).
+    static let positions = 33
+    /// The largest digit magnitude, and the points per position.
+    static let digits = 128
+
+    /// The table of P-256's generator, built on first use (by the first key's table); nil if libcrypto cannot
+    /// give the generator.
+    static let generator: P256KeyTable? = {
         OpenSSLLibrary.setUp()
-        guard point.count == 65, let base = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return nil }
-        let context = BN_CTX_new()
-        let generator = EC_POINT_new(base)
-        let copy = EC_GROUP_dup(base)
+        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return nil }
         defer {
-            EC_POINT_free(generator)
-            BN_CTX_free(context)
-            EC_GROUP_free(base)
+            EC_GROUP_free(group)
             OpenSSLErrorQueue.clear()
         }
-        guard let context, let generator, let copy,
-              point.withUnsafeBufferPointer({
-                  EC_POINT_oct2point(base, generator, $0.baseAddress, $0.count, context)
-              }) == 1,
-              EC_POINT_is_at_infinity(base, generator) == 0,
-              EC_GROUP_set_generator(copy, generator, EC_GROUP_get0_order(base), EC_GROUP_get0_cofactor(base)) == 1,
-              attribution_precompute_generator_multiples(copy, context) == 1 else {
-            EC_GROUP_free(copy)
-            return nil
+        var bytes = [UInt8](repeating: 0, count: 65)
+        guard let generator = EC_GROUP_get0_generator(group),
+              bytes.withUnsafeMutableBufferPointer({
+                  EC_POINT_point2oct(group, generator, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, 65, nil)
+              }) == 65 else { return nil }
+        return P256KeyTable(uncompressedPoint: bytes)
+    }()
+
+    /// Builds the table for `point`, an uncompressed SEC 1 point `04 || x || y` on P-256 (65 bytes); nil when it
+    /// is not one.
+    init?(uncompressedPoint point: [UInt8]) {
+        guard point.count == 65, point[0] == 4 else { return nil }
+        let coordinates = point.withUnsafeBufferPointer { bytes in
+            (P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[1..<33])),
+             P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[33..<65])))
         }
-        group = copy
+        guard let x = coordinates.0, let y = coordinates.1, P256Field.isOnCurve(x: x, y: y),
+              let multiples = Self.multiples(x: x, y: y) else { return nil }
+        self.multiples = multiples
     }
 
-    deinit {
-        EC_GROUP_free(group)
+    /// The limbs of the table of (x, y) (see ``multiples``); nil if a point at infinity turns up (it cannot for a
+    /// point of the curve: its order is the prime n, which divides no j·256^i).
+    private static func multiples(x: P256Field.Element, y: P256Field.Element) -> [UInt64]? {
+        var limbs: [UInt64] = []
+        limbs.reserveCapacity(8 * positions * digits)
+        var base = (x: x, y: y)
+        var row = [P256JacobianPoint](repeating: .infinity, count: digits)
+        var prefixes = [P256Field.Element](repeating: P256Field.one, count: digits)
+        for _ in 0..<positions {
+            // j·base for j = 1 … 128, Jacobian.
+            var sum = P256JacobianPoint(x: base.x, y: base.y, z: P256Field.one)
+            row[0] = sum
+            for j in 1..<digits {
+                sum.add(affineX: base.x, y: base.y)
+                row[j] = sum
+            }
+            // All of the row affine with one inversion: prefix products of Z, then peel one Z off per step.
+            var product = P256Field.one
+            for j in 0..<digits {
+                guard !row[j].isInfinity else { return nil }
+                product = P256Field.multiply(product, row[j].z)
+                prefixes[j] = product
+            }
+            var inverse = P256Field.inverse(product)
+            var affine = [(x: P256Field.Element, y: P256Field.Element)](repeating: (P256Field.zero, P256Field.zero),
+                                                                      count: digits)
+            for j in (0..<digits).reversed() {
+                let zInverse = j > 0 ? P256Field.multiply(inverse, prefixes[j - 1]) : inverse
+                inverse = P256Field.multiply(inverse, row[j].z)
+                let zz = P256Field.square(zInverse)
+                affine[j] = (P256Field.multiply(row[j].x, zz),
+                             P256Field.multiply(row[j].y, P256Field.multiply(zz, zInverse)))
+            }
+            for point in affine {
+                limbs += [point.x.0, point.x.1, point.x.2, point.x.3, point.y.0, point.y.1, point.y.2, point.y.3]
+            }
+            // The next position's base: 256·base = 2·(128·base).
+            var next = P256JacobianPoint(x: affine[digits - 1].x, y: affine[digits - 1].y, z: P256Field.one)
+            next.double()
+            guard !next.isInfinity else { return nil }
+            let zInverse = P256Field.inverse(next.z)
+            let zz = P256Field.square(zInverse)
+            base = (P256Field.multiply(next.x, zz), P256Field.multiply(next.y, P256Field.multiply(zz, zInverse)))
+        }
+        return limbs
+    }
+
+    /// point += scalar·P, for a scalar of 32 big-endian bytes: one table point per non-zero signed digit.
+    func add(scalar bytes: UnsafeBufferPointer<UInt8>, to point: inout P256JacobianPoint) {
+        var digits = [Int16](repeating: 0, count: Self.positions)
+        Self.recode(scalar: bytes, into: &digits, at: 0)
+        add(digits: digits, at: 0, to: &point)
+    }
+
+    /// Writes the signed base-256 digits of a scalar of 32 big-endian bytes into `digits` from `start`, least
+    /// significant first (``positions`` of them, each in −127 … 128): Σ dᵢ·256^i is the scalar.
+    static func recode(scalar bytes: UnsafeBufferPointer<UInt8>, into digits: inout [Int16], at start: Int) {
+        precondition(bytes.count == 32, "P-256 scalar of other than 32 bytes")
+        var carry = 0
+        for position in 0..<positions {
+            let value = (position < 32 ? Int(bytes[31 - position]) : 0) + carry
+            carry = value > Self.digits ? 1 : 0
+            digits[start + position] = Int16(value - 256 * carry)
+        }
+    }
+
+    /// point += Σ dᵢ·256^i·P for the ``positions`` digits from `start` (``recode(scalar:into:at:)``).
+    func add(digits: [Int16], at start: Int, to point: inout P256JacobianPoint) {
+        for position in 0..<Self.positions {
+            let digit = Int(digits[start + position])
+            guard digit != 0 else { continue }
+            let multiple = affinePoint(position: position, digit: digit)
+            point.add(affineX: multiple.x, y: multiple.y)
+        }
+    }
+
+    /// digit·256^position·P, affine, for a digit in −128 … 128 other than 0 (−P is (x, −y)).
+    @inline(__always)
+    private func affinePoint(position: Int, digit: Int) -> (x: P256Field.Element, y: P256Field.Element) {
+        let at = 8 * (Self.digits * position + abs(digit) - 1)
+        let y: P256Field.Element = (multiples[at + 4], multiples[at + 5], multiples[at + 6], multiples[at + 7])
+        return ((multiples[at], multiples[at + 1], multiples[at + 2], multiples[at + 3]),
+                digit < 0 ? P256Field.negate(y) : y)
+    }
+
+    /// u1·G + u2·Q for many signatures at once: `digits` holds 2·``positions`` digits per sum (u1's, then u2's,
+    /// ``recode(scalar:into:at:)``), `keyTables` each sum's Q.
+    ///
+    /// The sums advance in step, one digit position at a time, on affine points: adding two affine points takes
+    /// one division, and the divisions of a step share one field inversion (Montgomery's trick: three
+    /// multiplications each), so an addition costs 5M + 1S and a share of the inversion instead of a mixed
+    /// addition's 8M + 3S. A sum whose addition would divide by zero (the two points equal or opposite, which
+    /// honest signatures never meet) leaves the step and is computed alone with ``P256JacobianPoint``, which
+    /// handles both cases. Results are affine (Z = 1), or the point at infinity.
+    static func sums(digits: [Int16], keyTables: [P256KeyTable], generator: P256KeyTable) -> [P256JacobianPoint] {
+        typealias F = P256Field
+        let count = keyTables.count
+        let stride = 2 * positions
+        precondition(digits.count == stride * count, "P256KeyTable.sums: digits for other than every sum")
+        var x = [F.Element](repeating: F.zero, count: count)
+        var y = x
+        var started = [Bool](repeating: false, count: count)
+        var alone = started
+        // Per step, the sums that add (by slot): which, the point added, its denominator and the prefix products.
+        var active: [Int] = []
+        active.reserveCapacity(count)
+        var added = [(x: F.Element, y: F.Element)](repeating: (F.zero, F.zero), count: count)
+        var denominators = [F.Element](repeating: F.zero, count: count)
+        var prefixes = denominators
+        for step in 0..<stride {
+            active.removeAll(keepingCapacity: true)
+            var product = F.one
+            let table = step < positions ? nil : keyTables
+            for k in 0..<count where !alone[k] {
+                let digit = Int(digits[stride * k + step])
+                guard digit != 0 else { continue }
+                let point = (table?[k] ?? generator).affinePoint(position: step % positions, digit: digit)
+                guard started[k] else {
+                    (x[k], y[k]) = point
+                    started[k] = true
+                    continue
+                }
+                let denominator = F.subtract(point.x, x[k])
+                guard !F.isZero(denominator) else {
+                    alone[k] = true
+                    continue
+                }
+                product = F.multiply(product, denominator)
+                let slot = active.count
+                active.append(k)
+                added[slot] = point
+                denominators[slot] = denominator
+                prefixes[slot] = product
+            }
+            guard !active.isEmpty else { continue }
+            var inverse = F.inverse(product)
+            for slot in active.indices.reversed() {
+                let k = active[slot]
+                let quotient: F.Element
+                if slot > 0 {
+                    quotient = F.multiply(inverse, prefixes[slot - 1])
+                    inverse = F.multiply(inverse, denominators[slot])
+                } else {
+                    quotient = inverse
+                }
+                // λ = (y₂ − y₁)/(x₂ − x₁), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
+                let lambda = F.multiply(F.subtract(added[slot].y, y[k]), quotient)
+                let x3 = F.subtract(F.subtract(F.square(lambda), x[k]), added[slot].x)
+                y[k] = F.subtract(F.multiply(lambda, F.subtract(x[k], x3)), y[k])
+                x[k] = x3
+            }
+        }
+        return (0..<count).map { k in
+            guard !alone[k] else {
+                var point = P256JacobianPoint.infinity
+                generator.add(digits: digits, at: stride * k, to: &point)
+                keyTables[k].add(digits: digits, at: stride * k + positions, to: &point)
+                return point
+            }
+            return started[k] ? P256JacobianPoint(x: x[k], y: y[k], z: F.one) : .infinity
+        }
+    }
+
+    /// The affine point j·256^i·P of the table as plain (not Montgomery) big-endian coordinates x ‖ y, for tests.
+    func point(position: Int, multiple: Int) -> [UInt8] {
+        let at = 8 * (Self.digits * position + multiple - 1)
+        var bytes: [UInt8] = []
+        for coordinate in 0..<2 {
+            let limbs = multiples[(at + 4 * coordinate)..<(at + 4 * coordinate + 4)].map { $0 }
+            let plain = P256Field.plain((limbs[0], limbs[1], limbs[2], limbs[3]))
+            for limb in [plain.3, plain.2, plain.1, plain.0] {
+                bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> UInt64(8 * $0)) }
+            }
+        }
+        return bytes
     }
 }

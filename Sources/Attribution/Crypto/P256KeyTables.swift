@@ -21,11 +21,11 @@ import Foundation
 /// of its signature checks (a file, a fast pipe, a large `verify(batch:)`) will check them, so a key's count is
 /// extrapolated over the items read but not yet checked, by the key's share of the signatures counted so far, and
 /// the table is built as soon as that expectation reaches the threshold, typically on the first chunk, instead of
-/// after a thousand signatures paid without it (the rent-or-buy rule with the future that is already known). A
+/// after the whole threshold paid without it (the rent-or-buy rule with the future that is already known). A
 /// live stream, whose items are checked as they arrive, has nothing read ahead and keeps the whole threshold; one
 /// item never builds a table. Items that never reach a signature check (malformed, unknown kid) make the
 /// expectation too high: at worst one table is built that a run did not need, once per trusted key per process
-/// (~21 ms of CPU), never more.
+/// (a few ms of CPU), never more.
 ///
 /// Bounded: tables for at most ``maximumTables`` keys (real traffic has one key or a handful; each table holds a
 /// few hundred KiB; later keys keep the generic multiplication), and counts for a bounded number of keys (when
@@ -39,16 +39,16 @@ final class P256KeyTables: @unchecked Sendable {
     /// (Benchmarks/README.md has the measurements), so a key builds one only once the work spent without it
     /// already exceeds the building (the rent-or-buy rule: never more than twice the better choice's cost), and
     /// one item, or a short run, never pays for a table.
-    static let defaultThreshold = 1024
+    static let defaultThreshold = 64
     /// Signatures counted before a key gets its table (0: on its first signature).
     let threshold: Int
     /// Keys that get a table, at most, and keys whose signatures are counted, at most.
     let maximumTables: Int
     private var maximumCountedKeys: Int { 8 * maximumTables }
 
-    /// Signatures one thread checks without a table in the time one table takes to build (21 ms against ~50 µs
-    /// per table-less check on the machine of Benchmarks/README.md; 282M against ~650k instructions).
-    static let signaturesPerBuild = 400
+    /// Signatures one thread checks without a table in the time one table takes to build, G's included (~46M
+    /// against ~710k instructions).
+    static let signaturesPerBuild = 64
     /// Threads that may run at once (busy threads beyond it wait for a core, so they check nothing meanwhile).
     private let cores: Int
 
