@@ -259,6 +259,38 @@ struct P256PointTests {
         #expect(Self.affine(shared[0]) == twoG)
         #expect(shared[1].isInfinity && shared[3].isInfinity && shared[5].isInfinity)
         #expect(!shared[2].isInfinity && !shared[4].isInfinity && !shared[6].isInfinity)
+        // Every sum that is a point is on the curve, affine (the shared path) or Jacobian (one by one)...
+        for (index, table) in tables.enumerated() where !shared[index].isInfinity {
+            var alone = P256JacobianPoint.infinity
+            generator.add(digits: digits, at: stride * index, to: &alone)
+            table.add(digits: digits, at: stride * index + P256KeyTable.positions, to: &alone)
+            #expect(shared[index].isOnCurve && alone.isOnCurve, "sum \(index)")
+        }
+    }
+
+    @Test("A point the arithmetic got wrong is off the curve: one limb, one coordinate or Z changed, or infinity")
+    func faultsLeaveTheCurve() throws {
+        let generator = try #require(P256KeyTable.generator)
+        var point = P256JacobianPoint.infinity
+        var random = SplitMix64(seed: 0xFA_0175)
+        var digits = [Int16](repeating: 0, count: P256KeyTable.positions)
+        for position in digits.indices { digits[position] = Int16(Int(random.next() % 256) - 127) }
+        generator.add(digits: digits, at: 0, to: &point)
+        try #require(point.isOnCurve && !P256Field.equal(point.z, P256Field.one))
+        #expect(!P256JacobianPoint.infinity.isOnCurve)
+        var flipped = point
+        flipped.x.1 ^= 1 << 17
+        #expect(!flipped.isOnCurve)
+        flipped = point
+        flipped.y = P256Field.add(flipped.y, P256Field.one)
+        #expect(!flipped.isOnCurve)
+        flipped = point
+        flipped.z = P256Field.add(flipped.z, flipped.z)
+        #expect(!flipped.isOnCurve)
+        // −R is on the curve too (the equation holds for ±Y).
+        var negated = point
+        negated.y = P256Field.negate(point.y)
+        #expect(negated.isOnCurve)
     }
 
     /// G, uncompressed (SEC 2 §2.4.2).

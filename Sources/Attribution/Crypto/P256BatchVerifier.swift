@@ -382,7 +382,9 @@ final class P256BatchVerifier {
     /// x(R) ≡ r (mod n) for R = `point` (from tables), not the point at infinity, with r in `r`: X ≡ r·Z² (mod
     /// p), or, when r + n < p, X ≡ (r + n)·Z², on the Jacobian coordinates, as ``xMatches(_:)`` checks them.
     private func xMatches(_ point: P256JacobianPoint) -> Bool {
-        guard !point.isInfinity else { return false }
+        // R must be on the curve before it can accept: a fault of the table arithmetic is a rejection (checked
+        // again by the general path), never an acceptance.
+        guard !point.isInfinity, point.isOnCurve else { return false }
         let zz = P256Field.square(point.z)
         guard let candidate = fieldElement(r) else { return false }
         if P256Field.equal(P256Field.multiply(candidate, zz), point.x) { return true }

@@ -301,6 +301,22 @@ struct P256JacobianPoint {
 
     var isInfinity: Bool { P256Field.isZero(z) }
 
+    /// True when the point (not infinity) satisfies the curve's equation in Jacobian form,
+    /// Y² = X³ − 3·X·Z⁴ + b·Z⁶: 5M + 4S. A point the arithmetic got wrong leaves the curve (all but certainly), so
+    /// the verifier asks this of every R before it can accept a signature with it: a fault in this file's code is
+    /// then a rejection, which the general path checks again with `EVP_PKEY_verify`, never an acceptance.
+    var isOnCurve: Bool {
+        typealias F = P256Field
+        guard !isInfinity else { return false }
+        let zz = F.square(z)
+        let z4 = F.square(zz)
+        let z6 = F.multiply(z4, zz)
+        let xz4 = F.multiply(x, z4)
+        let right = F.add(F.subtract(F.multiply(F.square(x), x), F.add(F.add(xz4, xz4), xz4)),
+                          F.multiply(F.b, z6))
+        return F.equal(F.square(y), right)
+    }
+
     /// self + (x2, y2), an affine point (never infinity): 8M + 3S; the doubling and the opposite cases handled.
     @inline(__always)
     mutating func add(affineX x2: P256Field.Element, y y2: P256Field.Element) {
