@@ -19,9 +19,10 @@ internal import CAttributionOpenSSL
 /// Every step is the standard's: r and s in [1, n − 1], e = the digest as an integer (P-256's n has 256 bits, so
 /// nothing is truncated) reduced mod n, u1 = e·s⁻¹ and u2 = r·s⁻¹ mod n, R = u1·G + u2·Q, R not the point at
 /// infinity, x(R) ≡ r (mod n). The Wycheproof vectors (edge cases of u1, u2, r + n, points at infinity, high s)
-/// and a comparison with `EVP_PKEY_verify` on the same signatures check it. The fast path that uses it hands any
-/// signature it rejects to the general path, which checks it again with `EVP_PKEY_verify`: a wrong rejection
-/// would cost time, never a verdict; an acceptance rests on this check alone.
+/// and a comparison with `EVP_PKEY_verify` on the same signatures check it. A signature it rejects is rejected:
+/// the general path words the fast path's rejection without checking it again (a forgery costs one check). R
+/// from the tables must be on the curve before it can accept (``P256JacobianPoint/isOnCurve``), so a fault of
+/// that arithmetic can only reject.
 ///
 /// Not shared between threads: ``ThreadVerificationContexts`` holds one per thread. Every libcrypto failure
 /// counts as an invalid signature.
@@ -382,8 +383,8 @@ final class P256BatchVerifier {
     /// x(R) ≡ r (mod n) for R = `point` (from tables), not the point at infinity, with r in `r`: X ≡ r·Z² (mod
     /// p), or, when r + n < p, X ≡ (r + n)·Z², on the Jacobian coordinates, as ``xMatches(_:)`` checks them.
     private func xMatches(_ point: P256JacobianPoint) -> Bool {
-        // R must be on the curve before it can accept: a fault of the table arithmetic is a rejection (checked
-        // again by the general path), never an acceptance.
+        // R must be on the curve before it can accept: a fault of the table arithmetic is a rejection, never an
+        // acceptance.
         guard !point.isInfinity, point.isOnCurve else { return false }
         let zz = P256Field.square(point.z)
         guard let candidate = fieldElement(r) else { return false }

@@ -304,7 +304,7 @@ struct P256JacobianPoint {
     /// True when the point (not infinity) satisfies the curve's equation in Jacobian form,
     /// Y² = X³ − 3·X·Z⁴ + b·Z⁶: 5M + 4S. A point the arithmetic got wrong leaves the curve (all but certainly), so
     /// the verifier asks this of every R before it can accept a signature with it: a fault in this file's code is
-    /// then a rejection, which the general path checks again with `EVP_PKEY_verify`, never an acceptance.
+    /// then a rejection, never an acceptance.
     var isOnCurve: Bool {
         typealias F = P256Field
         guard !isInfinity else { return false }
