@@ -33,13 +33,24 @@ import Foundation
 final class P256KeyTables: @unchecked Sendable {
     // Safe to share across threads: every stored property but the constants is read and written under `lock`.
     /// The tables every thread's ``P256BatchVerifier`` uses.
-    static let shared = P256KeyTables(threshold: defaultThreshold)
+    static let shared = P256KeyTables(threshold: sharedThreshold)
 
     /// Signatures a key verifies before its table is built: more than the table saves its building cost over
     /// (Benchmarks/README.md has the measurements), so a key builds one only once the work spent without it
     /// already exceeds the building (the rent-or-buy rule: never more than twice the better choice's cost), and
     /// one item, or a short run, never pays for a table.
     static let defaultThreshold = 64
+
+    /// The process's tables' threshold: ``defaultThreshold``, except in a debug build (the tests' binaries), where
+    /// the table arithmetic is unoptimised and a table costs about a second instead of ~10 ms, which every test
+    /// process over a corpus paid (sanitizers several times over): there only a run of a million signatures under
+    /// one key builds one. The table path's tests make tables of their own (`P256KeyTables(threshold:)`), and the
+    /// release build's (`Tests/release-mutations.sh`, the benchmarks) uses ``defaultThreshold``.
+    #if DEBUG
+    static let sharedThreshold = 1 << 20
+    #else
+    static let sharedThreshold = defaultThreshold
+    #endif
     /// Signatures counted before a key gets its table (0: on its first signature).
     let threshold: Int
     /// Keys that get a table, at most, and keys whose signatures are counted, at most.
