@@ -177,25 +177,10 @@ extension ConversionSchema {
                 }
                 currency = text
             }
-            var campaigns: [String: String] = [:]
-            if let value = member(members, "campaigns") {
-                for (name, campaign) in try object(value, path + ["campaigns"], what: "\"campaigns\"",
-                                                 known: Self.sourceIdentifiers(in: value)) {
-                    guard let text = campaign.stringValue, !text.isEmpty else {
-                        throw refuse(path + ["campaigns", name], "a campaign name must be a non-empty string")
-                    }
-                    campaigns[name] = text
-                }
-            }
+            let campaigns = try campaignNames(members, "campaigns", path, known: Self.sourceIdentifiers)
             var campaignIDs: [UInt64: String] = [:]
-            if let value = member(members, "campaign-ids") {
-                for (name, campaign) in try object(value, path + ["campaign-ids"], what: "\"campaign-ids\"",
-                                                 known: Self.campaignIDs(in: value)) {
-                    guard let text = campaign.stringValue, !text.isEmpty else {
-                        throw refuse(path + ["campaign-ids", name], "a campaign name must be a non-empty string")
-                    }
-                    campaignIDs[UInt64(name)!] = text  // a known name: 1 to 100 in decimal
-                }
+            for (name, campaign) in try campaignNames(members, "campaign-ids", path, known: Self.campaignIDs) {
+                campaignIDs[UInt64(name)!] = campaign  // a known name: 1 to 100 in decimal
             }
             var windows = [WindowMeanings](repeating: WindowMeanings(fine: [:], coarse: [:]), count: 3)
             if let value = member(members, "windows") {
@@ -207,6 +192,21 @@ extension ConversionSchema {
             }
             return App(advertisedItemIdentifier: item, validFrom: from, validUntil: until, currency: currency,
                        campaigns: campaigns, campaignIDs: campaignIDs, windows: windows)
+        }
+
+        /// The campaign names of the app's member `key` (`campaigns`, `campaign-ids`), by their member names,
+        /// which must be among `known`'s; each a non-empty string.
+        func campaignNames(_ members: [(name: String, value: JSONValue)], _ key: String, _ path: [String],
+                           known: (JSONValue) -> [String]) throws(Refusal) -> [String: String] {
+            guard let value = member(members, key) else { return [:] }
+            var names: [String: String] = [:]
+            for (name, campaign) in try object(value, path + [key], what: "\"\(key)\"", known: known(value)) {
+                guard let text = campaign.stringValue, !text.isEmpty else {
+                    throw refuse(path + [key, name], "a campaign name must be a non-empty string")
+                }
+                names[name] = text
+            }
+            return names
         }
 
         /// The member names of a `campaigns` object that are source identifiers: 2 to 4 ASCII digits. Any other
