@@ -55,7 +55,7 @@ enum Command {
         let started = Date()
         let conversions = Conversions(schema: schema, arrival: started, times: DecodedTimes(arrival: started),
                                       isReported: options.reportPath != nil)
-        let deduplication = DeduplicationStep(options)
+        let claims = RunClaims(options)
         let output = StandardStream(descriptor: 1)
         let run = RunOutput(
             records: output, messages: errors,
@@ -70,11 +70,11 @@ enum Command {
                     interrupted: interruption))
             }
         }
-        if deduplication.remembersAcrossRuns {
+        if claims.remembersAcrossRuns {
             // A reader that stalls holds up this run only: what it has taken is confirmed while the rest waits.
-            output.whileWaiting = { deduplication.confirmRead(output, now: true) }
+            output.whileWaiting = { claims.confirmRead(output, now: true) }
             // A signal settles the claims as the end of input does: what was written (read) is confirmed.
-            run.settleBeforeExit = { deduplication.finish($0.records) }
+            run.settleBeforeExit = { claims.finish($0.records) }
         }
         Interruption.watch { run.interrupt(by: $0) }
 
@@ -90,19 +90,18 @@ enum Command {
                 colour: options.colour ?? (output.isTerminal && allowsColour()), explain: options.explains)
             records = .rendered { Array(text.render($0, source: $1, line: $2).utf8) }
         }
-        // With the steps split (`--jobs` below the core count), the reader prepares, the workers check signatures
-        // alone and the writer completes (`StageLayout`).
-        let verifier = BatchVerifier(
-            keyRing: keyRing,
-            policy: options.verification.policy,
-            records: records)
+        // The library's pipeline, its steps on this run's threads: with the steps split (`--jobs` below the core
+        // count), the reader prepares, the workers check signatures alone and the writer completes (`StageLayout`);
+        // the writer counts (``RunClaims``) and writes.
+        let postbacks = PostbackPipeline(keyRing: keyRing, policy: options.verification.policy, records: records)
+        let verifier = postbacks.steps
         let input = ReaderHandle(
             InputReader(paths: options.paths, maximumItemBytes: AttributionVerifier.maximumItemBytes))
 
         let layout = StageLayout(jobs: jobs, cores: ProcessInfo.processInfo.activeProcessorCount)
         // With --state the batches claimed ahead stay in flight until written: room for them beside the workers'.
         let pipeline = OrderedPipeline<ReadBatch, ReadBatch>(
-            capacity: 4 * jobs + 4 + (deduplication.remembersAcrossRuns ? DeduplicationStep.claimAhead + 1 : 0))
+            capacity: 4 * jobs + 4 + (claims.remembersAcrossRuns ? RunClaims.claimAhead + 1 : 0))
         var stateRefusal: AttributionError?
         pipeline.run(
             workers: jobs,
@@ -110,7 +109,7 @@ enum Command {
                 // The state file is checked (or created) while the first batches are read and verified; a file
                 // refused stops the run before any record.
                 do throws(AttributionError) {
-                    try deduplication.open()
+                    try claims.open()
                     return true
                 } catch {
                     stateRefusal = error
@@ -144,20 +143,20 @@ enum Command {
                     // With --state, the batches already read behind this one are claimed in the same transaction
                     // once the workers finished them (the key index's pages written to the log once, not once per
                     // batch). The split layout completes a batch here, so it claims one at a time.
-                    let ahead = layout == .workers && deduplication.remembersAcrossRuns
-                        && !deduplication.hasClaimed(batch)
-                        ? pipeline.outputsAhead(limit: DeduplicationStep.claimAhead).map(\.batch) : []
-                    guard let duplicates = deduplication.claim(batch, ahead: ahead) else { return false }
-                    write(batch, duplicates: duplicates, deduplication: deduplication, to: run, options: options,
+                    let ahead = layout == .workers && claims.remembersAcrossRuns && !claims.hasClaimed(batch)
+                        ? pipeline.outputsAhead(limit: RunClaims.claimAhead).map(\.batch) : []
+                    guard let answers = claims.claim(batch, ahead: ahead, through: postbacks) else { return false }
+                    postbacks.mark(batch, answers, keepingTime: claims.remembersAcrossRuns)
+                    write(batch, answers: answers, claims: claims, to: run, options: options,
                           verifier: verifier, conversions: conversions)
                     run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
                     // With --state, also before the batch's claims are confirmed: a key is remembered only once its
                     // record was written (and, for a pipe, read).
-                    if !moreReady || deduplication.remembersAcrossRuns { run.records.flush() }
+                    if !moreReady || claims.remembersAcrossRuns { run.records.flush() }
                     run.progress.update(items: run.summary.items)
                     run.messages.flush()
-                    return run.records.failure == nil && deduplication.confirmRead(run.records)
+                    return run.records.failure == nil && claims.confirmRead(run.records)
                 }
             })
         if let stateRefusal {
@@ -167,19 +166,16 @@ enum Command {
             // among it) under their feet, as an interruption does. No record was written, nothing is buffered.
             _exit(2)
         }
-        return run.end { run in finish(run, input: input, deduplication: deduplication, options: options) }
+        return run.end { run in finish(run, input: input, claims: claims, options: options) }
     }
 
-    /// Writes a batch's records in input order, marking the duplicates D1 found and counting each for the summary.
-    /// A duplicate's record is worded from what its outcome carries: no item is verified twice.
+    /// Writes a batch's records in input order (its duplicates marked), counting each for the summary, and notes
+    /// where each first sighting's record ends, for its claim's confirmation.
     private static func write(
-        _ batch: VerifiedBatch, duplicates: [DeduplicationStep.Answer], deduplication: DeduplicationStep,
+        _ batch: VerifiedBatch, answers: [PostbackPipeline.BatchAnswer], claims: RunClaims,
         to run: RunOutput, options: CommandLineOptions, verifier: BatchVerifier, conversions: Conversions
     ) {
         for index in batch.items.indices {
-            if case .duplicate(let first, let content) = duplicates[index] {
-                verifier.markDuplicate(batch, at: index, of: first, content: content)
-            }
             run.summary.count(batch.outcomes[index], environment: verifier.validEnvironment(batch, at: index),
                               expectation: options.expectation)
             if conversions.readsFacts, let facts = verifier.conversionFacts(batch, at: index) {
@@ -193,7 +189,7 @@ enum Command {
             } else {
                 run.records.write(line: batch.records[index])
             }
-            if case .first(let key) = duplicates[index] { deduplication.written(key, through: run.records.position) }
+            if case .first(let key) = answers[index] { claims.written(key, through: run.records.position) }
             if let expectation = options.expectation, batch.outcomes[index].verdict != expectation {
                 run.messages.write(
                     line: mismatch(batch.outcomes[index], item: batch.items[index], expected: expectation))
@@ -203,10 +199,10 @@ enum Command {
 
     /// The end of a run that was not interrupted: the last records, late messages, the summary and the status.
     private static func finish(
-        _ run: RunOutput, input: ReaderHandle, deduplication: DeduplicationStep, options: CommandLineOptions
+        _ run: RunOutput, input: ReaderHandle, claims: RunClaims, options: CommandLineOptions
     ) -> Int32 {
         run.records.flush()
-        deduplication.finish(run.records)
+        claims.finish(run.records)
         if run.records.isClosedByReader {
             // `| head`: the records the reader took are confirmed; end as quietly as SIGPIPE would have.
             run.progress.clear()
@@ -219,7 +215,7 @@ enum Command {
             run.messages.flush()
             return 2
         }
-        if let stateFailure = deduplication.failure {
+        if let stateFailure = claims.failure {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: \(TerminalText.escaped(stateFailure))")
             run.messages.flush()

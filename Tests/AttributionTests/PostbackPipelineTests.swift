@@ -57,7 +57,7 @@ struct PostbackPipelineTests {
         for request in requests {
             var result = verifier.verify(request.body)
             if let sighting = PostbackSighting(result, source: request.source, line: 1),
-               let first = try reference.claim([sighting], at: time)[0].duplicateOf {
+               let first = reference.claim([sighting], at: time)[0].duplicateOf {
                 result.markDuplicate(of: first, content: sighting.content)
             }
             expected.append(JSONLinesRecord.render(result, sourceLabel: request.source))
@@ -119,5 +119,47 @@ extension PostbackPipelineTests {
             (postbacks: [VerifiedPostback]) async throws in postbacks
         }
         #expect(asynchronous.map(\.record) == synchronous.map(\.record))
+    }
+}
+
+extension PostbackPipelineTests {
+    @Test("The command line's steps (batches split across claims, claimed through a ledger, marked) give the records count gives, and claim each first sighting once",
+          arguments: [1, 3])
+    func batchStepsMatchCount(batchSize: Int) throws {
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy,
+                                        records: .jsonLines(explain: false, fastPath: true))
+        let requests = try Self.requests()
+        let time = Date(timeIntervalSince1970: 1_795_305_600)
+        let counted = try pipeline.count(pipeline.verify(requests), in: MemoryDeduplicationStore(), at: time) { $0 }
+        let ledger = ClaimLedger(store: MemoryDeduplicationStore())
+        var records: [[UInt8]] = []
+        var firsts: [ExactString] = []
+        let batches = stride(from: 0, to: requests.count, by: batchSize).map { start in
+            VerifiedBatch(items: requests[start..<min(start + batchSize, requests.count)].map {
+                InputItem(source: $0.source, line: 1, content: .bytes(ArraySlice($0.body)))
+            })
+        }
+        batches.forEach(pipeline.steps.finish)
+        // Every second claim takes the next batch along (claimed ahead), as the command line's writer does.
+        var ahead: [PostbackPipeline.BatchAnswer]?
+        for (number, batch) in batches.enumerated() {
+            let answers: [PostbackPipeline.BatchAnswer]
+            if let claimed = ahead {
+                answers = claimed
+                ahead = nil
+            } else {
+                let next = number.isMultiple(of: 2) && number + 1 < batches.count ? [batches[number + 1]] : []
+                let claimed = try pipeline.claim([batch] + next, through: ledger, at: time)
+                answers = claimed[0]
+                ahead = claimed.count > 1 ? claimed[1] : nil
+            }
+            pipeline.mark(batch, answers, keepingTime: true)
+            records += batch.records
+            for case .first(let key) in answers { firsts.append(key) }
+        }
+        #expect(records == counted.map(\.record))
+        #expect(firsts.count == counted.filter { $0.verdict == .valid }.count)
+        #expect(Set(firsts).count == firsts.count)
     }
 }

@@ -7,19 +7,16 @@ import Attribution
 import AttributionStores
 import Foundation
 
-/// Rule D1 for one run, batch by batch, through the one ``DeduplicationStore`` protocol: a
-/// ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a ``SQLiteDeduplicationStore`` or
-/// ``PostgreSQLDeduplicationStore`` other runs share.
+/// Where one run's claims (rule D1, through the library's ``PostbackPipeline`` and ``ClaimLedger``) meet its
+/// output: a claim is confirmed once its record was *read*, all of it for a file, for a pipe what is no longer in
+/// its buffer (``StandardStream/bytesRead()``), and a stop settles them (contract 1.1, "Memory across runs";
+/// docs/state.md, "A stop confirms what was written").
 ///
-/// ``claim(_:)`` claims a batch's valid postbacks in one short transaction before its records are written; once
-/// they were written and flushed, ``confirmRead(_:now:)`` confirms the claims whose records the reader has taken
-/// (all of them for a file; for a pipe, those no longer in its buffer), with the next claim or at once. No database
-/// lock is held while records wait for a reader, and a run that dies leaves claims that the next sighting takes
-/// over (contract 1.1, "Memory across runs"; `docs/state.md`). Used by the writer (consume) step only, one batch
-/// at a time, and by a flush that waits for a slow reader.
-final class DeduplicationStep {
-    /// The claims this run holds in its store, from the claim to their confirmation (the library's
-    /// ``ClaimLedger``); with `--state`, made by ``open()``.
+/// The store is a ``MemoryDeduplicationStore`` for the run alone, or (`--state`) a SQLite file or PostgreSQL
+/// database other runs share. Only the writer's thread calls it, a batch at a time, and a flush that waits for a
+/// slow reader or a stop, under the run's lock.
+final class RunClaims {
+    /// The claims this run holds, from the claim to their confirmation; with `--state`, made by ``open()``.
     private var ledger: ClaimLedger?
     /// With `--state`: the file or database, opened by ``open()``.
     private let state: StateLocation?
@@ -35,10 +32,16 @@ final class DeduplicationStep {
     /// (one statement), never split in two (a claim confirmed in part costs a PostgreSQL store a row update per
     /// key, and a SQLite store a transaction of its own: measured in docs/state.md, "What it costs").
     static let confirmAtOnce = 2 * (claimAhead + 1) * Command.batchSize
+    /// How many finished batches behind the one being written a claim takes along at most: with a state, a
+    /// transaction's cost is mostly the key-index pages it writes to the log, not many more for eight batches
+    /// than for one.
+    static let claimAhead = 7
+    /// Batches claimed with the one before them, their answers kept until they are written.
+    private var claimedAhead: [(batch: VerifiedBatch, answers: [PostbackPipeline.BatchAnswer])] = []
     /// Why the state could not be used, once it could not; the run then stops (exit status 2).
     private(set) var failure: String?
 
-    /// The step for `options`; with `--state`, ``open()`` opens the file.
+    /// The claims of a run with `options`; with `--state`, ``open()`` opens the store.
     init(_ options: CommandLineOptions) {
         started = Date()
         retentionDays = options.retentionDays ?? StateLocation.defaultRetentionDays
@@ -49,82 +52,44 @@ final class DeduplicationStep {
     }
 
     /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a
-    /// state file of ours (``AttributionError``); or connects to a PostgreSQL server. The command calls it on the
-    /// writer's thread once the reader and the workers have started, so that its syncs and checks overlap the
-    /// first batches' verification; no record is written before it returns.
+    /// state file of ours (``AttributionError``); or connects to a PostgreSQL server. Called on the writer's
+    /// thread once the reader and the workers have started, so that its syncs and checks overlap the first
+    /// batches' verification; no record is written before it returns.
     func open() throws(AttributionError) {
         guard let state, ledger == nil else { return }
         ledger = ClaimLedger(store: try state.open(retentionDays: retentionDays))
     }
-
-    /// What D1 found for one item of a batch.
-    enum Answer {
-        /// Not a valid postback, or deduplication is off.
-        case none
-        /// The first sighting: its key is claimed; once its record is written, ``written(_:through:)``.
-        case first(ExactString)
-        /// A repeat of `first`; `content` is this sighting's fingerprint (for D2).
-        case duplicate(DuplicateReference, content: ContentFingerprint?)
-    }
-
-    /// Batches claimed with the one before them (``claim(_:ahead:)``), their answers kept until they are written.
-    private var claimedAhead: [(batch: VerifiedBatch, answers: [Answer])] = []
-    /// How many finished batches behind the one being written a claim takes along at most: with a state, a
-    /// transaction's cost is mostly the key-index pages it writes to the log, not many more for eight batches
-    /// than for one.
-    static let claimAhead = 7
 
     /// True when `batch` was claimed ahead, with a batch before it.
     func hasClaimed(_ batch: VerifiedBatch) -> Bool {
         claimedAhead.first?.batch === batch
     }
 
-    /// Claims the valid postbacks of `batch` (and of the batches `ahead` of it, already verified and next in
-    /// order) in one short transaction, which also confirms the claims whose records were read, and answers each
-    /// item of `batch`; nil when the state failed (see ``failure``). A batch claimed ahead is answered from that
-    /// claim when its turn comes.
-    func claim(_ batch: VerifiedBatch, ahead: [VerifiedBatch] = []) -> [Answer]? {
+    /// D1's answers for `batch`, claimed through `pipeline` in one short transaction with the batches `ahead` of it
+    /// (already verified and next in order), which also confirms the claims whose records were read; nil when the
+    /// state failed (see ``failure``). A batch claimed ahead is answered from that claim when its turn comes.
+    /// Without a state, a first sighting is `.none`: nothing is confirmed (its store lives as long as the run).
+    func claim(_ batch: VerifiedBatch, ahead: [VerifiedBatch] = [], through pipeline: PostbackPipeline)
+        -> [PostbackPipeline.BatchAnswer]?
+    {
         if let first = claimedAhead.first, first.batch === batch {
             claimedAhead.removeFirst()
             return first.answers
         }
-        guard let ledger else { return [Answer](repeating: .none, count: batch.items.count) }
-        let batches = [batch] + ahead
-        var sightings: [PostbackSighting] = []
-        var positions: [(batch: Int, item: Int)] = []
-        var answers = batches.map { [Answer](repeating: .none, count: $0.items.count) }
-        for (number, batch) in batches.enumerated() {
-            for index in batch.items.indices {
-                if var sighting = batch.sighting(at: index) {
-                    if let standardInputLabel, sighting.source.utf8.elementsEqual("-".utf8) {
-                        sighting = PostbackSighting(key: sighting.key, source: standardInputLabel,
-                                                    line: sighting.line, content: sighting.content)
-                    }
-                    sightings.append(sighting)
-                    positions.append((number, index))
-                }
-            }
-        }
+        guard let ledger else { return [PostbackPipeline.BatchAnswer](repeating: .none, count: batch.items.count) }
         do {
-            let claimed = try ledger.claim(sightings, at: started)
-            for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
-                switch answer {
-                case .firstSeen:
-                    answers[position.batch][position.item] = remembersAcrossRuns ? .first(sighting.key) : .none
-                case .duplicate(let first):
-                    // Without a state a run's records depend on its input alone: no time stamped.
-                    answers[position.batch][position.item] = .duplicate(
-                        remembersAcrossRuns ? first : first.withoutTime, content: sighting.content)
-                }
+            var answers = try pipeline.claim([batch] + ahead, through: ledger, at: started) { source in
+                source.utf8.elementsEqual("-".utf8) ? self.standardInputLabel : nil
             }
-            // Without a state the store lives as long as the run: a claim of its own is a duplicate's first
-            // occurrence as well as a confirmed one would be, so nothing is confirmed (or spent on it).
+            if !remembersAcrossRuns {
+                answers = answers.map { $0.map { if case .first = $0 { .none } else { $0 } } }
+            }
+            claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
+            return answers[0]
         } catch {
             failure = (error as? AttributionError)?.reason ?? "\(error)"
             return nil
         }
-        claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
-        return answers[0]
     }
 
     /// The record of the first sighting of `key` was written up to output offset `end` (buffered or not).

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The same pipeline for a caller that runs its steps on threads of its own and writes the records itself: the
+/// command line's reader, workers and writer. It verifies with ``steps`` (prepare, check signatures, complete; or
+/// finish), counts with ``claim(_:through:at:renaming:)`` and ``mark(_:_:keepingTime:)``, and keeps its claims in
+/// a ``ClaimLedger`` until its records are stored: the steps ``verify(_:)`` and ``count(_:in:at:store:)`` run.
+extension PostbackPipeline {
+    /// A pipeline writing `records` (JSON Lines, or the command line's text records).
+    package init(keyRing: KeyRing, policy: VerificationPolicy, records: BatchVerifier.Records) {
+        verifier = BatchVerifier(keyRing: keyRing, policy: policy, records: records)
+    }
+
+    /// The verification steps ``verify(_:)`` runs on one thread, for a caller that runs them on several.
+    package var steps: BatchVerifier { verifier }
+
+    /// What rule D1 answered for one item of a claimed batch.
+    package enum BatchAnswer: Sendable {
+        /// Not a valid postback: nothing was claimed.
+        case none
+        /// The first sighting: its key is claimed, to confirm once its record is stored
+        /// (``ClaimLedger/written(_:through:)``).
+        case first(ExactString)
+        /// A repeat of `first`; `content` is this sighting's fingerprint (for D2).
+        case duplicate(DuplicateReference, content: ContentFingerprint?)
+    }
+
+    /// Step one of counting for batches: claims the valid postbacks of `batches` through `ledger` at `time` in one
+    /// call (which also confirms the claims whose records are stored, where the store can), and answers each item
+    /// of each batch. `renaming` gives the source a sighting is remembered by instead of its own (nil keeps it).
+    package func claim(
+        _ batches: [VerifiedBatch], through ledger: ClaimLedger, at time: Date,
+        renaming: (String) -> String? = { _ in nil }
+    ) throws -> [[BatchAnswer]] {
+        var sightings: [PostbackSighting] = []
+        var positions: [(batch: Int, item: Int)] = []
+        for (number, batch) in batches.enumerated() {
+            for index in batch.items.indices {
+                guard var sighting = batch.sighting(at: index) else { continue }
+                if let source = renaming(sighting.source) {
+                    sighting = PostbackSighting(key: sighting.key, source: source, line: sighting.line,
+                                                content: sighting.content)
+                }
+                sightings.append(sighting)
+                positions.append((number, index))
+            }
+        }
+        var answers = batches.map { [BatchAnswer](repeating: .none, count: $0.items.count) }
+        let claimed = try ledger.claim(sightings, at: time)
+        for (position, (sighting, answer)) in zip(positions, zip(sightings, claimed)) {
+            answers[position.batch][position.item] = answer.duplicateOf.map {
+                .duplicate($0, content: sighting.content)
+            } ?? .first(sighting.key)
+        }
+        return answers
+    }
+
+    /// Marks the duplicates among `batch`'s items as ``claim(_:through:at:renaming:)`` answered them, rewriting
+    /// their records, as ``mark(_:_:answers:)`` does for received postbacks. Without `keepingTime` a duplicate's
+    /// record does not say when its first sighting was seen (a run without a state: records from input alone).
+    package func mark(_ batch: VerifiedBatch, _ answers: [BatchAnswer], keepingTime: Bool) {
+        for (index, answer) in answers.enumerated() {
+            guard case .duplicate(let first, let content) = answer else { continue }
+            verifier.markDuplicate(batch, at: index, of: keepingTime ? first : first.withoutTime, content: content)
+        }
+    }
+}
