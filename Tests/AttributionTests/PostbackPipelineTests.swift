@@ -163,3 +163,31 @@ extension PostbackPipelineTests {
         #expect(Set(firsts).count == firsts.count)
     }
 }
+
+extension PostbackPipelineTests {
+    /// A store that is down: every call throws.
+    struct DownStore: DeduplicationStore {
+        struct Down: Error {}
+        func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] { throw Down() }
+        func confirm(_ keys: [ExactString]) throws { throw Down() }
+        func release(_ keys: [ExactString]) throws { throw Down() }
+    }
+
+    @Test("count with no valid postback (a group of forgeries) stores it without asking the store, so a store that is down does not fail it; a valid one still does")
+    func countWithoutSightingsSkipsStore() async throws {
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
+        let requests = try Self.requests()
+        let forgeries = pipeline.verify(requests).filter { $0.verdict == .invalid }
+        try #require(!forgeries.isEmpty)
+        let stored = try pipeline.count(forgeries, in: DownStore(), at: Date()) { $0.map(\.record) }
+        #expect(stored == forgeries.map(\.record))
+        let storedAsync = try await pipeline.count(forgeries, in: DownStore(), at: Date()) { postbacks async in
+            postbacks.map(\.record)
+        }
+        #expect(storedAsync == forgeries.map(\.record))
+        #expect(throws: DownStore.Down.self) {
+            try pipeline.count(pipeline.verify([requests[0]]), in: DownStore(), at: Date()) { $0 }
+        }
+    }
+}

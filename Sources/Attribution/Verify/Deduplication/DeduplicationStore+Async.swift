@@ -26,6 +26,7 @@ extension DeduplicationStore {
     public func deduplicate<Outcome>(
         _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) async throws -> Outcome
     ) async throws -> Outcome {
+        guard !sightings.isEmpty else { return try await store([]) }
         let answers: [DeduplicationAnswer] = try await claim(sightings, at: time)
         let claimed = Self.claimedKeys(sightings, answers)
         let outcome: Outcome

@@ -59,10 +59,12 @@ extension DeduplicationStore {
     }
 
     /// Claims `sightings`, runs `store` with the answers (write or store the records there), then confirms the
-    /// first sightings; if `store` throws, releases them and rethrows.
+    /// first sightings; if `store` throws, releases them and rethrows. With no sightings it runs `store` alone.
     public func deduplicate<Outcome>(
         _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) throws -> Outcome
     ) throws -> Outcome {
+        // Nothing to claim or confirm (a group of forgeries): the store is not asked, so it need not be up.
+        guard !sightings.isEmpty else { return try store([]) }
         let answers = try claim(sightings, at: time)
         let claimed = Self.claimedKeys(sightings, answers)
         let outcome: Outcome
