@@ -155,6 +155,7 @@ final class P256BatchVerifier {
         _ checks: [ES256SignatureCheck], _ range: Range<Int>, alternatives: [SHA256Digest?],
         into answers: inout [(first: Bool, alternative: Bool?)]
     ) {
+        if verifyChunkWithTables(checks, range, alternatives: alternatives, into: &answers) { return }
         while sValues.count < range.count {
             guard let value = BN_new(), let prefix = BN_new() else { return }
             sValues.append(value)
@@ -219,8 +220,9 @@ final class P256BatchVerifier {
             let hasAlternative = index < alternatives.count && alternatives[index] != nil
             if !hasAlternative, let table = key?.table, let generatorTable {
                 // Summed with the chunk's other table sums below; answered there.
-                if scalars(checks[index].signature, checks[index].digest) {
-                    setAside(index, table, generatorTable)
+                if scalars(checks[index].signature, checks[index].digest),
+                   let u1 = number(u1), let u2 = number(u2) {
+                    setAside(index, table, generatorTable, u1: u1, u2: u2)
                 }
                 continue
             }
@@ -233,26 +235,90 @@ final class P256BatchVerifier {
         answerDeferred(checks, into: &answers)
     }
 
-    /// Sets aside the signature at `index`, whose u1 and u2 are in `u1` and `u2`, for ``answerDeferred(_:into:)``.
-    private func setAside(_ index: Int, _ table: P256KeyTable, _ generatorTable: P256KeyTable) {
+    /// The usual chunk once a key has its table, on fixed limbs: every signature 64 bytes under a P-256 key with a
+    /// table on this thread, and no alternative digest. r and s are read and range-checked, s⁻¹ for the whole chunk
+    /// comes from one inversion (prefix products, as the general steps do with libcrypto's numbers), u1 and u2 are
+    /// recoded for the tables, and R is summed and checked by ``answerDeferred(_:into:)``. Every step is the
+    /// general path's (``P256Scalar``, the standard's order of checks), without a libcrypto call. False, having
+    /// answered and counted nothing, for any other chunk.
+    private func verifyChunkWithTables(
+        _ checks: [ES256SignatureCheck], _ range: Range<Int>, alternatives: [SHA256Digest?],
+        into answers: inout [(first: Bool, alternative: Bool?)]
+    ) -> Bool {
+        for index in range {
+            guard checks[index].key.curve == .p256, checks[index].signature.count == 64,
+                  index >= alternatives.count || alternatives[index] == nil else { return false }
+        }
+        let signers = Self.signers(of: checks, Array(range))
+        var tablesByKey: [ObjectIdentifier: P256KeyTable] = [:]
+        for signer in signers {
+            guard let table = pickUpTable(for: signer.key)?.table else { return false }
+            tablesByKey[signer.id] = table
+        }
+        guard let generatorTable else { return false }
+        noteSignatures(of: signers)
+        // The signatures whose r and s are in range, s in Montgomery form, and the prefix products of those.
+        var candidates: [Int] = []
+        var sMontgomery: [P256Scalar.Element] = []
+        var sPrefixes: [P256Scalar.Element] = []
+        candidates.reserveCapacity(range.count)
+        sMontgomery.reserveCapacity(range.count)
+        sPrefixes.reserveCapacity(range.count)
+        for index in range {
+            let s = checks[index].signature.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 32) }
+            guard P256Scalar.isInRange(Self.r(of: checks[index].signature)), P256Scalar.isInRange(s) else {
+                continue
+            }
+            let montgomery = P256Scalar.montgomery(s)
+            sPrefixes.append(sPrefixes.last.map { P256Scalar.multiply($0, montgomery) } ?? montgomery)
+            sMontgomery.append(montgomery)
+            candidates.append(index)
+        }
+        guard let chunkProduct = sPrefixes.last else { return true }
+        // running = (s0·…·sk)⁻¹ in Montgomery form; peel one s off per step, from the last.
+        var running = P256Scalar.inverse(chunkProduct)
+        for slot in candidates.indices.reversed() {
+            let sInverse: P256Scalar.Element
+            if slot > 0 {
+                sInverse = P256Scalar.multiply(running, sPrefixes[slot - 1])
+                running = P256Scalar.multiply(running, sMontgomery[slot])
+            } else {
+                sInverse = running
+            }
+            let index = candidates[slot]
+            // A plain number times one in Montgomery form is the plain product mod n. e < 2²⁵⁶ < 2n.
+            let e = P256Scalar.reduced(checks[index].digest.number)
+            let u1 = P256Scalar.multiply(e, sInverse)
+            let u2 = P256Scalar.multiply(Self.r(of: checks[index].signature), sInverse)
+            setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
+        }
+        answerDeferred(checks, into: &answers)
+        return true
+    }
+
+    /// Sets aside the signature at `index`, with its u1 and u2, for ``answerDeferred(_:into:)``.
+    private func setAside(_ index: Int, _ table: P256KeyTable, _ generatorTable: P256KeyTable,
+                          u1: P256Scalar.Element, u2: P256Scalar.Element) {
         let start = deferredDigits.count
         deferredDigits.append(contentsOf: repeatElement(0, count: 2 * P256KeyTable.positions))
-        guard recode(u1, at: start), recode(u2, at: start + P256KeyTable.positions) else {
-            deferredDigits.removeLast(2 * P256KeyTable.positions)
-            return
-        }
+        P256KeyTable.recode(scalar: u1, into: &deferredDigits, at: start)
+        P256KeyTable.recode(scalar: u2, into: &deferredDigits, at: start + P256KeyTable.positions)
         deferredIndices.append(index)
         deferredTables.append(table)
         deferredGenerator = generatorTable
     }
 
-    /// The scalar's signed digits into ``deferredDigits`` from `start`.
-    private func recode(_ scalar: OpaquePointer, at start: Int) -> Bool {
+    /// A number below 2²⁵⁶ as limbs (``P256Scalar``).
+    private func number(_ value: OpaquePointer) -> P256Scalar.Element? {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { bytes in
-            guard BN_bn2binpad(scalar, bytes.baseAddress, 32) == 32 else { return false }
-            P256KeyTable.recode(scalar: UnsafeBufferPointer(bytes), into: &deferredDigits, at: start)
-            return true
+            guard BN_bn2binpad(value, bytes.baseAddress, 32) == 32 else { return nil }
+            return P256Field.number(bigEndian: UnsafeBufferPointer(bytes), at: 0)
         }
+    }
+
+    /// r of a 64-byte signature (r ‖ s) as limbs; the length is checked in every build.
+    private static func r(of signature: [UInt8]) -> P256Scalar.Element {
+        signature.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 0) }
     }
 
     /// Answers the signatures set aside by ``setAside(_:_:_:)``: R for all of them at once when they are enough to
@@ -278,11 +344,8 @@ final class P256BatchVerifier {
             }
         }
         for (slot, index) in deferredIndices.enumerated() {
-            let signature = checks[index].signature
-            precondition(signature.count == 64, "P-256 signature of other than 64 bytes")
             tableChecks += 1
-            answers[index].first = signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, r) }) != nil
-                && xMatches(points[slot])
+            answers[index].first = xMatches(points[slot], r: Self.r(of: checks[index].signature))
         }
     }
 
@@ -323,7 +386,7 @@ final class P256BatchVerifier {
         multiplied = false
         guard let key, scalars(signature, digest), multiply(key) else { return false }
         multiplied = true
-        return tableResult.map(xMatches) ?? xMatches(result)
+        return tableResult.map { xMatches($0, r: Self.r(of: signature)) } ?? xMatches(result)
     }
 
     /// The same signature over another digest, right after ``isValid(_:_:_:)`` computed R for the first (with r in
@@ -335,7 +398,8 @@ final class P256BatchVerifier {
               // u2 ← u1' − u1 (mod n); R' into keyMultiple (or a copy of ``tableResult``).
               BN_mod_sub(u2, u2, u1, order, context) == 1 else { return false }
         if var point = tableResult, let generatorTable {
-            return add(u2, from: generatorTable, to: &point) && xMatches(point)
+            guard let rNumber = number(r) else { return false }
+            return add(u2, from: generatorTable, to: &point) && xMatches(point, r: rNumber)
         }
         guard EC_POINT_mul(group, generatorMultiple, u2, nil, nil, context) == 1,
               EC_POINT_add(group, keyMultiple, result, generatorMultiple, context) == 1 else { return false }
@@ -380,27 +444,19 @@ final class P256BatchVerifier {
         }
     }
 
-    /// x(R) ≡ r (mod n) for R = `point` (from tables), not the point at infinity, with r in `r`: X ≡ r·Z² (mod
-    /// p), or, when r + n < p, X ≡ (r + n)·Z², on the Jacobian coordinates, as ``xMatches(_:)`` checks them.
-    private func xMatches(_ point: P256JacobianPoint) -> Bool {
+    /// x(R) ≡ r (mod n) for R = `point` (from tables), not the point at infinity: X ≡ r·Z² (mod p), or, when
+    /// r + n < p, X ≡ (r + n)·Z², on the Jacobian coordinates, as ``xMatches(_:)`` checks them.
+    private func xMatches(_ point: P256JacobianPoint, r: P256Scalar.Element) -> Bool {
         // R must be on the curve before it can accept: a fault of the table arithmetic is a rejection, never an
         // acceptance.
         guard !point.isInfinity, point.isOnCurve else { return false }
         let zz = P256Field.square(point.z)
-        guard let candidate = fieldElement(r) else { return false }
+        // r < n < p, so r is a field element.
+        guard let candidate = P256Field.element(plain: r) else { return false }
         if P256Field.equal(P256Field.multiply(candidate, zz), point.x) { return true }
-        guard BN_add(rPlusN, r, order) == 1, BN_ucmp(rPlusN, prime) < 0, let other = fieldElement(rPlusN) else {
-            return false
-        }
+        let rPlusN = P256Scalar.addingOrder(r)
+        guard rPlusN.carry == 0, let other = P256Field.element(plain: rPlusN.sum) else { return false }
         return P256Field.equal(P256Field.multiply(other, zz), point.x)
-    }
-
-    /// A number below p as a field element (Montgomery form).
-    private func fieldElement(_ value: OpaquePointer) -> P256Field.Element? {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { bytes in
-            guard BN_bn2binpad(value, bytes.baseAddress, 32) == 32 else { return nil }
-            return P256Field.element(bigEndian: UnsafeBufferPointer(bytes))
-        }
     }
 
     /// True when `key`'s signatures are checked with tables on this thread; counts one signature towards the

@@ -113,9 +113,22 @@ final class P256KeyTable: Sendable {
     /// significant first (``positions`` of them, each in −127 … 128): Σ dᵢ·256^i is the scalar.
     static func recode(scalar bytes: UnsafeBufferPointer<UInt8>, into digits: inout [Int16], at start: Int) {
         precondition(bytes.count == 32, "P-256 scalar of other than 32 bytes")
+        recode(scalar: P256Field.number(bigEndian: bytes, at: 0), into: &digits, at: start)
+    }
+
+    /// The same for a scalar held as limbs, least significant first (``P256Scalar``).
+    static func recode(scalar: P256Field.Element, into digits: inout [Int16], at start: Int) {
         var carry = 0
         for position in 0..<positions {
-            let value = (position < 32 ? Int(bytes[31 - position]) : 0) + carry
+            let limb: UInt64
+            switch position / 8 {
+            case 0: limb = scalar.0
+            case 1: limb = scalar.1
+            case 2: limb = scalar.2
+            case 3: limb = scalar.3
+            default: limb = 0
+            }
+            let value = Int(truncatingIfNeeded: (limb >> UInt64(8 * (position % 8))) & 0xFF) + carry
             carry = value > Self.digits ? 1 : 0
             digits[start + position] = Int16(value - 256 * carry)
         }

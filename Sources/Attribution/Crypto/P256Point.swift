@@ -30,12 +30,22 @@ enum P256Field {
     /// checked in every build: a buffer pointer's subscript is checked in debug builds only.
     static func element(bigEndian bytes: UnsafeBufferPointer<UInt8>) -> Element? {
         precondition(bytes.count == 32, "P256Field element of other than 32 bytes")
-        func limb(_ offset: Int) -> UInt64 {
-            (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
+        return element(plain: number(bigEndian: bytes, at: 0))
+    }
+
+    /// The number (any value below 2²⁵⁶, limbs least significant first) of the 32 big-endian bytes from `offset`
+    /// of `bytes`. The bounds are checked in every build.
+    static func number(bigEndian bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Element {
+        precondition(offset >= 0 && offset <= bytes.count - 32, "P256Field: 32 bytes out of bounds")
+        func limb(_ start: Int) -> UInt64 {
+            (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[start + $1]) }
         }
-        let plain: Element = (limb(24), limb(16), limb(8), limb(0))
-        guard isLessThanP(plain) else { return nil }
-        return multiply(plain, montgomerySquare)
+        return (limb(offset + 24), limb(offset + 16), limb(offset + 8), limb(offset))
+    }
+
+    /// The element (in Montgomery form) of a plain number, or nil when it is not less than p.
+    static func element(plain: Element) -> Element? {
+        isLessThanP(plain) ? multiply(plain, montgomerySquare) : nil
     }
 
     @inline(__always)
@@ -46,7 +56,7 @@ enum P256Field {
 
     /// x + y + carry, the carry out in `carry`.
     @inline(__always)
-    private static func adc(_ x: UInt64, _ y: UInt64, _ carry: inout UInt64) -> UInt64 {
+    static func adc(_ x: UInt64, _ y: UInt64, _ carry: inout UInt64) -> UInt64 {
         #if os(Linux)
         let sum = UInt128(_low: x, _high: 0) &+ UInt128(_low: y, _high: 0) &+ UInt128(_low: carry, _high: 0)
         carry = sum._high
@@ -61,7 +71,7 @@ enum P256Field {
 
     /// x − y − borrow, the borrow out in `borrow`.
     @inline(__always)
-    private static func sbb(_ x: UInt64, _ y: UInt64, _ borrow: inout UInt64) -> UInt64 {
+    static func sbb(_ x: UInt64, _ y: UInt64, _ borrow: inout UInt64) -> UInt64 {
         #if os(Linux)
         let difference = UInt128(_low: x, _high: 0) &- UInt128(_low: y, _high: 0) &- UInt128(_low: borrow, _high: 0)
         borrow = difference._high & 1
@@ -129,7 +139,7 @@ enum P256Field {
 
     /// x·y + c + d as a limb and its carry limb (never more than 2¹²⁸ − 1, so no carry is lost).
     @inline(__always)
-    private static func multiplyAdd(_ x: UInt64, _ y: UInt64, _ c: UInt64, _ d: UInt64) -> (UInt64, UInt64) {
+    static func multiplyAdd(_ x: UInt64, _ y: UInt64, _ c: UInt64, _ d: UInt64) -> (UInt64, UInt64) {
         #if os(Linux)
         let total = UInt128(_low: x, _high: 0) &* UInt128(_low: y, _high: 0) &+ UInt128(_low: c, _high: 0)
             &+ UInt128(_low: d, _high: 0)

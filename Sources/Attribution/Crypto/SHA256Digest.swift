@@ -32,6 +32,9 @@ package struct SHA256Digest: Hashable, Sendable {
     /// The first eight digest bytes as a big-endian word: uniformly spread, for picking a shard.
     var leadingWord: UInt64 { words.0 }
 
+    /// The digest as a 256-bit number (ECDSA's e before reduction), limbs least significant first.
+    var number: P256Field.Element { (words.3, words.2, words.1, words.0) }
+
     /// Calls `body` with the 32 digest bytes.
     func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var bytes = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
