@@ -9,8 +9,9 @@ internal import CAttributionOpenSSL
 /// (``P256KeyTable/sums(digits:keyTables:generator:)``; one by one when the chunk has few); otherwise it is
 /// libcrypto's `EC_POINT_mul` (its constant-time P-256 code), which computes u2·Q's multiples afresh. The other
 /// steps are the ones where `EVP_PKEY_verify` spends the rest on work a batch shares or a check can skip:
-/// - s⁻¹ mod n: one inversion per batch (Montgomery's trick: prefix products, one `BN_mod_inverse`, three
-///   Montgomery multiplications per signature), instead of one inversion per signature;
+/// - s⁻¹ mod n: one inversion per batch (Montgomery's trick: prefix products, one inversion, three Montgomery
+///   multiplications per signature), instead of one inversion per signature; for a chunk whose keys all have
+///   tables (the usual one), these scalar steps run on fixed limbs (``P256Scalar``) without a libcrypto call;
 /// - x(R) mod n = r: checked as X = r·Z² (mod p) on R's Jacobian coordinates (or, when r + n < p, X = (r + n)·Z²,
 ///   the only other x with x mod n = r), instead of converting R to affine coordinates with a field inversion;
 /// - no DER encoding and decoding of (r, s), no provider dispatch, no `BN_CTX` or point allocated per signature
