@@ -156,48 +156,53 @@ final class P256KeyTable: Sendable {
     /// u1·G + u2·Q for many signatures at once: `digits` holds 2·``positions`` digits per sum (u1's, then u2's,
     /// ``recode(scalar:into:at:)``), `keyTables` each sum's Q.
     ///
-    /// The sums advance in step, one digit position at a time, on affine points: adding two affine points takes
-    /// one division, and the divisions of a step share one field inversion (Montgomery's trick: three
-    /// multiplications each), so an addition costs 5M + 1S and a share of the inversion instead of a mixed
-    /// addition's 8M + 3S. A sum whose addition would divide by zero (the two points equal or opposite, which
-    /// honest signatures never meet) leaves the step and is computed alone with ``P256JacobianPoint``, which
-    /// handles both cases. Results are affine (Z = 1), or the point at infinity.
+    /// Each signature has two running sums, u1·G's and u2·Q's, and all of them advance in step, one digit
+    /// position at a time, on affine points: adding two affine points takes one division, and the divisions of a
+    /// step share one field inversion (Montgomery's trick: three multiplications each), so an addition costs
+    /// 5M + 1S and a share of the inversion instead of a mixed addition's 8M + 3S, and ``positions`` steps need
+    /// that many inversions for both halves. The two halves are then added (one mixed addition, which handles
+    /// equal and opposite points). A sum whose addition would divide by zero (the two points equal or opposite,
+    /// which honest signatures never meet) leaves the steps and is computed alone with ``P256JacobianPoint``,
+    /// which handles both cases. Results are Jacobian, or the point at infinity.
     static func sums(digits: [Int16], keyTables: [P256KeyTable], generator: P256KeyTable) -> [P256JacobianPoint] {
         typealias F = P256Field
         let count = keyTables.count
         let stride = 2 * positions
         precondition(digits.count == stride * count, "P256KeyTable.sums: digits for other than every sum")
-        var x = [F.Element](repeating: F.zero, count: count)
+        // Running sum h of signature h / 2: u1·G's for even h, u2·Q's for odd h.
+        let halves = 2 * count
+        var x = [F.Element](repeating: F.zero, count: halves)
         var y = x
-        var started = [Bool](repeating: false, count: count)
-        var alone = started
-        // Per step, the sums that add (by slot): which, the point added, its denominator and the prefix products.
+        var started = [Bool](repeating: false, count: halves)
+        var alone = [Bool](repeating: false, count: count)
+        // Per step, the running sums that add (by slot): which, the point added, its denominator and the prefix
+        // products.
         var active: [Int] = []
-        active.reserveCapacity(count)
-        var added = [(x: F.Element, y: F.Element)](repeating: (F.zero, F.zero), count: count)
-        var denominators = [F.Element](repeating: F.zero, count: count)
+        active.reserveCapacity(halves)
+        var added = [(x: F.Element, y: F.Element)](repeating: (F.zero, F.zero), count: halves)
+        var denominators = [F.Element](repeating: F.zero, count: halves)
         var prefixes = denominators
-        for step in 0..<stride {
+        for step in 0..<positions {
             active.removeAll(keepingCapacity: true)
             var product = F.one
-            let table = step < positions ? nil : keyTables
-            for k in 0..<count where !alone[k] {
-                let digit = Int(digits[stride * k + step])
+            for h in 0..<halves where !alone[h >> 1] {
+                let k = h >> 1
+                let digit = Int(digits[stride * k + (h & 1) * positions + step])
                 guard digit != 0 else { continue }
-                let point = (table?[k] ?? generator).affinePoint(position: step % positions, digit: digit)
-                guard started[k] else {
-                    (x[k], y[k]) = point
-                    started[k] = true
+                let point = (h & 1 == 0 ? generator : keyTables[k]).affinePoint(position: step, digit: digit)
+                guard started[h] else {
+                    (x[h], y[h]) = point
+                    started[h] = true
                     continue
                 }
-                let denominator = F.subtract(point.x, x[k])
+                let denominator = F.subtract(point.x, x[h])
                 guard !F.isZero(denominator) else {
                     alone[k] = true
                     continue
                 }
                 product = F.multiply(product, denominator)
                 let slot = active.count
-                active.append(k)
+                active.append(h)
                 added[slot] = point
                 denominators[slot] = denominator
                 prefixes[slot] = product
@@ -205,7 +210,7 @@ final class P256KeyTable: Sendable {
             guard !active.isEmpty else { continue }
             var inverse = F.inverse(product)
             for slot in active.indices.reversed() {
-                let k = active[slot]
+                let h = active[slot]
                 let quotient: F.Element
                 if slot > 0 {
                     quotient = F.multiply(inverse, prefixes[slot - 1])
@@ -214,10 +219,10 @@ final class P256KeyTable: Sendable {
                     quotient = inverse
                 }
                 // λ = (y₂ − y₁)/(x₂ − x₁), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
-                let lambda = F.multiply(F.subtract(added[slot].y, y[k]), quotient)
-                let x3 = F.subtract(F.subtract(F.square(lambda), x[k]), added[slot].x)
-                y[k] = F.subtract(F.multiply(lambda, F.subtract(x[k], x3)), y[k])
-                x[k] = x3
+                let lambda = F.multiply(F.subtract(added[slot].y, y[h]), quotient)
+                let x3 = F.subtract(F.subtract(F.square(lambda), x[h]), added[slot].x)
+                y[h] = F.subtract(F.multiply(lambda, F.subtract(x[h], x3)), y[h])
+                x[h] = x3
             }
         }
         return (0..<count).map { k in
@@ -227,7 +232,9 @@ final class P256KeyTable: Sendable {
                 keyTables[k].add(digits: digits, at: stride * k + positions, to: &point)
                 return point
             }
-            return started[k] ? P256JacobianPoint(x: x[k], y: y[k], z: F.one) : .infinity
+            var point = started[2 * k] ? P256JacobianPoint(x: x[2 * k], y: y[2 * k], z: F.one) : .infinity
+            if started[2 * k + 1] { point.add(affineX: x[2 * k + 1], y: y[2 * k + 1]) }
+            return point
         }
     }
 
