@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// A line is written as bytes, straight into one buffer: a value that is printable ASCII without a quote or a
 /// backslash is copied as it is (what the library's escaping leaves of it), any other goes through the library's
-/// `TerminalText` or JSON escaping.
+/// `TerminalText` or JSON escaping. Standard error gets the lines in batches (``BatchedLineWriter``): a line waits
+/// there a few milliseconds at most, and ``stopBuffering()`` writes them all before the process exits.
 public struct ReceiverLogHandler: LogHandler {
     /// `--log-format`.
     public enum Format: String, Sendable, CaseIterable {
@@ -40,6 +41,13 @@ public struct ReceiverLogHandler: LogHandler {
         self.format = format
         self.logLevel = level
         self.output = output
+    }
+
+    /// Writes the lines still waiting for standard error and every later line as it comes. The receiver calls it
+    /// as it stops and before it prints a start-up failure, so that a graceful stop loses no line and the
+    /// failure's line comes after the lines before it.
+    public static func stopBuffering() {
+        BatchedLineWriter.standardError.close()
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -281,14 +289,13 @@ extension ReceiverLogHandler {
     }
 }
 
-/// Where log lines go. A line is written in one call (lines are far below the 4 KiB a pipe writes at once), so
-/// lines from concurrent requests do not interleave.
+/// Where log lines go, each line whole (its newline included) in one call.
 struct LineOutput: Sendable {
     let sink: @Sendable ([UInt8]) -> Void
 
+    /// Standard error, through the process's ``BatchedLineWriter``.
     static let standardError = LineOutput { line in
-        // Standard error gone (a closed pipe): nothing is left to tell it with.
-        try? FileHandle.standardError.write(contentsOf: line)
+        BatchedLineWriter.standardError.append(line)
     }
 
     func write(_ line: [UInt8]) {
