@@ -199,9 +199,13 @@ struct ReceiverCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Log lines wait in memory for a few milliseconds (ReceiverLogHandler): all of them are written before
+        // the process exits, however run ends.
+        defer { ReceiverLogHandler.stopBuffering() }
         do {
             try await serve()
         } catch let failure as StartupFailure {
+            ReceiverLogHandler.stopBuffering()  // the lines logged before it come before its line
             FileHandle.standardError.write(Data("postback-receiver: \(failure.message)\n".utf8))
             throw ExitCode(failure.status.rawValue)
         }

@@ -60,6 +60,70 @@ import Testing
         #expect(line == "1970-01-01T00:00:00.000Z info Request v=\(value)\n")
     }
 
+    /// Strings whose bytes decide the written form: every ASCII byte alone, and the hostile values.
+    static let escapingCases: [String] = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + hostile + [
+        "plain", "caf\u{E9}", "e\u{301}", "\u{7F}", "\u{85}", "\u{A0}", "\u{2028}", "\u{1F600}", "a\"b\\c",
+    ]
+
+    @Test("a line's bytes escape as the library does: JSON strings as JSONValue, the text message as TerminalText",
+          arguments: escapingCases)
+    func escapingIsTheLibrarys(value: String) {
+        var quoted: [UInt8] = []
+        ReceiverLogHandler.appendQuoted(value, to: &quoted)
+        #expect(quoted == Array(JSONValue.string(value).jsonText.utf8))
+        var message: [UInt8] = []
+        ReceiverLogHandler.appendTerminalSafe(value, to: &message)
+        #expect(message == Array(TerminalText.escaped(value).utf8))
+    }
+
+    @Test("a logged line: later metadata overrides earlier, keys in code-point order, each key once")
+    func loggedMetadataMerges() throws {
+        let lines = LogLines()
+        var logger = Logger(label: "receiver-tests") { _ in
+            ReceiverLogHandler(format: .text, level: .info,
+                               output: LineOutput { lines.append(String(decoding: $0, as: UTF8.self)) })
+        }
+        logger[metadataKey: "b"] = "handler"
+        logger[metadataKey: "a"] = "handler"
+        logger[metadataKey: "\u{E9}"] = "1"
+        logger.info("Request", metadata: ["b": "event", "Z": "2", "e\u{301}": "3"])
+        let line = try #require(lines.all.first)
+        // Canonically equivalent keys from two sources are still two keys: they differ in code points (a
+        // dictionary would take them for one).
+        #expect(line.drop { $0 != " " } == " info Request Z=2 a=handler b=event \"e\u{301}\"=3 \"\u{E9}\"=1\n")
+    }
+
+    @Test("metadata keys are ordered by code points, as their UTF-8 bytes order them",
+          arguments: [("a", "b"), ("", "a"), ("ab", "abc"), ("Z", "a"), ("e\u{301}", "\u{E9}"),
+                      ("\u{FFFF}", "\u{10000}"), ("hb.request.id", "hb.request.method")])
+    func keyOrder(first: String, second: String) {
+        #expect(ReceiverLogHandler.Entries.codePointOrder(first, second) < 0)
+        #expect(ReceiverLogHandler.Entries.codePointOrder(second, first) > 0)
+        #expect(ReceiverLogHandler.Entries.codePointOrder(first, first) == 0)
+        #expect(first.unicodeScalars.lexicographicallyPrecedes(second.unicodeScalars))
+    }
+
+    @Test("a logged line's time is when it was logged, as RFC3339Timestamp writes it",
+          arguments: ReceiverLogHandler.Format.allCases)
+    func loggedTime(format: ReceiverLogHandler.Format) throws {
+        let lines = LogLines()
+        let logger = Logger(label: "receiver-tests") { _ in
+            ReceiverLogHandler(format: format, level: .info,
+                               output: LineOutput { lines.append(String(decoding: $0, as: UTF8.self)) })
+        }
+        let before = RFC3339Timestamp.string(Date())
+        logger.info("Request")
+        let after = RFC3339Timestamp.string(Date())
+        let line = try #require(lines.all.first)
+        let time = String(line.dropFirst(format == .json ? #"{"time":""#.utf8.count : 0).prefix(before.utf8.count))
+        // The fixed-width text sorts as time does.
+        #expect(before <= time && time <= after, "\(time) not within \(before) and \(after)")
+        if format == .json {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["time"] as? String == time)
+        }
+    }
+
     @Test("every request is one log line; a stored postback's row and its retry name the id that line carries",
           arguments: ReceiverLogHandler.Format.allCases)
     func requestLinesAndIDs(format: ReceiverLogHandler.Format) async throws {

@@ -61,7 +61,7 @@ struct TestReceiver {
     func application(loggingTo lines: LogLines, format: ReceiverLogHandler.Format) async throws
         -> some ApplicationProtocol {
         let logger = Logger(label: "receiver-tests") { _ in
-            ReceiverLogHandler(format: format, level: .info, output: LineOutput { lines.append($0) })
+            ReceiverLogHandler(format: format, level: .info, output: LineOutput { lines.append(String(decoding: $0, as: UTF8.self)) })
         }
         return try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger)
     }

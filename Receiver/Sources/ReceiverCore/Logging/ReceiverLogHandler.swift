@@ -1,6 +1,7 @@
 import Attribution
 import Foundation
 import Logging
+import Synchronization
 
 /// The receiver's log lines on standard error: one line per event (a request, a start-up or storage message), as
 /// text or as JSON (`--log-format`).
@@ -11,6 +12,11 @@ import Logging
 /// written as it is but for what a terminal must not get raw); in JSON, every string is a JSON string literal.
 /// Both escape what must not reach a terminal raw (the library's `TerminalText`: controls, bidirectional
 /// overrides, format characters) as `\uXXXX`, so a line cannot be split, forged or recoloured by its input.
+///
+/// A line is written as bytes, straight into one buffer: a value that is printable ASCII without a quote or a
+/// backslash is copied as it is (what the library's escaping leaves of it), any other goes through the library's
+/// `TerminalText` or JSON escaping. Standard error gets the lines in batches (``BatchedLineWriter``): a line waits
+/// there a few milliseconds at most, and ``stopBuffering()`` writes them all before the process exits.
 public struct ReceiverLogHandler: LogHandler {
     /// `--log-format`.
     public enum Format: String, Sendable, CaseIterable {
@@ -37,99 +43,262 @@ public struct ReceiverLogHandler: LogHandler {
         self.output = output
     }
 
+    /// Writes the lines still waiting for standard error and every later line as it comes. The receiver calls it
+    /// as it stops and before it prints a start-up failure, so that a graceful stop loses no line and the
+    /// failure's line comes after the lines before it.
+    public static func stopBuffering() {
+        BatchedLineWriter.standardError.close()
+    }
+
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get(), !provided.isEmpty {
-            merged.merge(provided) { _, new in new }
+        // Later sources override earlier ones, as swift-log's handlers merge them.
+        var entries = Entries(capacity: metadata.count + (event.metadata?.count ?? 0) + 1)
+        for (key, value) in metadata { entries.set(key, value) }
+        if let provided = metadataProvider?.get() {
+            for (key, value) in provided { entries.set(key, value) }
         }
-        if let given = event.metadata, !given.isEmpty {
-            merged.merge(given) { _, new in new }
+        if let given = event.metadata {
+            for (key, value) in given { entries.set(key, value) }
         }
         if let error = event.error {
-            merged["error"] = .string("\(error)")
+            entries.set("error", .string("\(error)"))
         }
-        output.write(Self.line(format: format, time: Date(), level: event.level, message: event.message.description,
-                               metadata: merged))
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        Self.append(format: format, time: Self.clock.appendNow, level: event.level,
+                    message: event.message.description, entries: entries, to: &line)
+        output.write(line)
     }
 
     /// One log line, its newline included; metadata keys in code-point order.
     static func line(format: Format, time: Date, level: Logger.Level, message: String,
                      metadata: Logger.Metadata) -> String {
-        let keys = metadata.count < 2 ? Array(metadata.keys)
-            : metadata.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
-        // By hand, as records write their times: Foundation's formatter cost more than the rest of the line.
-        let timestamp = RFC3339Timestamp.string(time)
+        var entries = Entries(capacity: metadata.count)
+        for (key, value) in metadata { entries.set(key, value) }
+        var line: [UInt8] = []
+        append(format: format, time: { $0.append(contentsOf: RFC3339Timestamp.string(time).utf8) }, level: level,
+               message: message, entries: entries, to: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// A whole line; `time` appends the timestamp's text.
+    private static func append(format: Format, time: (inout [UInt8]) -> Void, level: Logger.Level, message: String,
+                               entries: Entries, to line: inout [UInt8]) {
         switch format {
         case .text:
             // The message is the program's own text, escaped but not quoted; input goes in the metadata.
-            var line = timestamp + " " + level.rawValue + " " + TerminalText.escaped(message)
-            for key in keys {
-                line += " " + plainOrQuoted(key) + "=" + text(metadata[key]!)
+            time(&line)
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: level.rawValue.utf8)
+            line.append(UInt8(ascii: " "))
+            appendTerminalSafe(message, to: &line)
+            for (key, value) in entries.sorted {
+                line.append(UInt8(ascii: " "))
+                appendPlainOrQuoted(key, to: &line)
+                line.append(UInt8(ascii: "="))
+                appendText(value, to: &line)
             }
-            return line + "\n"
+            line.append(UInt8(ascii: "\n"))
         case .json:
-            var line = "{\"time\":\"" + timestamp + "\",\"level\":\"" + level.rawValue + "\",\"message\":"
-                + quoted(message)
-            for key in keys where !["time", "level", "message"].contains(where: { $0.utf8.elementsEqual(key.utf8) }) {
-                line += "," + quoted(key) + ":" + json(metadata[key]!)
+            line.append(contentsOf: #"{"time":""#.utf8)
+            time(&line)
+            line.append(contentsOf: #"","level":""#.utf8)
+            line.append(contentsOf: level.rawValue.utf8)
+            line.append(contentsOf: #"","message":"#.utf8)
+            appendQuoted(message, to: &line)
+            for (key, value) in entries.sorted where !isReservedJSONKey(key) {
+                line.append(UInt8(ascii: ","))
+                appendQuoted(key, to: &line)
+                line.append(UInt8(ascii: ":"))
+                appendJSON(value, to: &line)
             }
-            return line + "}\n"
+            line.append(contentsOf: "}\n".utf8)
         }
     }
 
-    /// A JSON string literal: quotes, backslashes, controls and every scalar `TerminalText` escapes as `\uXXXX`.
-    private static func quoted(_ string: String) -> String {
-        JSONValue.string(string).jsonText
+    /// The members every JSON line has: metadata under these names is left out, so each name appears once.
+    private static func isReservedJSONKey(_ key: String) -> Bool {
+        ["time", "level", "message"].contains { $0.utf8.elementsEqual(key.utf8) }
+    }
+
+    /// Whether the library's escaping leaves `bytes` as they are: printable ASCII, and in a JSON string literal
+    /// neither a quote nor a backslash. A test holds this to `JSONValue` and `TerminalText` over every ASCII byte.
+    static func isVerbatim(_ bytes: UnsafeBufferPointer<UInt8>, inJSONString: Bool) -> Bool {
+        for byte in bytes {
+            guard byte >= 0x20, byte < 0x7F else { return false }
+            if inJSONString, byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+        }
+        return true
+    }
+
+    /// `string` as the library's `TerminalText.escaped` gives it.
+    static func appendTerminalSafe(_ string: String, to line: inout [UInt8]) {
+        withUTF8(of: string) { bytes in
+            if isVerbatim(bytes, inJSONString: false) {
+                line.append(contentsOf: bytes)
+            } else {
+                line.append(contentsOf: TerminalText.escaped(string).utf8)
+            }
+        }
+    }
+
+    /// `string` as a JSON string literal, as the library's `JSONValue` writes it: quotes, backslashes, controls and
+    /// every scalar `TerminalText` escapes as `\uXXXX`.
+    static func appendQuoted(_ string: String, to line: inout [UInt8]) {
+        withUTF8(of: string) { bytes in
+            if isVerbatim(bytes, inJSONString: true) {
+                line.append(UInt8(ascii: "\""))
+                line.append(contentsOf: bytes)
+                line.append(UInt8(ascii: "\""))
+            } else {
+                line.append(contentsOf: JSONValue.string(string).jsonText.utf8)
+            }
+        }
     }
 
     /// `string` as it is when that is safe and unambiguous in a `key=value` line, else quoted.
-    private static func plainOrQuoted(_ string: String) -> String {
-        let plain = !string.isEmpty && string.utf8.allSatisfy { byte in
-            byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "=")
-                && byte != UInt8(ascii: "\\")
+    static func appendPlainOrQuoted(_ string: String, to line: inout [UInt8]) {
+        withUTF8(of: string) { bytes in
+            let plain = !bytes.isEmpty && bytes.allSatisfy { byte in
+                byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "=")
+                    && byte != UInt8(ascii: "\\")
+            }
+            if plain {
+                line.append(contentsOf: bytes)
+            } else {
+                appendQuoted(string, to: &line)
+            }
         }
-        return plain ? string : quoted(string)
     }
 
-    private static func text(_ value: Logger.Metadata.Value) -> String {
+    /// The bytes of `string` (its own when it is native, as Swift's strings are on Linux).
+    private static func withUTF8(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var native = string
+        native.withUTF8(body)
+    }
+
+    private static func appendText(_ value: Logger.Metadata.Value, to line: inout [UInt8]) {
         switch value {
-        case .string(let string): plainOrQuoted(string)
-        case .stringConvertible(let convertible): plainOrQuoted(convertible.description)
-        case .array, .dictionary: quoted(value.description)
+        case .string(let string): appendPlainOrQuoted(string, to: &line)
+        case .stringConvertible(let convertible): appendPlainOrQuoted(convertible.description, to: &line)
+        case .array, .dictionary: appendQuoted(value.description, to: &line)
         }
     }
 
-    private static func json(_ value: Logger.Metadata.Value) -> String {
+    private static func appendJSON(_ value: Logger.Metadata.Value, to line: inout [UInt8]) {
         switch value {
         case .string(let string):
-            return quoted(string)
+            appendQuoted(string, to: &line)
         case .stringConvertible(let convertible):
-            return quoted(convertible.description)
+            appendQuoted(convertible.description, to: &line)
         case .array(let values):
-            return "[" + values.map(json).joined(separator: ",") + "]"
+            line.append(UInt8(ascii: "["))
+            for (position, element) in values.enumerated() {
+                if position > 0 { line.append(UInt8(ascii: ",")) }
+                appendJSON(element, to: &line)
+            }
+            line.append(UInt8(ascii: "]"))
         case .dictionary(let dictionary):
-            let keys = dictionary.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
-            return "{" + keys.map { quoted($0) + ":" + json(dictionary[$0]!) }.joined(separator: ",") + "}"
+            var entries = Entries(capacity: dictionary.count)
+            for (key, value) in dictionary { entries.set(key, value) }
+            line.append(UInt8(ascii: "{"))
+            for (position, entry) in entries.sorted.enumerated() {
+                if position > 0 { line.append(UInt8(ascii: ",")) }
+                appendQuoted(entry.key, to: &line)
+                line.append(UInt8(ascii: ":"))
+                appendJSON(entry.value, to: &line)
+            }
+            line.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let clock = Clock()
+}
+
+extension ReceiverLogHandler {
+    /// A line's metadata, kept in code-point order of its keys as it is set (a line has a handful: no dictionary
+    /// is merged or sorted per line). Keys are equal when their code points are.
+    struct Entries {
+        private(set) var sorted: [(key: String, value: Logger.Metadata.Value)] = []
+
+        init(capacity: Int) {
+            sorted.reserveCapacity(capacity)
+        }
+
+        /// Sets `key` to `value`, replacing the value it had.
+        mutating func set(_ key: String, _ value: Logger.Metadata.Value) {
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                let order = Self.codePointOrder(sorted[middle].key, key)
+                if order == 0 {
+                    sorted[middle].value = value
+                    return
+                }
+                if order < 0 {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            sorted.insert((key, value), at: low)
+        }
+
+        /// Negative, zero or positive as `a` comes before, is or comes after `b` in code-point order, which is
+        /// the order of their UTF-8 bytes.
+        static func codePointOrder(_ a: String, _ b: String) -> Int {
+            let order = a.utf8.withContiguousStorageIfAvailable { a in
+                b.utf8.withContiguousStorageIfAvailable { b in
+                    let common = min(a.count, b.count)
+                    let bytes = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+                    return bytes != 0 ? Int(bytes) : a.count - b.count
+                }
+            }
+            if let order = order ?? nil { return order }
+            if a.utf8.elementsEqual(b.utf8) { return 0 }
+            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+        }
+    }
+
+    /// The time for log lines, as the library's `RFC3339Timestamp` writes it: taken in whole milliseconds, and
+    /// each millisecond's text made once (a busy receiver logs dozens of lines in one).
+    final class Clock: Sendable {
+        private let last = Mutex<(milliseconds: Int64, text: [UInt8])>((.min, []))
+
+        /// Appends the current time's text.
+        func appendNow(to line: inout [UInt8]) {
+            append(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)), to: &line)
+        }
+
+        /// Appends the text of `milliseconds` since 1970.
+        func append(milliseconds: Int64, to line: inout [UInt8]) {
+            last.withLock { last in
+                if last.milliseconds != milliseconds {
+                    let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+                    last = (milliseconds, Array(RFC3339Timestamp.string(date).utf8))
+                }
+                line.append(contentsOf: last.text)
+            }
         }
     }
 }
 
-/// Where log lines go. A line is written in one call (lines are far below the 4 KiB a pipe writes at once), so
-/// lines from concurrent requests do not interleave.
+/// Where log lines go, each line whole (its newline included) in one call.
 struct LineOutput: Sendable {
-    let sink: @Sendable (String) -> Void
+    let sink: @Sendable ([UInt8]) -> Void
 
+    /// Standard error, through the process's ``BatchedLineWriter``.
     static let standardError = LineOutput { line in
-        // Standard error gone (a closed pipe): nothing is left to tell it with.
-        try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
+        BatchedLineWriter.standardError.append(line)
     }
 
-    func write(_ line: String) {
+    func write(_ line: [UInt8]) {
         sink(line)
     }
 }
