@@ -61,7 +61,9 @@ struct TestReceiver {
     func application(loggingTo lines: LogLines, format: ReceiverLogHandler.Format) async throws
         -> some ApplicationProtocol {
         let logger = Logger(label: "receiver-tests") { _ in
-            ReceiverLogHandler(format: format, level: .info, output: LineOutput { lines.append(String(decoding: $0, as: UTF8.self)) })
+            ReceiverLogHandler(format: format, level: .info, output: LineOutput {
+                lines.append(String(decoding: $0, as: UTF8.self))
+            })
         }
         return try await PostbackReceiver.application(configuration, metrics: metrics, logger: logger)
     }
@@ -89,6 +91,9 @@ struct TestReceiver {
             throw UnreadableArchive(reason: "cannot open \(archivePath)")
         }
         defer { sqlite3_close(database) }
+        // The application may still be closing the archive (folding its log): wait for its lock rather than fail
+        // with "database is locked" (seen once in a parallel run).
+        sqlite3_busy_timeout(database, 10_000)
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(database,
                                  "SELECT verdict, code, body, record, kept FROM received_postbacks ORDER BY id",
@@ -132,6 +137,7 @@ struct TestReceiver {
         guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
             throw UnreadableArchive(reason: "cannot open \(path)")
         }
+        sqlite3_busy_timeout(database, 10_000)
         var statement: OpaquePointer?
         defer { sqlite3_finalize(statement) }
         guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK,
