@@ -78,7 +78,7 @@ SKIP_MIXED="${SKIP_MIXED:-0}"
 MEM_TARGET_NODEDUPE_MIB=64
 MEM_TARGET_DEDUPE_MIB=96
 SINGLE_TARGET_MS=20
-RATIO_TARGET="1.6 (--jobs 1), 1.5 (all cores), 1.4 (mixed day)"
+RATIO_TARGET="3.5 (--jobs 1), 3.0 (all cores), 2.8 (mixed day)"
 
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found${2:+ ($2)}"; }
 
