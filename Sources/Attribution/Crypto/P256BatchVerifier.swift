@@ -60,7 +60,7 @@ final class P256BatchVerifier {
     private var multiplied = false
     /// R of the last ``multiply(_:)``, when it came from tables.
     private var tableResult: P256JacobianPoint?
-    /// A chunk's signatures under keys with tables, set aside to be summed together (``answerDeferred(_:into:)``):
+    /// A chunk's signatures under keys with tables, set aside to be summed together (``answerDeferred(_:into:alternative:)``):
     /// u1's and u2's digits, their indices and their keys' tables.
     private var deferredDigits: [Int16] = []
     private var deferredIndices: [Int] = []
@@ -238,18 +238,19 @@ final class P256BatchVerifier {
     }
 
     /// The usual chunk once a key has its table, on fixed limbs: every signature 64 bytes under a P-256 key with a
-    /// table on this thread, and no alternative digest. r and s are read and range-checked, s⁻¹ for the whole chunk
-    /// comes from one inversion (prefix products, as the general steps do with libcrypto's numbers), u1 and u2 are
-    /// recoded for the tables, and R is summed and checked by ``answerDeferred(_:into:)``. Every step is the
-    /// general path's (``P256Scalar``, the standard's order of checks), without a libcrypto call. False, having
-    /// answered and counted nothing, for any other chunk.
+    /// table on this thread. r and s are read and range-checked, s⁻¹ for the whole chunk comes from one inversion
+    /// (prefix products, as the general steps do with libcrypto's numbers), u1 and u2 are recoded for the tables,
+    /// and R is summed and checked by ``answerDeferred(_:into:alternative:)``. A signature that fails and has an
+    /// alternative digest (an SKAdNetwork 2.2 postback) is then checked over it the same way, all of the chunk's
+    /// together: u1' = e'·s⁻¹ with the same u2. Every step is the general path's (``P256Scalar``, the standard's
+    /// order of checks), without a libcrypto call. False, having answered and counted nothing, for any other
+    /// chunk.
     private func verifyChunkWithTables(
         _ checks: [ES256SignatureCheck], _ range: Range<Int>, alternatives: [SHA256Digest?],
         into answers: inout [(first: Bool, alternative: Bool?)]
     ) -> Bool {
         for index in range {
-            guard checks[index].key.curve == .p256, checks[index].signature.count == 64,
-                  index >= alternatives.count || alternatives[index] == nil else { return false }
+            guard checks[index].key.curve == .p256, checks[index].signature.count == 64 else { return false }
         }
         let signers = Self.signers(of: checks, Array(range))
         var tablesByKey: [ObjectIdentifier: P256KeyTable] = [:]
@@ -279,6 +280,8 @@ final class P256BatchVerifier {
         guard let chunkProduct = sPrefixes.last else { return true }
         // running = (s0·…·sk)⁻¹ in Montgomery form; peel one s off per step, from the last.
         var running = P256Scalar.inverse(chunkProduct)
+        // The signatures with an alternative digest, with their s⁻¹, for a second pass if the first fails.
+        var withAlternatives: [(slot: Int, sInverse: P256Scalar.Element)] = []
         for slot in candidates.indices.reversed() {
             let sInverse: P256Scalar.Element
             if slot > 0 {
@@ -293,12 +296,21 @@ final class P256BatchVerifier {
             let u1 = P256Scalar.multiply(e, sInverse)
             let u2 = P256Scalar.multiply(Self.r(of: checks[index].signature), sInverse)
             setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
+            if index < alternatives.count, alternatives[index] != nil { withAlternatives.append((slot, sInverse)) }
         }
         answerDeferred(checks, into: &answers)
+        for (slot, sInverse) in withAlternatives {
+            let index = candidates[slot]
+            guard !answers[index].first, let alternative = alternatives[index] else { continue }
+            let u1 = P256Scalar.multiply(P256Scalar.reduced(alternative.number), sInverse)
+            let u2 = P256Scalar.multiply(Self.r(of: checks[index].signature), sInverse)
+            setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
+        }
+        answerDeferred(checks, into: &answers, alternative: true)
         return true
     }
 
-    /// Sets aside the signature at `index`, with its u1 and u2, for ``answerDeferred(_:into:)``.
+    /// Sets aside the signature at `index`, with its u1 and u2, for ``answerDeferred(_:into:alternative:)``.
     private func setAside(_ index: Int, _ table: P256KeyTable, _ generatorTable: P256KeyTable,
                           u1: P256Scalar.Element, u2: P256Scalar.Element) {
         let start = deferredDigits.count
@@ -326,7 +338,7 @@ final class P256BatchVerifier {
     /// Answers the signatures set aside by ``setAside(_:_:_:)``: R for all of them at once when they are enough to
     /// share inversions (``P256KeyTable/sums(digits:keyTables:generator:)``), else one by one, then x(R) ≡ r.
     private func answerDeferred(_ checks: [ES256SignatureCheck],
-                                into answers: inout [(first: Bool, alternative: Bool?)]) {
+                                into answers: inout [(first: Bool, alternative: Bool?)], alternative: Bool = false) {
         defer {
             deferredDigits.removeAll(keepingCapacity: true)
             deferredIndices.removeAll(keepingCapacity: true)
@@ -347,7 +359,12 @@ final class P256BatchVerifier {
         }
         for (slot, index) in deferredIndices.enumerated() {
             tableChecks += 1
-            answers[index].first = xMatches(points[slot], r: Self.r(of: checks[index].signature))
+            let matches = xMatches(points[slot], r: Self.r(of: checks[index].signature))
+            if alternative {
+                answers[index].alternative = matches
+            } else {
+                answers[index].first = matches
+            }
         }
     }
 
