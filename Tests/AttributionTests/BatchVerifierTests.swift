@@ -38,7 +38,7 @@ struct BatchVerifierTests {
         verifier.finish(batch)
         let store = MemoryDeduplicationStore()
         let positions = items.indices.filter { batch.sighting(at: $0) != nil }
-        let answers = try store.claim(positions.map { batch.sighting(at: $0)! }, at: firstSeen ?? Date())
+        let answers = store.claim(positions.map { batch.sighting(at: $0)! }, at: firstSeen ?? Date())
         for (index, answer) in zip(positions, answers) {
             if case .duplicate(let first) = answer {
                 verifier.markDuplicate(batch, at: index, of: firstSeen == nil ? first.withoutTime : first,

@@ -18,17 +18,17 @@ struct ClaimLedgerTests {
         struct Failed: Error {}
 
         func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] {
-            try store.claim(sightings, at: time)
+            store.claim(sightings, at: time)
         }
 
         func confirm(_ keys: [ExactString]) throws {
             confirmed.withLock { $0.append(keys) }
-            try store.confirm(keys)
+            store.confirm(keys)
         }
 
         func release(_ keys: [ExactString]) throws {
             if failing.withLock({ $0 }) { throw Failed() }
-            try store.release(keys)
+            store.release(keys)
         }
     }
 
@@ -38,9 +38,9 @@ struct ClaimLedgerTests {
 
     /// How `store` now answers another sighting of `key`: first seen, pending (a claim held), or confirmed.
     static func state(of key: String, in store: MemoryDeduplicationStore) throws -> String {
-        switch try store.claim([sighting(key)], at: Date())[0] {
+        switch store.claim([sighting(key)], at: Date())[0] {
         case .firstSeen:
-            try store.release([ExactString(key)])
+            store.release([ExactString(key)])
             return "absent"
         case .duplicate(let first):
             return first.isPending ? "pending" : "confirmed"
