@@ -70,14 +70,15 @@ struct P256ScalarTests {
         (n.0, n.1, n.2, 0), (0, 0, 0, n.3 >> 1),
     ]
 
-    static func random(below bound: P256Scalar.Element? = nil, using generator: inout some RandomNumberGenerator)
-        -> P256Scalar.Element {
-        let value: P256Scalar.Element = (.random(in: 0 ... .max, using: &generator),
-                                         .random(in: 0 ... .max, using: &generator),
-                                         .random(in: 0 ... .max, using: &generator),
-                                         .random(in: 0 ... .max, using: &generator))
-        guard bound != nil else { return value }
-        return P256Scalar.reduced(value)
+    /// A random number below 2²⁵⁶.
+    static func random(using generator: inout some RandomNumberGenerator) -> P256Scalar.Element {
+        (.random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator),
+         .random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator))
+    }
+
+    /// A random number below n (reduced once: 2²⁵⁶ < 2n).
+    static func randomBelowOrder(using generator: inout some RandomNumberGenerator) -> P256Scalar.Element {
+        P256Scalar.reduced(random(using: &generator))
     }
 
     static func equal(_ a: P256Scalar.Element?, _ b: P256Scalar.Element?) -> Bool {
@@ -116,7 +117,7 @@ struct P256ScalarTests {
         let reference = try Reference()
         var generator = SystemRandomNumberGenerator()
         let below = Self.edges.map(P256Scalar.reduced)
-        let values = below + (0..<300).map { _ in Self.random(below: Self.n, using: &generator) }
+        let values = below + (0..<300).map { _ in Self.randomBelowOrder(using: &generator) }
         for a in values {
             #expect(Self.equal(Self.plain(P256Scalar.montgomery(a)), a), "\(a)")
             for b in values.prefix(40) {
@@ -133,7 +134,7 @@ struct P256ScalarTests {
         let reference = try Reference()
         var generator = SystemRandomNumberGenerator()
         let values = Self.edges.map(P256Scalar.reduced).filter { !P256Field.isZero($0) }
-            + (0..<200).map { _ in Self.random(below: Self.n, using: &generator) }
+            + (0..<200).map { _ in Self.randomBelowOrder(using: &generator) }
         for s in values where !P256Field.isZero(s) {
             let inverse = Self.plain(P256Scalar.inverse(P256Scalar.montgomery(s)))
             #expect(Self.equal(inverse, reference.modInverse(s)), "\(s)")

@@ -60,8 +60,8 @@ final class P256BatchVerifier {
     private var multiplied = false
     /// R of the last ``multiply(_:)``, when it came from tables.
     private var tableResult: P256JacobianPoint?
-    /// A chunk's signatures under keys with tables, set aside to be summed together (``answerDeferred(_:into:alternative:)``):
-    /// u1's and u2's digits, their indices and their keys' tables.
+    /// A chunk's signatures under keys with tables, set aside to be summed together
+    /// (``answerDeferred(_:into:alternative:)``): u1's and u2's digits, their indices and their keys' tables.
     private var deferredDigits: [Int16] = []
     private var deferredIndices: [Int] = []
     private var deferredTables: [P256KeyTable] = []
@@ -260,28 +260,30 @@ final class P256BatchVerifier {
         }
         guard let generatorTable else { return false }
         noteSignatures(of: signers)
-        // The signatures whose r and s are in range, s in Montgomery form, and the prefix products of those.
+        // The signatures whose r and s are in range, their r, s in Montgomery form, and the prefix products of s.
         var candidates: [Int] = []
+        var rValues: [P256Scalar.Element] = []
         var sMontgomery: [P256Scalar.Element] = []
         var sPrefixes: [P256Scalar.Element] = []
         candidates.reserveCapacity(range.count)
+        rValues.reserveCapacity(range.count)
         sMontgomery.reserveCapacity(range.count)
         sPrefixes.reserveCapacity(range.count)
         for index in range {
+            let r = Self.r(of: checks[index].signature)
             let s = checks[index].signature.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 32) }
-            guard P256Scalar.isInRange(Self.r(of: checks[index].signature)), P256Scalar.isInRange(s) else {
-                continue
-            }
+            guard P256Scalar.isInRange(r), P256Scalar.isInRange(s) else { continue }
             let montgomery = P256Scalar.montgomery(s)
             sPrefixes.append(sPrefixes.last.map { P256Scalar.multiply($0, montgomery) } ?? montgomery)
             sMontgomery.append(montgomery)
+            rValues.append(r)
             candidates.append(index)
         }
         guard let chunkProduct = sPrefixes.last else { return true }
         // running = (s0·…·sk)⁻¹ in Montgomery form; peel one s off per step, from the last.
         var running = P256Scalar.inverse(chunkProduct)
-        // The signatures with an alternative digest, with their s⁻¹, for a second pass if the first fails.
-        var withAlternatives: [(slot: Int, sInverse: P256Scalar.Element)] = []
+        // The signatures with an alternative digest, with their s⁻¹ and u2, for a second pass if the first fails.
+        var withAlternatives: [(index: Int, sInverse: P256Scalar.Element, u2: P256Scalar.Element)] = []
         for slot in candidates.indices.reversed() {
             let sInverse: P256Scalar.Element
             if slot > 0 {
@@ -294,16 +296,16 @@ final class P256BatchVerifier {
             // A plain number times one in Montgomery form is the plain product mod n. e < 2²⁵⁶ < 2n.
             let e = P256Scalar.reduced(checks[index].digest.number)
             let u1 = P256Scalar.multiply(e, sInverse)
-            let u2 = P256Scalar.multiply(Self.r(of: checks[index].signature), sInverse)
+            let u2 = P256Scalar.multiply(rValues[slot], sInverse)
             setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
-            if index < alternatives.count, alternatives[index] != nil { withAlternatives.append((slot, sInverse)) }
+            if index < alternatives.count, alternatives[index] != nil {
+                withAlternatives.append((index, sInverse, u2))
+            }
         }
         answerDeferred(checks, into: &answers)
-        for (slot, sInverse) in withAlternatives {
-            let index = candidates[slot]
+        for (index, sInverse, u2) in withAlternatives {
             guard !answers[index].first, let alternative = alternatives[index] else { continue }
             let u1 = P256Scalar.multiply(P256Scalar.reduced(alternative.number), sInverse)
-            let u2 = P256Scalar.multiply(Self.r(of: checks[index].signature), sInverse)
             setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
         }
         answerDeferred(checks, into: &answers, alternative: true)
@@ -335,8 +337,9 @@ final class P256BatchVerifier {
         signature.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 0) }
     }
 
-    /// Answers the signatures set aside by ``setAside(_:_:_:)``: R for all of them at once when they are enough to
-    /// share inversions (``P256KeyTable/sums(digits:keyTables:generator:)``), else one by one, then x(R) ≡ r.
+    /// Answers the signatures set aside by ``setAside(_:_:_:u1:u2:)``: R for all of them at once when they are
+    /// enough to share inversions (``P256KeyTable/sums(digits:keyTables:generator:)``), else one by one, then
+    /// x(R) ≡ r; into `first`, or with `alternative` into the alternative digest's answer.
     private func answerDeferred(_ checks: [ES256SignatureCheck],
                                 into answers: inout [(first: Bool, alternative: Bool?)], alternative: Bool = false) {
         defer {
