@@ -13,12 +13,17 @@ internal import CAttributionOpenSSL
 /// signatures to repay the building.
 ///
 /// Each table holds j·256^i·P for j in 1 … 128 and i in 0 … 32, affine, in Montgomery form (33 × 128 points of
-/// 64 bytes: 264 KiB), computed with ``P256JacobianPoint``'s additions and one field inversion per position.
-/// `P256KeyTableTests` holds the tables to libcrypto's own multiples and the verifications to `EVP_PKEY_verify`.
-/// Shared read-only by all threads once built.
-final class P256KeyTable: Sendable {
-    /// j·256^i·P, affine, as eight limbs (x then y, ``P256Field/Element``s) from index 8·(128·i + j − 1).
-    private let multiples: [UInt64]
+/// 64 bytes: 264 KiB), computed with ``P256JacobianPoint``'s additions and one field inversion per position. The
+/// points are stored 64-byte aligned, so reading one touches one cache line, not two (a Swift array's elements
+/// start 32 bytes into its allocation). `P256KeyTableTests` holds the tables to libcrypto's own multiples and the
+/// verifications to `EVP_PKEY_verify`. Shared read-only by all threads once built; freed with the table.
+final class P256KeyTable: @unchecked Sendable {
+    // Sendable: `multiples` is written only in `init` and read-only after.
+    /// j·256^i·P, affine, as eight limbs (x then y, ``P256Field/Element``s) from index 8·(128·i + j − 1):
+    /// ``limbCount`` limbs, 64-byte aligned.
+    private let multiples: UnsafeMutablePointer<UInt64>
+    /// The limbs a table holds.
+    static let limbCount = 8 * positions * digits
 
     /// Digit positions of a scalar below 2²⁵⁶ in signed base 256 (the last carries at most 1).
     static let positions = 33
@@ -50,56 +55,120 @@ final class P256KeyTable: Sendable {
             (P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[1..<33])),
              P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[33..<65])))
         }
-        guard let x = coordinates.0, let y = coordinates.1, P256Field.isOnCurve(x: x, y: y),
-              let multiples = Self.multiples(x: x, y: y) else { return nil }
-        self.multiples = multiples
+        guard let x = coordinates.0, let y = coordinates.1, P256Field.isOnCurve(x: x, y: y) else { return nil }
+        let limbs = UnsafeMutableRawPointer.allocate(byteCount: 8 * Self.limbCount, alignment: 64)
+            .bindMemory(to: UInt64.self, capacity: Self.limbCount)
+        // Freed here when building fails: `multiples` is not set yet, so `deinit` does not run.
+        guard Self.fill(limbs, x: x, y: y) else {
+            limbs.deallocate()
+            return nil
+        }
+        multiples = limbs
     }
 
-    /// The limbs of the table of (x, y) (see ``multiples``); nil if a point at infinity turns up (it cannot for a
-    /// point of the curve: its order is the prime n, which divides no j·256^i).
-    private static func multiples(x: P256Field.Element, y: P256Field.Element) -> [UInt64]? {
-        var limbs: [UInt64] = []
-        limbs.reserveCapacity(8 * positions * digits)
-        var base = (x: x, y: y)
-        var row = [P256JacobianPoint](repeating: .infinity, count: digits)
-        var prefixes = [P256Field.Element](repeating: P256Field.one, count: digits)
-        for _ in 0..<positions {
-            // j·base for j = 1 … 128, Jacobian.
-            var sum = P256JacobianPoint(x: base.x, y: base.y, z: P256Field.one)
-            row[0] = sum
-            for j in 1..<digits {
-                sum.add(affineX: base.x, y: base.y)
-                row[j] = sum
-            }
-            // All of the row affine with one inversion: prefix products of Z, then peel one Z off per step.
-            var product = P256Field.one
-            for j in 0..<digits {
-                guard !row[j].isInfinity else { return nil }
-                product = P256Field.multiply(product, row[j].z)
-                prefixes[j] = product
-            }
-            var inverse = P256Field.inverse(product)
-            var affine = [(x: P256Field.Element, y: P256Field.Element)](repeating: (P256Field.zero, P256Field.zero),
-                                                                      count: digits)
-            for j in (0..<digits).reversed() {
-                let zInverse = j > 0 ? P256Field.multiply(inverse, prefixes[j - 1]) : inverse
-                inverse = P256Field.multiply(inverse, row[j].z)
-                let zz = P256Field.square(zInverse)
-                affine[j] = (P256Field.multiply(row[j].x, zz),
-                             P256Field.multiply(row[j].y, P256Field.multiply(zz, zInverse)))
-            }
-            for point in affine {
-                limbs += [point.x.0, point.x.1, point.x.2, point.x.3, point.y.0, point.y.1, point.y.2, point.y.3]
-            }
-            // The next position's base: 256·base = 2·(128·base).
-            var next = P256JacobianPoint(x: affine[digits - 1].x, y: affine[digits - 1].y, z: P256Field.one)
-            next.double()
-            guard !next.isInfinity else { return nil }
-            let zInverse = P256Field.inverse(next.z)
-            let zz = P256Field.square(zInverse)
-            base = (P256Field.multiply(next.x, zz), P256Field.multiply(next.y, P256Field.multiply(zz, zInverse)))
+    deinit {
+        multiples.deallocate()
+    }
+
+    /// Writes the table of (x, y) into `limbs` (``limbCount`` of them, see ``multiples``); false if a point at
+    /// infinity or a division by zero turns up (neither can for a point of the curve: its order is the prime n,
+    /// which divides no j·256^i, nor any difference of two multiples below 129).
+    ///
+    /// First the 33 bases 256^i·P (eight Jacobian doublings apart, made affine with one shared inversion), then
+    /// every position's multiples at once, in seven generations: j·B for j in h+1 … 2h is h·B + (j − h)·B (for
+    /// j = 2h, a doubling), h = 1, 2, 4, … 64, each generation's divisions sharing one field inversion
+    /// (Montgomery's trick) across all 33 positions. About 6M per point and 7 + 1 inversions in all, a third of
+    /// a row of Jacobian additions made affine position by position.
+    private static func fill(_ limbs: UnsafeMutablePointer<UInt64>, x: P256Field.Element, y: P256Field.Element)
+        -> Bool {
+        typealias F = P256Field
+        // The point j·256^i·P is at index digits·i + j − 1 (eight limbs from 8·index), 0 ≤ index < limbCount / 8.
+        func load(_ index: Int) -> (x: F.Element, y: F.Element) {
+            precondition(index >= 0 && 8 * index + 8 <= limbCount, "P256KeyTable.fill: outside the table")
+            let at = limbs + 8 * index
+            return ((at[0], at[1], at[2], at[3]), (at[4], at[5], at[6], at[7]))
         }
-        return limbs
+        func store(_ index: Int, _ point: (x: F.Element, y: F.Element)) {
+            precondition(index >= 0 && 8 * index + 8 <= limbCount, "P256KeyTable.fill: outside the table")
+            let at = limbs + 8 * index
+            (at[0], at[1], at[2], at[3]) = point.x
+            (at[4], at[5], at[6], at[7]) = point.y
+        }
+        var prefixes = [F.Element](repeating: F.one, count: positions * digits / 2)
+        var denominators = prefixes
+
+        // The bases, Jacobian, then affine into j = 1 of each position.
+        var bases: [P256JacobianPoint] = []
+        bases.reserveCapacity(positions)
+        var base = P256JacobianPoint(x: x, y: y, z: F.one)
+        for position in 0..<positions {
+            if position > 0 {
+                for _ in 0..<8 { base.double() }
+            }
+            guard !base.isInfinity else { return false }
+            bases.append(base)
+        }
+        var product = F.one
+        for position in 0..<positions {
+            product = F.multiply(product, bases[position].z)
+            prefixes[position] = product
+        }
+        var inverse = F.inverse(product)
+        for position in (0..<positions).reversed() {
+            let zInverse = position > 0 ? F.multiply(inverse, prefixes[position - 1]) : inverse
+            inverse = F.multiply(inverse, bases[position].z)
+            let zz = F.square(zInverse)
+            store(digits * position, (F.multiply(bases[position].x, zz),
+                                      F.multiply(bases[position].y, F.multiply(zz, zInverse))))
+        }
+
+        // The generations: (j − h)·B + h·B, slot by slot (position, then j), all denominators sharing one inversion.
+        let three = F.add(F.add(F.one, F.one), F.one)
+        var half = 1
+        while half < digits {
+            var slot = 0
+            product = F.one
+            for position in 0..<positions {
+                let halfPoint = load(digits * position + half - 1)
+                for j in (half + 1)...(2 * half) {
+                    // x₂ − x₁ for an addition; 2y for the doubling (j = 2h).
+                    let denominator = j == 2 * half
+                        ? F.add(halfPoint.y, halfPoint.y)
+                        : F.subtract(load(digits * position + j - half - 1).x, halfPoint.x)
+                    guard !F.isZero(denominator) else { return false }
+                    product = F.multiply(product, denominator)
+                    denominators[slot] = denominator
+                    prefixes[slot] = product
+                    slot += 1
+                }
+            }
+            inverse = F.inverse(product)
+            for position in (0..<positions).reversed() {
+                let halfPoint = load(digits * position + half - 1)
+                for j in ((half + 1)...(2 * half)).reversed() {
+                    slot -= 1
+                    let quotient = slot > 0 ? F.multiply(inverse, prefixes[slot - 1]) : inverse
+                    inverse = F.multiply(inverse, denominators[slot])
+                    // λ = (y₂ − y₁)/(x₂ − x₁), or (3x₁² − 3)/(2y₁) for the doubling (a = −3);
+                    // x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
+                    let other: (x: F.Element, y: F.Element)
+                    let lambda: F.Element
+                    if j == 2 * half {
+                        other = halfPoint
+                        let xx = F.square(halfPoint.x)
+                        lambda = F.multiply(F.subtract(F.add(F.add(xx, xx), xx), three), quotient)
+                    } else {
+                        other = load(digits * position + j - half - 1)
+                        lambda = F.multiply(F.subtract(other.y, halfPoint.y), quotient)
+                    }
+                    let x3 = F.subtract(F.subtract(F.square(lambda), halfPoint.x), other.x)
+                    store(digits * position + j - 1,
+                          (x3, F.subtract(F.multiply(lambda, F.subtract(halfPoint.x, x3)), halfPoint.y)))
+                }
+            }
+            half *= 2
+        }
+        return true
     }
 
     /// point += scalar·P, for a scalar of 32 big-endian bytes: one table point per non-zero signed digit.
@@ -139,18 +208,23 @@ final class P256KeyTable: Sendable {
         for position in 0..<Self.positions {
             let digit = Int(digits[start + position])
             guard digit != 0 else { continue }
-            let multiple = affinePoint(position: position, digit: digit)
+            let multiple = Self.affinePoint(multiples, position: position, digit: digit)
             point.add(affineX: multiple.x, y: multiple.y)
         }
     }
 
-    /// digit·256^position·P, affine, for a digit in −128 … 128 other than 0 (−P is (x, −y)).
+    /// digit·256^position·P, affine, from the table at `table`, for a digit in −128 … 128 other than 0 (−P is
+    /// (x, −y)). The position and digit are checked in every build, so a slip can only stop the process, never read
+    /// outside the table.
     @inline(__always)
-    private func affinePoint(position: Int, digit: Int) -> (x: P256Field.Element, y: P256Field.Element) {
-        let at = 8 * (Self.digits * position + abs(digit) - 1)
-        let y: P256Field.Element = (multiples[at + 4], multiples[at + 5], multiples[at + 6], multiples[at + 7])
-        return ((multiples[at], multiples[at + 1], multiples[at + 2], multiples[at + 3]),
-                digit < 0 ? P256Field.negate(y) : y)
+    private static func affinePoint(_ table: UnsafePointer<UInt64>, position: Int, digit: Int)
+        -> (x: P256Field.Element, y: P256Field.Element) {
+        let magnitude = abs(digit)
+        precondition(UInt(bitPattern: magnitude &- 1) < UInt(digits) && UInt(bitPattern: position) < UInt(positions),
+                     "P256KeyTable: a digit or position outside the table")
+        let at = table + 8 * (digits * position + magnitude - 1)
+        let y: P256Field.Element = (at[4], at[5], at[6], at[7])
+        return ((at[0], at[1], at[2], at[3]), digit < 0 ? P256Field.negate(y) : y)
     }
 
     /// u1·G + u2·Q for many signatures at once: `digits` holds 2·``positions`` digits per sum (u1's, then u2's,
@@ -164,6 +238,10 @@ final class P256KeyTable: Sendable {
     /// equal and opposite points). A sum whose addition would divide by zero (the two points equal or opposite,
     /// which honest signatures never meet) leaves the steps and is computed alone with ``P256JacobianPoint``,
     /// which handles both cases. Results are Jacobian, or the point at infinity.
+    ///
+    /// The hottest loop of a run: its working state lives in one scratch allocation read through pointers, every
+    /// index below the counts checked once here (`digits.count`) or bounded by its loop, and table reads go
+    /// through ``affinePoint(_:position:digit:)``'s check.
     static func sums(digits: [Int16], keyTables: [P256KeyTable], generator: P256KeyTable) -> [P256JacobianPoint] {
         typealias F = P256Field
         let count = keyTables.count
@@ -171,58 +249,75 @@ final class P256KeyTable: Sendable {
         precondition(digits.count == stride * count, "P256KeyTable.sums: digits for other than every sum")
         // Running sum h of signature h / 2: u1·G's for even h, u2·Q's for odd h.
         let halves = 2 * count
-        var x = [F.Element](repeating: F.zero, count: halves)
-        var y = x
-        var started = [Bool](repeating: false, count: halves)
-        var alone = [Bool](repeating: false, count: count)
-        // Per step, the running sums that add (by slot): which, the point added, its denominator and the prefix
-        // products.
-        var active: [Int] = []
-        active.reserveCapacity(halves)
-        var added = [(x: F.Element, y: F.Element)](repeating: (F.zero, F.zero), count: halves)
-        var denominators = [F.Element](repeating: F.zero, count: halves)
-        var prefixes = denominators
-        for step in 0..<positions {
-            active.removeAll(keepingCapacity: true)
-            var product = F.one
-            for h in 0..<halves where !alone[h >> 1] {
-                let k = h >> 1
-                let digit = Int(digits[stride * k + (h & 1) * positions + step])
-                guard digit != 0 else { continue }
-                let point = (h & 1 == 0 ? generator : keyTables[k]).affinePoint(position: step, digit: digit)
-                guard started[h] else {
-                    (x[h], y[h]) = point
-                    started[h] = true
-                    continue
+        // Per running sum: x, y. Per slot of a step (the running sums that add, in order): the point added, its
+        // denominator and the prefix products.
+        let elements = UnsafeMutablePointer<F.Element>.allocate(capacity: 6 * halves)
+        elements.initialize(repeating: F.zero, count: 6 * halves)
+        defer { elements.deallocate() }
+        let x = elements, y = elements + halves
+        let addedX = elements + 2 * halves, addedY = elements + 3 * halves
+        let denominators = elements + 4 * halves, prefixes = elements + 5 * halves
+        // Per running sum: its table, whether it holds a point yet; per signature: whether it is summed alone;
+        // per slot: its running sum.
+        let tables = UnsafeMutablePointer<UnsafePointer<UInt64>>.allocate(capacity: halves)
+        defer { tables.deallocate() }
+        for k in 0..<count {
+            (tables + 2 * k).initialize(to: UnsafePointer(generator.multiples))
+            (tables + 2 * k + 1).initialize(to: UnsafePointer(keyTables[k].multiples))
+        }
+        let flags = UnsafeMutablePointer<Bool>.allocate(capacity: halves + count)
+        flags.initialize(repeating: false, count: halves + count)
+        defer { flags.deallocate() }
+        let started = flags, alone = flags + halves
+        let active = UnsafeMutablePointer<Int>.allocate(capacity: halves)
+        active.initialize(repeating: 0, count: halves)
+        defer { active.deallocate() }
+        withExtendedLifetime((keyTables, generator)) {
+            digits.withUnsafeBufferPointer { buffer in
+                let digit = buffer.baseAddress!
+                for step in 0..<positions {
+                    var slots = 0
+                    var product = F.one
+                    for h in 0..<halves where !alone[h >> 1] {
+                        let value = Int(digit[stride * (h >> 1) + (h & 1) * positions + step])
+                        guard value != 0 else { continue }
+                        let point = affinePoint(tables[h], position: step, digit: value)
+                        guard started[h] else {
+                            (x[h], y[h]) = point
+                            started[h] = true
+                            continue
+                        }
+                        let denominator = F.subtract(point.x, x[h])
+                        guard !F.isZero(denominator) else {
+                            alone[h >> 1] = true
+                            continue
+                        }
+                        product = F.multiply(product, denominator)
+                        active[slots] = h
+                        (addedX[slots], addedY[slots]) = point
+                        denominators[slots] = denominator
+                        prefixes[slots] = product
+                        slots += 1
+                    }
+                    guard slots > 0 else { continue }
+                    var inverse = F.inverse(product)
+                    for slot in (0..<slots).reversed() {
+                        let h = active[slot]
+                        let quotient: F.Element
+                        if slot > 0 {
+                            quotient = F.multiply(inverse, prefixes[slot - 1])
+                            inverse = F.multiply(inverse, denominators[slot])
+                        } else {
+                            quotient = inverse
+                        }
+                        // λ = (y₂ − y₁)/(x₂ − x₁), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
+                        let x1 = x[h], y1 = y[h]
+                        let lambda = F.multiply(F.subtract(addedY[slot], y1), quotient)
+                        let x3 = F.subtract(F.subtract(F.square(lambda), x1), addedX[slot])
+                        y[h] = F.subtract(F.multiply(lambda, F.subtract(x1, x3)), y1)
+                        x[h] = x3
+                    }
                 }
-                let denominator = F.subtract(point.x, x[h])
-                guard !F.isZero(denominator) else {
-                    alone[k] = true
-                    continue
-                }
-                product = F.multiply(product, denominator)
-                let slot = active.count
-                active.append(h)
-                added[slot] = point
-                denominators[slot] = denominator
-                prefixes[slot] = product
-            }
-            guard !active.isEmpty else { continue }
-            var inverse = F.inverse(product)
-            for slot in active.indices.reversed() {
-                let h = active[slot]
-                let quotient: F.Element
-                if slot > 0 {
-                    quotient = F.multiply(inverse, prefixes[slot - 1])
-                    inverse = F.multiply(inverse, denominators[slot])
-                } else {
-                    quotient = inverse
-                }
-                // λ = (y₂ − y₁)/(x₂ − x₁), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
-                let lambda = F.multiply(F.subtract(added[slot].y, y[h]), quotient)
-                let x3 = F.subtract(F.subtract(F.square(lambda), x[h]), added[slot].x)
-                y[h] = F.subtract(F.multiply(lambda, F.subtract(x[h], x3)), y[h])
-                x[h] = x3
             }
         }
         return (0..<count).map { k in
@@ -243,7 +338,8 @@ final class P256KeyTable: Sendable {
         let at = 8 * (Self.digits * position + multiple - 1)
         var bytes: [UInt8] = []
         for coordinate in 0..<2 {
-            let limbs = multiples[(at + 4 * coordinate)..<(at + 4 * coordinate + 4)].map { $0 }
+            precondition(at >= 0 && at + 8 <= Self.limbCount, "P256KeyTable.point: outside the table")
+            let limbs = multiples + at + 4 * coordinate
             let plain = P256Field.plain((limbs[0], limbs[1], limbs[2], limbs[3]))
             for limb in [plain.3, plain.2, plain.1, plain.0] {
                 bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> UInt64(8 * $0)) }

@@ -66,6 +66,8 @@ final class P256KeyTables: @unchecked Sendable {
     private let lock = NSLock()
     private var keys: [[UInt8]: KeyState] = [:]
     private var builtTables = 0
+    /// A thread has started building G's table while another built a key's (``table(forPoint:adding:)``).
+    private var generatorStarted = false
     /// Threads now checking signatures under a key without a table.
     private var checkingWithoutTable = 0
     /// Items announced (read, to be checked) and signatures checked under every key, with a table or without, since
@@ -117,32 +119,49 @@ final class P256KeyTables: @unchecked Sendable {
 
     /// Counts `count` more signatures under the key whose uncompressed point is `point`, and returns its table:
     /// the one already built, or built now by this call if these signatures reach the threshold; nil otherwise.
+    ///
+    /// A thread that finds the key's table being built by another builds G's table meanwhile
+    /// (``P256KeyTable/generator``, which every key's sums need too), so on two cores the two tables are built side
+    /// by side instead of one after the other; with one thread, the builder makes G's after the key's, on first use.
     func table(forPoint point: [UInt8], adding count: Int) -> P256KeyTable? {
-        let (table, build): (P256KeyTable?, Bool) = lock.withLock {
+        enum Work { case none, key, generator }
+        let (table, work): (P256KeyTable?, Work) = lock.withLock {
             if keys[point] == nil {
                 if keys.count >= maximumCountedKeys {
                     // Counting starts over for the keys without a table (tables, and builds under way, stay).
                     keys = keys.filter { $0.value.started }
-                    guard keys.count < maximumCountedKeys else { return (nil, false) }
+                    guard keys.count < maximumCountedKeys else { return (nil, .none) }
                 }
                 keys[point] = KeyState()
             }
-            if let table = keys[point]!.table { return (table, false) }
+            if let table = keys[point]!.table { return (table, .none) }
             keys[point]!.verified += count
+            if keys[point]!.started {
+                guard !generatorStarted else { return (nil, .none) }
+                generatorStarted = true
+                return (nil, .generator)
+            }
             // This key's signatures to come among the items read but not checked yet, by its share so far.
             let verified = keys[point]!.verified
             let expected = Double(verified) * (1 + Double(max(0, announced - checked)) / Double(max(1, checked)))
-            guard !keys[point]!.started, expected >= Double(effectiveThreshold), builtTables < maximumTables else {
-                return (nil, false)
+            guard expected >= Double(effectiveThreshold), builtTables < maximumTables else {
+                return (nil, .none)
             }
             keys[point]!.started = true
             builtTables += 1
-            return (nil, true)
+            return (nil, .key)
         }
-        guard build else { return table }
-        let built = P256KeyTable(uncompressedPoint: point)
-        lock.withLock { keys[point]!.table = built }
-        return built
+        switch work {
+        case .none:
+            return table
+        case .generator:
+            _ = P256KeyTable.generator
+            return lock.withLock { keys[point]?.table }
+        case .key:
+            let built = P256KeyTable(uncompressedPoint: point)
+            lock.withLock { keys[point]!.table = built }
+            return built
+        }
     }
 
     /// The key's table if it has one, without counting anything.
