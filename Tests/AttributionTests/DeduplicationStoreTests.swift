@@ -111,6 +111,18 @@ struct DeduplicationStoreTests {
         #expect(again.allSatisfy { $0.duplicateOf?.source == "-" && $0.duplicateOf?.firstSeen == Self.monday })
     }
 
+    @Test("A memory store's expected size is room, never a limit: past it, and at zero, the same answers",
+          arguments: [0, 1, 3])
+    func expectedKeysIsNoLimit(_ expectedKeys: Int) {
+        let store = MemoryDeduplicationStore(expectedKeys: expectedKeys)
+        let keys = (1...50).map { "P\($0)" }
+        let first = store.claim(keys.map { Self.sighting($0, "a") }, at: Self.monday)
+        #expect(first.allSatisfy { $0 == .firstSeen })
+        let again = store.claim(keys.map { Self.sighting($0, "b") }, at: Self.monday)
+        #expect(again.allSatisfy { $0.duplicateOf?.source == "a" })
+        #expect(store.count == 50)
+    }
+
     @Test("A repeat within one call is a duplicate of its first occurrence there", arguments: kinds)
     func repeatWithinCall(_ kind: Kind) throws {
         let store = try Self.store(kind)

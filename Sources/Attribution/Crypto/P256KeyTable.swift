@@ -249,16 +249,15 @@ final class P256KeyTable: @unchecked Sendable {
         precondition(digits.count == stride * count, "P256KeyTable.sums: digits for other than every sum")
         // Running sum h of signature h / 2: u1·G's for even h, u2·Q's for odd h.
         let halves = 2 * count
-        // Per running sum: x, y. Per slot of a step (the running sums that add, in order): the point added, its
-        // denominator and the prefix products.
+        // Per running sum: x, y. Per step: the points read for it; per slot (the running sums that add, in order):
+        // its denominator and the prefix products.
         let elements = UnsafeMutablePointer<F.Element>.allocate(capacity: 6 * halves)
         elements.initialize(repeating: F.zero, count: 6 * halves)
         defer { elements.deallocate() }
         let x = elements, y = elements + halves
         let addedX = elements + 2 * halves, addedY = elements + 3 * halves
         let denominators = elements + 4 * halves, prefixes = elements + 5 * halves
-        // Per running sum: its table, whether it holds a point yet; per signature: whether it is summed alone;
-        // per slot: its running sum.
+        // Per running sum: its table, whether it holds a point yet; per signature: whether it is summed alone.
         let tables = UnsafeMutablePointer<UnsafePointer<UInt64>>.allocate(capacity: halves)
         defer { tables.deallocate() }
         for k in 0..<count {
@@ -269,32 +268,42 @@ final class P256KeyTable: @unchecked Sendable {
         flags.initialize(repeating: false, count: halves + count)
         defer { flags.deallocate() }
         let started = flags, alone = flags + halves
-        let active = UnsafeMutablePointer<Int>.allocate(capacity: halves)
-        active.initialize(repeating: 0, count: halves)
-        defer { active.deallocate() }
+        // Per step: the running sums that add this step (`sums`) with their points read from the tables (into
+        // `addedX`, `addedY`), then, per slot, which of those points it adds (`active`).
+        let indices = UnsafeMutablePointer<Int>.allocate(capacity: 2 * halves)
+        indices.initialize(repeating: 0, count: 2 * halves)
+        defer { indices.deallocate() }
+        let sums = indices, active = indices + halves
         withExtendedLifetime((keyTables, generator)) {
             digits.withUnsafeBufferPointer { buffer in
                 let digit = buffer.baseAddress!
                 for step in 0..<positions {
-                    var slots = 0
-                    var product = F.one
+                    // The table reads first, in a pass of their own: independent loads the processor keeps in
+                    // flight together, where inside the chain of products below each waited for its cache miss.
+                    var reads = 0
                     for h in 0..<halves where !alone[h >> 1] {
                         let value = Int(digit[stride * (h >> 1) + (h & 1) * positions + step])
                         guard value != 0 else { continue }
-                        let point = affinePoint(tables[h], position: step, digit: value)
+                        (addedX[reads], addedY[reads]) = affinePoint(tables[h], position: step, digit: value)
+                        sums[reads] = h
+                        reads += 1
+                    }
+                    var slots = 0
+                    var product = F.one
+                    for read in 0..<reads {
+                        let h = sums[read]
                         guard started[h] else {
-                            (x[h], y[h]) = point
+                            (x[h], y[h]) = (addedX[read], addedY[read])
                             started[h] = true
                             continue
                         }
-                        let denominator = F.subtract(point.x, x[h])
+                        let denominator = F.subtract(addedX[read], x[h])
                         guard !F.isZero(denominator) else {
                             alone[h >> 1] = true
                             continue
                         }
                         product = F.multiply(product, denominator)
-                        active[slots] = h
-                        (addedX[slots], addedY[slots]) = point
+                        active[slots] = read
                         denominators[slots] = denominator
                         prefixes[slots] = product
                         slots += 1
@@ -302,7 +311,8 @@ final class P256KeyTable: @unchecked Sendable {
                     guard slots > 0 else { continue }
                     var inverse = F.inverse(product)
                     for slot in (0..<slots).reversed() {
-                        let h = active[slot]
+                        let read = active[slot]
+                        let h = sums[read]
                         let quotient: F.Element
                         if slot > 0 {
                             quotient = F.multiply(inverse, prefixes[slot - 1])
@@ -312,8 +322,8 @@ final class P256KeyTable: @unchecked Sendable {
                         }
                         // λ = (y₂ − y₁)/(x₂ − x₁), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
                         let x1 = x[h], y1 = y[h]
-                        let lambda = F.multiply(F.subtract(addedY[slot], y1), quotient)
-                        let x3 = F.subtract(F.subtract(F.square(lambda), x1), addedX[slot])
+                        let lambda = F.multiply(F.subtract(addedY[read], y1), quotient)
+                        let x3 = F.subtract(F.subtract(F.square(lambda), x1), addedX[read])
                         y[h] = F.subtract(F.multiply(lambda, F.subtract(x1, x3)), y1)
                         x[h] = x3
                     }

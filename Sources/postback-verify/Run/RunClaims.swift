@@ -48,7 +48,21 @@ final class RunClaims {
         state = options.deduplicates ? options.state : nil
         remembersAcrossRuns = state != nil
         standardInputLabel = remembersAcrossRuns ? options.label : nil
-        ledger = options.deduplicates && state == nil ? ClaimLedger(store: MemoryDeduplicationStore()) : nil
+        ledger = options.deduplicates && state == nil
+            ? ClaimLedger(store: MemoryDeduplicationStore(expectedKeys: Self.expectedItems(options.paths))) : nil
+    }
+
+    /// About how many items the regular files among `paths` hold (a postback body is ~600 bytes or more; 512 is
+    /// counted), at most 2²⁰: room the memory store reserves. Standard input, directories and anything that cannot
+    /// be read count nothing; the guess only saves rehashing, it never limits anything.
+    static func expectedItems(_ paths: [String]) -> Int {
+        var bytes = 0
+        for path in paths where path != "-" {
+            var status = stat()
+            guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { continue }
+            bytes += Int(status.st_size)
+        }
+        return min(bytes / 512, 1 << 20)
     }
 
     /// Opens the state (`--state`): checks a SQLite file, or creates it, and refuses it untouched when it is not a

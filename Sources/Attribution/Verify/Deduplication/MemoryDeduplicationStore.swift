@@ -16,9 +16,13 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
         var isPending: Bool
     }
 
-    private let entries = Locked<[ExactString: Entry]>([:])
+    private let entries: Locked<[ExactString: Entry]>
 
-    public init() {}
+    /// An empty store. `expectedKeys` (a guess, never a limit) reserves room for that many distinct postbacks up
+    /// front, so a run that knows its input's size does not rehash every key each time the table doubles.
+    public init(expectedKeys: Int = 0) {
+        entries = Locked([ExactString: Entry](minimumCapacity: max(0, expectedKeys)))
+    }
 
     /// How many distinct valid postbacks are remembered (claimed or confirmed).
     public var count: Int { entries.withLock { $0.count } }
