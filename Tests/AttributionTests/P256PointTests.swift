@@ -117,7 +117,7 @@ struct P256PointTests {
         }
     }
 
-    /// j·256^i·P from libcrypto, affine x ‖ y.
+    /// j·2^(w·i)·P from libcrypto (w = ``P256KeyTable/windowBits``), affine x ‖ y.
     static func libcryptoMultiple(_ point: [UInt8], position: Int, multiple: Int) throws -> [UInt8] {
         let group = try #require(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1))
         let context = try #require(BN_CTX_new())
@@ -131,33 +131,34 @@ struct P256PointTests {
             EC_GROUP_free(group)
         }
         #expect(EC_POINT_oct2point(group, base, point, 65, context) == 1)
-        // j·2^(8i), written as bytes.
+        // j, then shifted left by w·i bits.
         let bytes = [UInt8(truncatingIfNeeded: multiple >> 8), UInt8(truncatingIfNeeded: multiple)]
-            + [UInt8](repeating: 0, count: position)
         #expect(BN_bin2bn(bytes, Int32(bytes.count), scalar) != nil)
+        #expect(BN_lshift(scalar, scalar, Int32(P256KeyTable.windowBits * position)) == 1)
         #expect(EC_POINT_mul(group, result, nil, base, scalar, context) == 1)
         var out = [UInt8](repeating: 0, count: 65)
         #expect(EC_POINT_point2oct(group, result, POINT_CONVERSION_UNCOMPRESSED, &out, 65, context) == 65)
         return Array(out.dropFirst())
     }
 
-    @Test("The tables of G and of a key hold libcrypto's multiples j·256^i·P")
+    @Test("The tables of G and of a key hold libcrypto's multiples j·2^(w·i)·P")
     func tablesHoldLibcryptoMultiples() throws {
         let key = Array(try ReferenceSigner().publicKey.derRepresentation.suffix(65))
         let generator = try #require(P256KeyTable.generator)
         let keyTable = try #require(P256KeyTable(uncompressedPoint: key))
         for (table, point) in [(generator, Self.generatorPoint), (keyTable, key)] {
             var samples: [(Int, Int)] = []
-            for position in [0, 1, 2, 16, 31, 32] {
+            let last = P256KeyTable.positions - 1
+            for position in [0, 1, 2, last / 2, last - 1, last] {
                 samples += (1...P256KeyTable.digits).map { (position, $0) }
             }
             for position in 0..<P256KeyTable.positions {
-                samples += [1, 2, 3, 127, 128].map { (position, $0) }
+                samples += [1, 2, 3, P256KeyTable.digits - 1, P256KeyTable.digits].map { (position, $0) }
             }
             for (position, multiple) in samples {
                 #expect(table.point(position: position, multiple: multiple)
                     == (try Self.libcryptoMultiple(point, position: position, multiple: multiple)),
-                    "\(multiple)·256^\(position)")
+                    "\(multiple)·2^(w·\(position))")
             }
         }
     }
@@ -174,7 +175,7 @@ struct P256PointTests {
         #expect(P256KeyTable(uncompressedPoint: [0x04] + Self.prime + [UInt8](repeating: 0, count: 32)) == nil)
     }
 
-    @Test("Signed digits: each within −127 … 128 and Σ dᵢ·256^i the scalar, for scalars up to 2²⁵⁶ − 1")
+    @Test("Signed digits: each within −(2^(w−1) − 1) … 2^(w−1) and Σ dᵢ·2^(w·i) the scalar, for scalars up to 2²⁵⁶ − 1")
     func recodedDigitsSumToTheScalar() {
         var random = SplitMix64(seed: 0xD161_75)
         var scalars: [[UInt8]] = [[UInt8](repeating: 0, count: 32), [UInt8](repeating: 0xFF, count: 32),
@@ -185,8 +186,9 @@ struct P256PointTests {
             var digits = [Int16](repeating: 0, count: P256KeyTable.positions + 1)
             scalar.withUnsafeBufferPointer { P256KeyTable.recode(scalar: $0, into: &digits, at: 1) }
             #expect(digits[0] == 0)
-            #expect(digits.allSatisfy { -127 <= $0 && $0 <= 128 })
-            // Σ dᵢ·256^i, big-endian bytes, through a BIGNUM.
+            let largest = P256KeyTable.digits
+            #expect(digits.allSatisfy { -(largest - 1) <= Int($0) && Int($0) <= largest })
+            // Σ dᵢ·2^(w·i), big-endian bytes, through a BIGNUM.
             let total = BN_new()!, term = BN_new()!
             defer {
                 BN_free(total)
@@ -195,7 +197,7 @@ struct P256PointTests {
             BN_zero_ex(total)
             for (position, digit) in digits.dropFirst().enumerated() where digit != 0 {
                 _ = BN_set_word(term, UInt(abs(Int(digit))))
-                _ = BN_lshift(term, term, Int32(8 * position))
+                _ = BN_lshift(term, term, Int32(P256KeyTable.windowBits * position))
                 _ = digit < 0 ? BN_sub(total, total, term) : BN_add(total, total, term)
             }
             var bytes = [UInt8](repeating: 0, count: 32)
@@ -236,13 +238,13 @@ struct P256PointTests {
         sum([3: -7, 5: 2], [3: 7, 5: -2], qIsG: true)
         sum([1: 1, 2: 5], [1: 1, 4: 9], qIsG: true)
         sum([:], [:], qIsG: false)
-        sum([:], [32: 1], qIsG: false)
+        sum([:], [P256KeyTable.positions - 1: 1], qIsG: false)
         var random = SplitMix64(seed: 0x5A_2256)
         for _ in 0..<40 {
             var u1: [Int: Int16] = [:], u2: [Int: Int16] = [:]
             for position in 0..<P256KeyTable.positions {
-                u1[position] = Int16(Int(random.next() % 256) - 127)
-                u2[position] = Int16(Int(random.next() % 256) - 127)
+                u1[position] = Self.randomDigit(&random)
+                u2[position] = Self.randomDigit(&random)
             }
             sum(u1, u2, qIsG: random.next() % 4 == 0)
         }
@@ -274,7 +276,7 @@ struct P256PointTests {
         var point = P256JacobianPoint.infinity
         var random = SplitMix64(seed: 0xFA_0175)
         var digits = [Int16](repeating: 0, count: P256KeyTable.positions)
-        for position in digits.indices { digits[position] = Int16(Int(random.next() % 256) - 127) }
+        for position in digits.indices { digits[position] = Self.randomDigit(&random) }
         generator.add(digits: digits, at: 0, to: &point)
         try #require(point.isOnCurve && !P256Field.equal(point.z, P256Field.one))
         #expect(!P256JacobianPoint.infinity.isOnCurve)
@@ -291,6 +293,11 @@ struct P256PointTests {
         var negated = point
         negated.y = P256Field.negate(point.y)
         #expect(negated.isOnCurve)
+    }
+
+    /// A digit as ``P256KeyTable/recode(scalar:into:at:)`` writes them: −(digits − 1) … digits, 0 included.
+    static func randomDigit(_ random: inout SplitMix64) -> Int16 {
+        Int16(Int(random.next() % UInt64(2 * P256KeyTable.digits)) - (P256KeyTable.digits - 1))
     }
 
     /// G, uncompressed (SEC 2 §2.4.2).

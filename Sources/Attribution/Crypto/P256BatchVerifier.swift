@@ -69,9 +69,9 @@ final class P256BatchVerifier {
     /// G's table (``P256KeyTable/generator``), looked up once: reading a global that is initialised lazily costs a
     /// call each time. Only read once a key has a table, so a run without one never builds it.
     private lazy var generatorTable = P256KeyTable.generator
-    /// Signatures summed together below which each is summed alone: a signature's 66 shared additions save 5 of
-    /// a mixed addition's 11 multiplications each, less the one mixed addition that joins its two halves (~320
-    /// in all), and the 33 digit positions' inversions cost ~270 each, so sharing them pays from ~28 signatures
+    /// Signatures summed together below which each is summed alone: a signature's 52 shared additions save 5 of
+    /// a mixed addition's 11 multiplications each, less the one mixed addition that joins its two halves (~250
+    /// in all), and the 26 digit positions' inversions cost ~270 each, so sharing them pays from ~28 signatures
     /// on.
     static let minimumSharedInversions = 32
 
