@@ -27,7 +27,7 @@ import Foundation
 /// expectation too high: at worst one table is built that a run did not need, once per trusted key per process
 /// (a few ms of CPU), never more.
 ///
-/// Bounded: tables for at most ``maximumTables`` keys (real traffic has one key or a handful; each table holds a
+/// Bounded: tables for at most ``maximumTables`` keys (real traffic has one key or a handful; each table holds
 /// 832 KiB; later keys keep the generic multiplication), and counts for a bounded number of keys (when
 /// full, the counts of keys without a table start over).
 final class P256KeyTables: @unchecked Sendable {
