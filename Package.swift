@@ -21,12 +21,11 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        // libpq, for a deduplication state on a PostgreSQL server (`--state postgresql://...`, docs/state.md).
-        .systemLibrary(
-            name: "CAttributionPostgres",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
-        ),
+        // libpq's declarations, for a deduplication state on a PostgreSQL server (`--state postgresql://...`,
+        // docs/state.md). No pkg-config, so nothing links libpq: it is opened when a PostgreSQL state is first used
+        // (AttributionStores/PostgreSQL/LibPQ.swift), sparing every other run its ~20 libraries at start-up. Build
+        // needs libpq-dev's headers; only a PostgreSQL state needs libpq5 at run time.
+        .systemLibrary(name: "CAttributionPostgres"),
         // Verification: strict JWS and JSON, ES256, the rules, the records, and the in-memory deduplication store.
         .target(
             name: "Attribution",

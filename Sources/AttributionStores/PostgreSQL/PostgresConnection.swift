@@ -23,6 +23,7 @@ final class PostgresConnection {
     /// default `~/.pgpass`), as libpq looks for it.
     init(_ target: PostgresConnectionString,
          onConnect: @escaping (PostgresConnection) throws(PostgresFailure) -> Void) throws(PostgresFailure) {
+        try LibPQ.load()
         self.target = target
         self.onConnect = onConnect
         // Defaults first, then the caller's string (expanded from "dbname"), which overrides them; then what we

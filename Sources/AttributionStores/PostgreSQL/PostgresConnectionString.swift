@@ -21,6 +21,7 @@ struct PostgresConnectionString: Sendable {
     /// The string's keywords, as libpq reads them, or the reason it cannot (its quotes elided: they may quote
     /// the password).
     init(_ value: String) throws(PostgresFailure) {
+        try LibPQ.load()
         self.value = value
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(value, &error) else {
