@@ -18,4 +18,20 @@ struct RunClaimsTests {
         #expect(RunClaims.expectedItems([first.path, "-", directory.path, directory.path + "/missing"]) == 5)
         #expect(RunClaims.expectedItems([]) == 0)
     }
+
+    @Test("Regression: a large file reserves at most 65,536 keys (room for 2²⁰ took 111 MiB for 20,000 postbacks)")
+    func expectedItemsAreBounded() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("postback-verify-claims-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("large.jsonl")
+        // A sparse file: its size is all that is read.
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 1 << 30)
+        try handle.close()
+        #expect(RunClaims.expectedItems([file.path]) == RunClaims.maximumExpectedItems)
+        #expect(RunClaims.maximumExpectedItems == 65_536)
+    }
 }

@@ -241,8 +241,9 @@ final class P256BatchVerifier {
     /// table on this thread. r and s are read and range-checked, s⁻¹ for the whole chunk comes from one inversion
     /// (prefix products, as the general steps do with libcrypto's numbers), u1 and u2 are recoded for the tables,
     /// and R is summed and checked by ``answerDeferred(_:into:alternative:)``. A signature that fails and has an
-    /// alternative digest (an SKAdNetwork 2.2 postback) is then checked over it the same way, all of the chunk's
-    /// together: u1' = e'·s⁻¹ with the same u2. Every step is the general path's (``P256Scalar``, the standard's
+    /// alternative digest (an SKAdNetwork 2.2 postback) is then checked over it, all of the chunk's together: u1' =
+    /// e'·s⁻¹ with the same u2, so R' = u1'·G + u2·Q = R + (u1' − u1)·G, half a sum (G's table alone) added to the R
+    /// already computed. Every step is the general path's (``P256Scalar``, the standard's
     /// order of checks), without a libcrypto call. False, having answered and counted nothing, for any other
     /// chunk.
     private func verifyChunkWithTables(
@@ -282,8 +283,8 @@ final class P256BatchVerifier {
         guard let chunkProduct = sPrefixes.last else { return true }
         // running = (s0·…·sk)⁻¹ in Montgomery form; peel one s off per step, from the last.
         var running = P256Scalar.inverse(chunkProduct)
-        // The signatures with an alternative digest, with their s⁻¹ and u2, for a second pass if the first fails.
-        var withAlternatives: [(index: Int, sInverse: P256Scalar.Element, u2: P256Scalar.Element)] = []
+        // The signatures with an alternative digest, with their s⁻¹ and u1, for a second pass if the first fails.
+        var withAlternatives: [(index: Int, sInverse: P256Scalar.Element, u1: P256Scalar.Element)] = []
         for slot in candidates.indices.reversed() {
             let sInverse: P256Scalar.Element
             if slot > 0 {
@@ -299,16 +300,18 @@ final class P256BatchVerifier {
             let u2 = P256Scalar.multiply(rValues[slot], sInverse)
             setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
             if index < alternatives.count, alternatives[index] != nil {
-                withAlternatives.append((index, sInverse, u2))
+                withAlternatives.append((index, sInverse, u1))
             }
         }
-        answerDeferred(checks, into: &answers)
-        for (index, sInverse, u2) in withAlternatives {
+        let firstPoints = answerDeferred(checks, into: &answers, keepingPoints: !withAlternatives.isEmpty)
+        for (index, sInverse, u1) in withAlternatives {
             guard !answers[index].first, let alternative = alternatives[index] else { continue }
-            let u1 = P256Scalar.multiply(P256Scalar.reduced(alternative.number), sInverse)
-            setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable, u1: u1, u2: u2)
+            let alternativeU1 = P256Scalar.multiply(P256Scalar.reduced(alternative.number), sInverse)
+            // (u1' − u1)·G, with no multiple of Q: added to R below.
+            setAside(index, tablesByKey[ObjectIdentifier(checks[index].key.evpKey)]!, generatorTable,
+                     u1: P256Scalar.subtract(alternativeU1, u1), u2: P256Field.zero)
         }
-        answerDeferred(checks, into: &answers, alternative: true)
+        answerDeferred(checks, into: &answers, alternative: true, adding: firstPoints)
         return true
     }
 
@@ -339,29 +342,41 @@ final class P256BatchVerifier {
 
     /// Answers the signatures set aside by ``setAside(_:_:_:u1:u2:)``: R for all of them at once when they are
     /// enough to share inversions (``P256KeyTable/sums(digits:keyTables:generator:)``), else one by one, then
-    /// x(R) ≡ r; into `first`, or with `alternative` into the alternative digest's answer.
+    /// x(R) ≡ r; into `first`, or with `alternative` into the alternative digest's answer. With `adding`, each sum
+    /// is added to the point there for its index (the first pass's R, for the alternative's R + (u1' − u1)·G).
+    /// Returns each index's point when `keepingPoints`, else nothing.
+    @discardableResult
     private func answerDeferred(_ checks: [ES256SignatureCheck],
-                                into answers: inout [(first: Bool, alternative: Bool?)], alternative: Bool = false) {
+                                into answers: inout [(first: Bool, alternative: Bool?)], alternative: Bool = false,
+                                keepingPoints: Bool = false, adding bases: [Int: P256JacobianPoint] = [:])
+        -> [Int: P256JacobianPoint] {
         defer {
             deferredDigits.removeAll(keepingCapacity: true)
             deferredIndices.removeAll(keepingCapacity: true)
             deferredTables.removeAll(keepingCapacity: true)
         }
-        guard let generatorTable = deferredGenerator, !deferredIndices.isEmpty else { return }
-        let points: [P256JacobianPoint]
+        guard let generatorTable = deferredGenerator, !deferredIndices.isEmpty else { return [:] }
+        var points: [P256JacobianPoint]
         if deferredIndices.count >= Self.minimumSharedInversions {
             points = P256KeyTable.sums(digits: deferredDigits, keyTables: deferredTables, generator: generatorTable)
+            for (slot, index) in deferredIndices.enumerated() {
+                guard var base = bases[index] else { continue }
+                base.add(points[slot])
+                points[slot] = base
+            }
         } else {
             points = deferredTables.indices.map { slot in
-                var point = P256JacobianPoint.infinity
+                var point = bases[deferredIndices[slot]] ?? .infinity
                 generatorTable.add(digits: deferredDigits, at: 2 * P256KeyTable.positions * slot, to: &point)
                 deferredTables[slot].add(digits: deferredDigits, at: (2 * slot + 1) * P256KeyTable.positions,
                                          to: &point)
                 return point
             }
         }
+        var kept: [Int: P256JacobianPoint] = [:]
         for (slot, index) in deferredIndices.enumerated() {
             tableChecks += 1
+            if keepingPoints { kept[index] = points[slot] }
             let matches = xMatches(points[slot], r: Self.r(of: checks[index].signature))
             if alternative {
                 answers[index].alternative = matches
@@ -369,6 +384,7 @@ final class P256BatchVerifier {
                 answers[index].first = matches
             }
         }
+        return kept
     }
 
     /// r, e, u1 = e·s⁻¹ and u2 = r·s⁻¹ for one signature, with s⁻¹ (in Montgomery form) in `sInverse`. The length

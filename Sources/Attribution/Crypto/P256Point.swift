@@ -357,6 +357,21 @@ struct P256JacobianPoint {
         self = P256JacobianPoint(x: x3, y: y3, z: z3)
     }
 
+    /// self + other, both Jacobian (either may be infinity), by ``add(affineX:y:)`` once `other` is affine: free
+    /// when its Z is already 1 (as ``P256KeyTable/sums(digits:keyTables:generator:)`` returns its shared sums),
+    /// else one inversion.
+    mutating func add(_ other: P256JacobianPoint) {
+        typealias F = P256Field
+        guard !other.isInfinity else { return }
+        guard !F.equal(other.z, F.one) else {
+            add(affineX: other.x, y: other.y)
+            return
+        }
+        let zInverse = F.inverse(other.z)
+        let zz = F.square(zInverse)
+        add(affineX: F.multiply(other.x, zz), y: F.multiply(other.y, F.multiply(zz, zInverse)))
+    }
+
     /// 2·self, with a = −3 (dbl-2001-b): 3M + 5S.
     mutating func double() {
         typealias F = P256Field

@@ -39,6 +39,15 @@ enum P256Scalar {
         return (sum, carry)
     }
 
+    /// a − b mod n, for a and b below n.
+    static func subtract(_ a: Element, _ b: Element) -> Element {
+        var borrow: UInt64 = 0
+        let difference: Element = (F.sbb(a.0, b.0, &borrow), F.sbb(a.1, b.1, &borrow), F.sbb(a.2, b.2, &borrow),
+                                   F.sbb(a.3, b.3, &borrow))
+        guard borrow != 0 else { return difference }
+        return addingOrder(difference).sum
+    }
+
     /// a in Montgomery form (a·2²⁵⁶ mod n), for a < n.
     static func montgomery(_ a: Element) -> Element {
         multiply(a, montgomerySquare)
