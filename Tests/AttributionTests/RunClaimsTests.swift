@@ -27,7 +27,7 @@ struct RunClaimsTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("large.jsonl")
         // A sparse file: its size is all that is read.
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: file.path, contents: nil))
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 1 << 30)
         try handle.close()
