@@ -26,6 +26,7 @@ Prints Markdown with a one-line header (date, machine, load): `> Benchmarks/resu
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import resource
@@ -47,32 +48,21 @@ def cpu_seconds(command: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _callgrind_summary():
+    """callgrind-summary.py, whose callgrind_annotate parser and Swift demangling this script shares."""
+    spec = importlib.util.spec_from_file_location("callgrind_summary", HERE / "callgrind-summary.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def callgrind_inclusive(profile: Path) -> tuple[int, dict[str, int]]:
     """Total instructions and each function's inclusive instructions (largest entry per demangled name)."""
-    out = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=100", "--inclusive=yes", str(profile)],
-                         check=True, capture_output=True, text=True, errors="replace").stdout
-    line = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$")
-    total, rows = 0, {}
-    names = []
-    for text in out.splitlines():
-        match = line.match(text)
-        if not match:
-            continue
-        cost, rest = int(match.group(1).replace(",", "")), match.group(2)
-        if rest.startswith("PROGRAM TOTALS"):
-            total = cost
-            continue
-        rest = re.sub(r" \[[^\]]*\]$", "", rest)
-        function = re.sub(r"'\d+$", "", rest.partition(":")[2])
-        names.append((function, cost))
-    mangled = sorted({f for f, _ in names if f.startswith("$s")})
-    demangled = {}
-    if mangled:
-        lines = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(mangled) + "\n",
-                               capture_output=True, text=True, check=False).stdout.splitlines()
-        if len(lines) == len(mangled):
-            demangled = dict(zip(mangled, lines))
-    for function, cost in names:
+    summary = _callgrind_summary()
+    total, entries = summary.annotate(str(profile), True)
+    demangled = summary.demangle_all({function for _, _, function, _ in entries})
+    rows: dict[str, int] = {}
+    for cost, _, function, _ in entries:
         key = demangled.get(function, function)
         rows[key] = max(rows.get(key, 0), cost)
     return total, rows
