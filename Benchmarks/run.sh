@@ -196,57 +196,71 @@ fi
 # Paired ratios: this VM's speed drifts by 20-30 % within minutes (the same openssl command gave 11,800 and 16,700
 # verify/s in one afternoon), so a ratio of figures taken minutes apart carries that drift. Here each CLI run
 # directly follows an `openssl speed` run of the same width, and the ratio is taken per pair; the median of the
-# pairs is the figure least moved by drift.
+# pairs is the figure least moved by drift. The configurations take turns: round r runs one pair of each (--jobs 1,
+# all cores, the mixed day), so a slow spell of the machine falls on all of them alike, not on whichever came last
+# (the mixed day, which costs what the all-cores run costs per item, measured 15 % lower when it ran last).
 PAIR_ROWS=()
-# run_pairs JOBS LABEL CORPUS KEYARGS...: PAIRS times an `openssl speed` run of width JOBS immediately followed by one
-# CLI run with --jobs JOBS over CORPUS ($N lines; a non-zero exit is fine, the mixed day has invalid items), then a
-# row of PAIR_ROWS with the medians of both sides, the median per-pair ratio, and its range.
-run_pairs() {
-  local jobs="$1" label="$2" corpus="$3"; shift 3
-  local multi=() ratios=() osslrates=() clirates=() i ossl start end sorted ossl_median cli_median
+PAIR_NAMES=()
+declare -A PAIR_JOBS PAIR_LABEL PAIR_CORPUS PAIR_KEY PAIR_RATIOS PAIR_OSSL PAIR_CLI
+# add_pair NAME JOBS LABEL CORPUS KEY: a configuration of the rounds (KEY: the --key argument, KID=PATH).
+add_pair() {
+  PAIR_NAMES+=("$1")
+  PAIR_JOBS[$1]="$2" PAIR_LABEL[$1]="$3" PAIR_CORPUS[$1]="$4" PAIR_KEY[$1]="$5"
+  PAIR_RATIOS[$1]="" PAIR_OSSL[$1]="" PAIR_CLI[$1]=""
+}
+# run_pair NAME ROUND: an `openssl speed` run of the configuration's width immediately followed by one CLI run with
+# its --jobs over its corpus ($N lines; a non-zero exit is fine, the mixed day has invalid items).
+run_pair() {
+  local name="$1" round="$2" jobs="${PAIR_JOBS[$1]}" multi=() ossl start end ratio extra=()
   [[ "$jobs" == 1 ]] || multi=(-multi "$jobs")
-  for ((i = 0; i < PAIRS; i++)); do
-    openssl speed "${multi[@]}" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
-      || die "openssl speed failed"
-    ossl="$(verify_per_s "$WORK/pair.txt")" || die "could not read verify/s"
-    start="$(date +%s.%N)"
-    "$BIN" --quiet --format jsonl "$@" --jobs "$jobs" "$corpus" >/dev/null || true
-    end="$(date +%s.%N)"
-    ratios+=("$(calc '%.4f' "$N/($end-$start)/$ossl")")
-    osslrates+=("$ossl")
-    clirates+=("$(calc '%.1f' "$N/($end-$start)")")
-    say "   pair $((i + 1)): openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio ${ratios[-1]}"
-  done
-  sorted="$(printf '%s\n' "${ratios[@]}" | sort -g)"
-  ossl_median="$(printf '%s\n' "${osslrates[@]}" | median)"
-  cli_median="$(printf '%s\n' "${clirates[@]}" | median)"
-  PAIR_ROWS+=("| $label | $PAIRS | $(calc '%.0f' "$ossl_median") | $(calc '%.0f' "$cli_median") | $(calc '%.3f' "$cli_median/$ossl_median") | $(printf '%s\n' "${ratios[@]}" | median | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+  # shellcheck disable=SC2206 # CLI_ARGS is split on spaces on purpose, as above
+  [[ "$name" == mixed || -z "${CLI_ARGS:-}" ]] || extra=(${CLI_ARGS})
+  openssl speed "${multi[@]}" -seconds "$PAIR_SECONDS" ecdsap256 >"$WORK/pair.txt" 2>/dev/null \
+    || die "openssl speed failed"
+  ossl="$(verify_per_s "$WORK/pair.txt")" || die "could not read verify/s"
+  start="$(date +%s.%N)"
+  "$BIN" --quiet --format jsonl --key "${PAIR_KEY[$name]}" "${extra[@]}" --jobs "$jobs" "${PAIR_CORPUS[$name]}" \
+    >/dev/null || true
+  end="$(date +%s.%N)"
+  ratio="$(calc '%.4f' "$N/($end-$start)/$ossl")"
+  PAIR_RATIOS[$name]+="$ratio "
+  PAIR_OSSL[$name]+="$ossl "
+  PAIR_CLI[$name]+="$(calc '%.1f' "$N/($end-$start)") "
+  say "   round $round, ${PAIR_LABEL[$name]}: openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio $ratio"
+}
+# pair_row NAME: the configuration's row: the medians of both sides, the median per-pair ratio, and its range.
+pair_row() {
+  local name="$1" sorted
+  sorted="$(tr ' ' '\n' <<<"${PAIR_RATIOS[$name]}" | grep . | sort -g)"
+  PAIR_ROWS+=("| ${PAIR_LABEL[$name]} | $PAIRS | $(tr ' ' '\n' <<<"${PAIR_OSSL[$name]}" | grep . | median | xargs printf '%.0f') | $(tr ' ' '\n' <<<"${PAIR_CLI[$name]}" | grep . | median | xargs printf '%.0f') | $(calc '%.3f' "$(tr ' ' '\n' <<<"${PAIR_CLI[$name]}" | grep . | median)/$(tr ' ' '\n' <<<"${PAIR_OSSL[$name]}" | grep . | median)") | $(median <<<"$sorted" | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
 }
 
 if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$PAIRS" -gt 0 ]]; then
-  for jobs in 1 "$JOBS_ALL"; do
-    say "== paired: openssl speed then postback-verify --jobs $jobs, $PAIRS pairs"
-    run_pairs "$jobs" "postback-verify --jobs $jobs" "$WORK/tp/corpus.jsonl" "${KEYARG[@]}"
-    [[ "$jobs" != "$JOBS_ALL" ]] || break
+  add_pair jobs1 1 "postback-verify --jobs 1" "$WORK/tp/corpus.jsonl" "$KID=$WORK/tp/key.pem"
+  [[ "$JOBS_ALL" == 1 ]] \
+    || add_pair all "$JOBS_ALL" "postback-verify --jobs $JOBS_ALL" "$WORK/tp/corpus.jsonl" "$KID=$WORK/tp/key.pem"
+  # A mixed day: all cores, dedupe on (the default), ~10 % exact retries (duplicates) and ~1 % forged items (exit
+  # status 1 expected).
+  if [[ "$SKIP_MIXED" != 1 ]]; then
+    say "== corpus: mixed day, $N lines"
+    make_corpus "$WORK/mx" -n "$N" --mixed >&2
+    status=0
+    "$BIN" --quiet --format jsonl --key "$KID=$WORK/mx/key.pem" "$WORK/mx/corpus.jsonl" >"$WORK/mx/records.jsonl" \
+      || status=$?
+    [[ "$status" -eq 1 ]] || die "mixed day: expected exit status 1 (duplicates and forgeries), got $status"
+    records="$(wc -l <"$WORK/mx/records.jsonl")"
+    [[ "$records" -eq "$N" ]] || die "mixed day: expected $N records, got $records"
+    mixed_counts="$(grep -o '"code": *"[a-z-]*"' "$WORK/mx/records.jsonl" | sed 's/.*"\([a-z-]*\)"$/\1/' | sort \
+      | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')"
+    rm -f "$WORK/mx/records.jsonl"
+    add_pair mixed "$JOBS_ALL" "mixed day ($mixed_counts), --jobs $JOBS_ALL" "$WORK/mx/corpus.jsonl" \
+      "$KID=$WORK/mx/key.pem"
+  fi
+  say "== paired: $PAIRS rounds, each an openssl speed run then a postback-verify run per configuration (${PAIR_NAMES[*]})"
+  for ((round = 1; round <= PAIRS; round++)); do
+    for name in "${PAIR_NAMES[@]}"; do run_pair "$name" "$round"; done
   done
-fi
-
-# A mixed day: all cores, dedupe on (the default), ~10 % exact retries (duplicates) and ~1 % forged items (exit
-# status 1 expected), paired with `openssl speed -multi JOBS_ALL` as above.
-if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$SKIP_MIXED" != 1 && "$PAIRS" -gt 0 ]]; then
-  say "== corpus: mixed day, $N lines"
-  make_corpus "$WORK/mx" -n "$N" --mixed >&2
-  MXKEY=(--key "$KID=$WORK/mx/key.pem")
-  status=0
-  "$BIN" --quiet --format jsonl "${MXKEY[@]}" "$WORK/mx/corpus.jsonl" >"$WORK/mx/records.jsonl" || status=$?
-  [[ "$status" -eq 1 ]] || die "mixed day: expected exit status 1 (duplicates and forgeries), got $status"
-  records="$(wc -l <"$WORK/mx/records.jsonl")"
-  [[ "$records" -eq "$N" ]] || die "mixed day: expected $N records, got $records"
-  mixed_counts="$(grep -o '"code": *"[a-z-]*"' "$WORK/mx/records.jsonl" | sed 's/.*"\([a-z-]*\)"$/\1/' | sort | uniq -c \
-    | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')"
-  rm -f "$WORK/mx/records.jsonl"
-  say "== paired: openssl speed -multi $JOBS_ALL then postback-verify --jobs $JOBS_ALL on the mixed day, $PAIRS pairs"
-  run_pairs "$JOBS_ALL" "mixed day ($mixed_counts), --jobs $JOBS_ALL" "$WORK/mx/corpus.jsonl" "${MXKEY[@]}"
+  for name in "${PAIR_NAMES[@]}"; do pair_row "$name"; done
   rm -rf "$WORK/mx"
 fi
 
@@ -259,7 +273,7 @@ if ((${#ROWS[@]})); then
   echo
 fi
 if ((${#PAIR_ROWS[@]})); then
-  echo "## Paired ratios (each CLI run right after an openssl speed run of the same width; target ≥ $RATIO_TARGET)"
+  echo "## Paired ratios (each CLI run right after an openssl speed run of the same width, the configurations taking turns round by round; target ≥ $RATIO_TARGET)"
   echo
   echo "| config | pairs | openssl verify/s (median) | CLI items/s (median) | ratio of the medians | median ratio | min | max |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"

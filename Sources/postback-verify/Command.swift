@@ -33,6 +33,9 @@ enum Command {
             errors.flush()
             return 2
         }
+        // A large run's table of G builds on another core while the run starts and its first batch is read (not
+        // before the options are known good: a refused run exits at once, with no thread left computing).
+        PostbackPipeline.anticipate(items: RunClaims.expectedItems(options.paths))
         run(options, keyRing: keyRing, schema: schema, errors: errors)
     }
 

@@ -67,6 +67,52 @@ struct ECPublicKeyTests {
         }
     }
 
+    @Test("Apple's built-in keys, loaded without libcrypto's decoding, pass every check of a loaded key")
+    func builtInKeysPassTheChecks() throws {
+        for published in ApplePublishedKey.all {
+            let builtIn = published.publicKey
+            let checked = try ECPublicKey(derRepresentation: builtIn.derRepresentation)
+            #expect(checked == builtIn, "\(published.keyID)")
+            #expect(Self.libcryptoAccepts(builtIn.derRepresentation, curve: .p256), "\(published.keyID)")
+        }
+        let p192 = SKAdNetworkKeys.apple.p192.key
+        #expect(try ECPublicKey(derRepresentation: p192.derRepresentation, curve: .p192) == p192)
+        #expect(Self.libcryptoAccepts(p192.derRepresentation, curve: .p192))
+    }
+
+    @Test("The P-256 key check made without libcrypto agrees with libcrypto's", arguments: CheckedKey.all)
+    func p256CheckAgreesWithLibcrypto(_ key: CheckedKey) {
+        #expect(ECPublicKey.isValidP256SubjectPublicKeyInfo(key.der) == Self.libcryptoAccepts(key.der, curve: .p256))
+        #expect(ECPublicKey.isValidP256SubjectPublicKeyInfo(key.der) == key.isValid)
+    }
+
+    @Test("A key decoded on first use verifies from many threads at once, every answer right")
+    func deferredDecodingUnderThreads() async throws {
+        let jws = try Self.vectorText("reference/rfc7515/a3.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let (signingInput, signature) = try Self.split(jws)
+        for _ in 0..<20 {
+            // A fresh value each round, so the first uses race each other.
+            let key = try ECPublicKey(pemRepresentation: Self.vectorText("reference/rfc7515/a3-public-key.pem"))
+            let wrong = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask { key.isValidES256Signature(signature, for: signingInput) ? 0 : 1 }
+                }
+                return await group.reduce(0, +)
+            }
+            #expect(wrong == 0)
+        }
+    }
+
+    /// Whether libcrypto decodes `der` as an EC key on `curve` whose DER form is exactly the one accepted (the
+    /// checks ``ECPublicKey/init(derRepresentation:curve:)`` makes of a key it has libcrypto decode).
+    static func libcryptoAccepts(_ der: [UInt8], curve: ECPublicKey.Curve) -> Bool {
+        defer { OpenSSLErrorQueue.clear() }
+        guard let decoded = try? EVPPublicKey(subjectPublicKeyInfo: der), decoded.isEllipticCurve,
+              decoded.curveName == curve.libcryptoName, let point = decoded.encodedPoint else { return false }
+        return point.count == 1 + 2 * curve.coordinateByteCount && point.first == 0x04
+            && der == curve.subjectPublicKeyInfoPrefix + point
+    }
+
     @Test("A failed load leaves libcrypto's error queue empty")
     func errorQueueDrained() {
         #expect(throws: Self.invalidKey) { try ECPublicKey(derRepresentation: [0x30, 0x03, 0x01, 0x02, 0x03]) }
@@ -261,6 +307,60 @@ extension ECPublicKeyTests {
 
 extension ECPublicKeyTests {
     /// One key that must be refused at load, named in the test report.
+    /// DER forms of P-256 keys, valid and not, for the check made without libcrypto.
+    struct CheckedKey: Sendable, CustomTestStringConvertible {
+        let name: String
+        let der: [UInt8]
+        let isValid: Bool
+
+        var testDescription: String { name }
+
+        static let all: [CheckedKey] = {
+            let prefix = ECPublicKey.Curve.p256.subjectPublicKeyInfoPrefix
+            let apple = ApplePublishedKey.all.map { published in
+                CheckedKey(name: published.keyID, der: published.publicKey.derRepresentation, isValid: true)
+            }
+            let production = appleProductionKeyDER
+            let x = Array(production[(prefix.count + 1)..<(prefix.count + 33)])
+            let y = Array(production[(prefix.count + 33)...])
+            // p, big-endian: a coordinate that is not below it is refused even where it would fit the equation.
+            let p: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x01] + [UInt8](repeating: 0, count: 12)
+                + [UInt8](repeating: 0xFF, count: 12)
+            var flips: [CheckedKey] = []
+            for index in stride(from: prefix.count + 1, to: production.count, by: 7) {
+                var flipped = production
+                flipped[index] ^= 0x10
+                flips.append(CheckedKey(name: "bit flipped in byte \(index)", der: flipped, isValid: false))
+            }
+            var otherPrefix = production
+            otherPrefix[3] ^= 0x01
+            return apple + flips + [
+                CheckedKey(name: "x = p", der: prefix + [0x04] + p + y, isValid: false),
+                CheckedKey(name: "y = p", der: prefix + [0x04] + x + p, isValid: false),
+                CheckedKey(name: "y replaced by p − y (the point's negative)", der: prefix + [0x04] + x
+                    + subtract(p, y), isValid: true),
+                CheckedKey(name: "x and y zero", der: prefix + [0x04] + [UInt8](repeating: 0, count: 64),
+                           isValid: false),
+                CheckedKey(name: "compressed-point marker", der: prefix + [0x02] + x + y, isValid: false),
+                CheckedKey(name: "a prefix byte changed", der: otherPrefix, isValid: false),
+                CheckedKey(name: "a trailing byte", der: production + [0], isValid: false),
+                CheckedKey(name: "one byte short", der: Array(production.dropLast()), isValid: false),
+            ]
+        }()
+
+        /// a − b for big-endian numbers of equal length, a ≥ b.
+        static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+            var result = [UInt8](repeating: 0, count: a.count)
+            var borrow = 0
+            for index in a.indices.reversed() {
+                let difference = Int(a[index]) - Int(b[index]) - borrow
+                result[index] = UInt8((difference + 256) % 256)
+                borrow = difference < 0 ? 1 : 0
+            }
+            return result
+        }
+    }
+
     struct RejectedKey: Sendable, CustomTestStringConvertible {
         enum Input: Sendable {
             case pem(String)

@@ -219,6 +219,22 @@ struct P256KeyTableTests {
         #expect(verifier.tableChecks == 8)
     }
 
+    @Test("A run expecting the threshold's count of signatures starts G's table at once; a smaller one does not",
+          .enabled(if: tablesSupported))
+    func anticipatedRunsStartTheGeneratorTable() throws {
+        let few = P256KeyTables(threshold: 100)
+        few.anticipate(signatures: 99)
+        #expect(!few.hasStartedGenerator)
+        let many = P256KeyTables(threshold: 100)
+        many.anticipate(signatures: 100)
+        #expect(many.hasStartedGenerator)
+        // Started once: the thread that then finds a key's table being built goes on without building G's.
+        let signer = try ReferenceSigner()
+        let point = Array(signer.publicKey.derRepresentation.suffix(65))
+        #expect(many.table(forPoint: point, adding: 100) != nil)
+        #expect(P256KeyTable.generator != nil)
+    }
+
     @Test("Regression: another busy thread lowers the count a key must reach by what it checks during one build",
           .enabled(if: tablesSupported))
     func busyThreadsLowerTheThreshold() throws {

@@ -18,8 +18,18 @@ public struct ECPublicKey: Sendable {
     /// Throws `invalid-key` (J3) for anything but an EC public key on `curve` (RSA, Ed25519, P-384, P-256 when
     /// P-192 is asked...), bytes after the DER, and encodings other than the one DER form with a named curve and
     /// an uncompressed point (BER lengths, explicit curve parameters, a compressed point).
+    ///
+    /// A P-256 key in that one form is checked here without libcrypto (the bytes are the form's, the coordinates
+    /// below p, the point on the curve: what libcrypto's decoding and the checks below would accept) and decoded
+    /// by libcrypto only when first used (``EVPPublicKey``); anything else is decoded now, which names what it is.
     public init(derRepresentation: some Collection<UInt8>, curve: Curve = .p256) throws(AttributionError) {
         let der = Array(derRepresentation)
+        self.curve = curve
+        self.derRepresentation = der
+        if curve == .p256, Self.isValidP256SubjectPublicKeyInfo(der) {
+            self.evpKey = EVPPublicKey(validatedSubjectPublicKeyInfo: der)
+            return
+        }
         let evpKey = try EVPPublicKey(subjectPublicKeyInfo: der)
         guard evpKey.isEllipticCurve else {
             throw AttributionError(.invalidKey, "an \(evpKey.typeName) key, not an EC \(curve) key")
@@ -42,9 +52,29 @@ public struct ECPublicKey: Sendable {
                     + "(BER lengths, explicit curve parameters or a compressed point)"
             )
         }
+        self.evpKey = evpKey
+    }
+
+    /// A key whose DER form is known to be valid on `curve` (checked by the caller, or one of Apple's published
+    /// keys, which tests load through the checks), decoded by libcrypto on first use.
+    init(validated der: [UInt8], curve: Curve) {
         self.curve = curve
         self.derRepresentation = der
-        self.evpKey = evpKey
+        self.evpKey = EVPPublicKey(validatedSubjectPublicKeyInfo: der)
+    }
+
+    /// Whether `der` is the DER SubjectPublicKeyInfo of a P-256 point in the one form ``init(derRepresentation:curve:)``
+    /// accepts: the named-curve prefix, then `04 || x || y` with x and y below p and y² = x³ − 3x + b.
+    static func isValidP256SubjectPublicKeyInfo(_ der: [UInt8]) -> Bool {
+        let prefix = Curve.p256.subjectPublicKeyInfoPrefix
+        guard der.count == prefix.count + 65, der.starts(with: prefix), der[prefix.count] == 0x04 else { return false }
+        return der.withUnsafeBufferPointer { bytes in
+            let start = prefix.count + 1
+            guard let x = P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[start..<start + 32])),
+                  let y = P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[start + 32..<start + 64]))
+            else { return false }
+            return P256Field.isOnCurve(x: x, y: y)
+        }
     }
 }
 

@@ -34,12 +34,14 @@ package struct ApplePublishedKey: Sendable, Hashable {
     /// All of Apple's published AdAttributionKit keys.
     package static let all: [ApplePublishedKey] = [production, development0, development1]
 
-    /// The key as a verifier can use it. The bytes are a compile-time constant, so failure is a programming error.
+    /// The key as a verifier can use it. The bytes are a compile-time constant, loaded without the checks of
+    /// ``ECPublicKey/init(derRepresentation:curve:)`` and decoded by libcrypto on first use (`ECPublicKeyTests`
+    /// loads every published key through those checks).
     package var publicKey: ECPublicKey {
         do {
-            return try ECPublicKey(derRepresentation: Base64.decode(Array(base64DER.utf8)))
+            return ECPublicKey(validated: try Base64.decode(Array(base64DER.utf8)), curve: .p256)
         } catch {
-            preconditionFailure("Apple's published key \(keyID) does not load: \(error)")
+            preconditionFailure("Apple's published key \(keyID) is not base64: \(error)")
         }
     }
 }

@@ -17,11 +17,13 @@ package struct SKAdNetworkKeys: Sendable, Hashable {
     /// Apple's keys, loaded once: P-256 byte-identical to `apple-cas-identifier/0` (Apple publishes the same key
     /// for SKAdNetwork 2.1 and later), and the P-192 key. Environment `production`.
     package static let apple: SKAdNetworkKeys = {
+        // Loaded without libcrypto's decoding until first used, as Apple's other keys (`ECPublicKeyTests` loads it
+        // through every check).
         let p192: ECPublicKey
         do {
-            p192 = try ECPublicKey(derRepresentation: Base64.decode(Array(appleP192Base64DER.utf8)), curve: .p192)
+            p192 = ECPublicKey(validated: try Base64.decode(Array(appleP192Base64DER.utf8)), curve: .p192)
         } catch {
-            preconditionFailure("Apple's SKAdNetwork P-192 key does not load: \(error)")
+            preconditionFailure("Apple's SKAdNetwork P-192 key is not base64: \(error)")
         }
         return SKAdNetworkKeys(
             p256: TrustedKey(keyID: p256KeyID, key: ApplePublishedKey.production.publicKey, environment: .production),

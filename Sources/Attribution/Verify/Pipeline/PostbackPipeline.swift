@@ -31,6 +31,13 @@ public struct PostbackPipeline: Sendable {
                                  records: .jsonLines(explain: explain, fastPath: fastPath))
     }
 
+    /// About `count` items are coming (the command line's guess from its files' sizes): when that is enough for
+    /// tables of multiples to pay, G's table starts building now, beside the rest of start-up
+    /// (``P256KeyTables/anticipate(signatures:)``).
+    package static func anticipate(items count: Int) {
+        P256KeyTables.shared.anticipate(signatures: count)
+    }
+
     /// Verifies `items` (bodies, each with the label its record names; line 1), one result each, in order.
     public func verify(_ items: [(body: [UInt8], source: String)]) -> [VerifiedPostback] {
         let batch = VerifiedBatch(items: items.map {
