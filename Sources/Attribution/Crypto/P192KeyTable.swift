@@ -21,14 +21,7 @@ import Foundation
 /// Two tables of 6,120 affine points each (576 KiB in all), computed with libcrypto's point arithmetic once per
 /// key when it has verified enough signatures (``P192KeyTables``), then shared read-only by every thread.
 final class P192KeyTable: @unchecked Sendable {
-    // Safe to share across threads: written only in `init`, before the table is published under a lock; libcrypto
-    // then only reads `order` and `prime` (openssl-threads(7)).
-    private let order: OpaquePointer
-    private let prime: OpaquePointer
-    /// n − 2, and n's Montgomery context: s⁻¹ = s^(n−2) mod n (n is prime), a third of `BN_mod_inverse`'s cost
-    /// here (~40k against ~110k instructions, measured with callgrind on a flood of forged SKAdNetwork 1.0 postbacks).
-    private let orderMinusTwo: OpaquePointer
-    private let orderMontgomery: OpaquePointer
+    // Safe to share across threads: written only in `init`, before the table is published under a lock.
     /// j·256^i·G, affine, as six limbs (x then y, ``P192Field/Element``s) from index 6·(255·i + j − 1).
     private let generatorMultiples: [UInt64]
     /// j·256^i·Q, the same way.
@@ -43,41 +36,23 @@ final class P192KeyTable: @unchecked Sendable {
         else { return nil }
         let context = BN_CTX_new()
         let key = EC_POINT_new(group)
-        let order = BN_new(), prime = BN_new(), orderMinusTwo = BN_new(), orderMontgomery = BN_MONT_CTX_new()
         defer {
             EC_POINT_free(key)
             BN_CTX_free(context)
             EC_GROUP_free(group)
             OpenSSLErrorQueue.clear()
         }
-        guard let context, let key, let order, let prime, let orderMinusTwo, let orderMontgomery,
+        guard let context, let key,
               point.withUnsafeBufferPointer({
                   EC_POINT_oct2point(group, key, $0.baseAddress, $0.count, context)
               }) == 1,
               EC_POINT_is_at_infinity(group, key) == 0,
-              BN_copy(order, EC_GROUP_get0_order(group)) != nil,
-              BN_copy(orderMinusTwo, order) != nil, BN_sub_word(orderMinusTwo, 2) == 1,
-              BN_MONT_CTX_set(orderMontgomery, order, context) == 1,
-              EC_GROUP_get_curve(group, prime, nil, nil, context) == 1,
               let generator = EC_GROUP_get0_generator(group),
               let generatorMultiples = Self.multiples(of: generator, group: group, context: context),
               let keyMultiples = Self.multiples(of: key, group: group, context: context) else {
-            BN_free(order)
-            BN_free(prime)
-            BN_free(orderMinusTwo)
-            BN_MONT_CTX_free(orderMontgomery)
             return nil
         }
-        (self.order, self.prime) = (order, prime)
-        (self.orderMinusTwo, self.orderMontgomery) = (orderMinusTwo, orderMontgomery)
         (self.generatorMultiples, self.keyMultiples) = (generatorMultiples, keyMultiples)
-    }
-
-    deinit {
-        BN_free(order)
-        BN_free(prime)
-        BN_free(orderMinusTwo)
-        BN_MONT_CTX_free(orderMontgomery)
     }
 
     /// j·256^i·P for i in 0 ..< 24 and j in 1 ... 255, affine, as limbs; nil if libcrypto fails. Computed with
@@ -128,82 +103,47 @@ final class P192KeyTable: @unchecked Sendable {
         return limbs
     }
 
-    /// Whether (r, s), 24 bytes each, is a valid ECDSA signature under the key of the SHA-256 `digest`.
+    /// Whether (r, s), 24 bytes each, is a valid ECDSA signature under the key of the SHA-256 `digest`. The scalar
+    /// steps run on fixed limbs (``P192Scalar``), without a libcrypto call.
     func isValidSignature(r rBytes: ArraySlice<UInt8>, s sBytes: ArraySlice<UInt8>, digest: SHA256Digest) -> Bool {
-        guard rBytes.count == Self.scalarBytes, sBytes.count == Self.scalarBytes,
-              let context = BN_CTX_new() else { return false }
-        BN_CTX_start(context)
-        defer {
-            BN_CTX_end(context)
-            BN_CTX_free(context)
-        }
-        let numbers = (0..<6).map { _ in BN_CTX_get(context) }
-        guard let r = numbers[0], let s = numbers[1], let e = numbers[2], let inverse = numbers[3],
-              let u1 = numbers[4], let u2 = numbers[5] else {
-            OpenSSLErrorQueue.clear()
-            return false
-        }
+        guard rBytes.count == Self.scalarBytes, sBytes.count == Self.scalarBytes else { return false }
+        let r = rBytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
+        let s = sBytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
+        guard P192Scalar.isInRange(r), P192Scalar.isInRange(s) else { return false }
+        // e: the leftmost 192 bits of the digest (n has 192 bits), reduced mod n.
+        let e = P192Scalar.reduced(digest.withUnsafeBytes { raw in
+            P192Scalar.number(bigEndian: raw.assumingMemoryBound(to: UInt8.self), at: 0)
+        })
+        // s⁻¹ in Montgomery form; a plain number times it is the plain product: u1 = e·s⁻¹, u2 = r·s⁻¹ mod n.
+        let sInverse = P192Scalar.inverse(P192Scalar.montgomery(s))
         var point = P192JacobianPoint.infinity
-        let valid = rBytes.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 24, r) } != nil
-            && sBytes.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 24, s) } != nil
-            && isInOrderRange(r) && isInOrderRange(s)
-            // e: the leftmost 192 bits of the digest (n has 192 bits), not reduced: BN_mod_mul reduces.
-            && digest.withUnsafeBytes { BN_bin2bn($0.baseAddress, 24, e) } != nil
-            // s⁻¹ = s^(n−2): 1 ≤ s < n and n prime.
-            && BN_mod_exp_mont(inverse, s, orderMinusTwo, order, context, orderMontgomery) == 1
-            && BN_mod_mul(u1, e, inverse, order, context) == 1
-            && BN_mod_mul(u2, r, inverse, order, context) == 1
-            && add(u1, multiplesIn: generatorMultiples, to: &point)
-            && add(u2, multiplesIn: keyMultiples, to: &point)
-            && !point.isInfinity
-            && xMatches(r, point, scratch: e, context: context)
-        if !valid { OpenSSLErrorQueue.clear() }
-        return valid
+        add(P192Scalar.multiply(e, sInverse), multiplesIn: generatorMultiples, to: &point)
+        add(P192Scalar.multiply(r, sInverse), multiplesIn: keyMultiples, to: &point)
+        return !point.isInfinity && xMatches(r, point)
     }
 
-    /// point += scalar·P, one table point per non-zero byte of the scalar.
-    private func add(_ scalar: OpaquePointer, multiplesIn table: [UInt64], to point: inout P192JacobianPoint)
-        -> Bool {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scalarBytes) { bytes in
-            guard BN_bn2binpad(scalar, bytes.baseAddress, Int32(Self.scalarBytes)) == Int32(Self.scalarBytes)
-            else { return false }
-            table.withUnsafeBufferPointer { limbs in
-                for position in 0..<Self.scalarBytes {
-                    let digit = Int(bytes[Self.scalarBytes - 1 - position])
-                    guard digit != 0 else { continue }
-                    let at = 6 * (255 * position + digit - 1)
-                    point.add(affineX: (limbs[at], limbs[at + 1], limbs[at + 2]),
-                              y: (limbs[at + 3], limbs[at + 4], limbs[at + 5]))
-                }
+    /// point += scalar·P, one table point per non-zero byte of the scalar (a number below n).
+    private func add(_ scalar: P192Scalar.Element, multiplesIn table: [UInt64], to point: inout P192JacobianPoint) {
+        let limbs = [scalar.0, scalar.1, scalar.2]
+        table.withUnsafeBufferPointer { multiples in
+            for position in 0..<Self.scalarBytes {
+                let digit = Int(truncatingIfNeeded: limbs[position / 8] >> UInt64(8 * (position % 8))) & 0xFF
+                guard digit != 0 else { continue }
+                let at = 6 * (255 * position + digit - 1)
+                point.add(affineX: (multiples[at], multiples[at + 1], multiples[at + 2]),
+                          y: (multiples[at + 3], multiples[at + 4], multiples[at + 5]))
             }
-            return true
         }
     }
 
     /// x(R) ≡ r (mod n) from R's Jacobian X and Z (affine x = X / Z²): X ≡ r·Z² (mod p), or, when r + n < p, the
-    /// one other x with x mod n = r, X ≡ (r + n)·Z².
-    private func xMatches(_ r: OpaquePointer, _ point: P192JacobianPoint, scratch: OpaquePointer,
-                          context: OpaquePointer) -> Bool {
+    /// one other x with x mod n = r, X ≡ (r + n)·Z². r is below n, so below p: a field element as it is.
+    private func xMatches(_ r: P192Scalar.Element, _ point: P192JacobianPoint) -> Bool {
         let zz = P192Field.square(point.z)
-        guard let candidate = element(r) else { return false }
-        if P192Field.equal(P192Field.multiply(candidate, zz), point.x) { return true }
-        guard BN_add(scratch, r, order) == 1, BN_ucmp(scratch, prime) < 0, let other = element(scratch) else {
-            return false
-        }
+        if P192Field.equal(P192Field.multiply(r, zz), point.x) { return true }
+        let (other, carry) = P192Scalar.addingOrder(r)
+        guard carry == 0, P192Field.isLessThanP(other) else { return false }
         return P192Field.equal(P192Field.multiply(other, zz), point.x)
-    }
-
-    /// A number below p as a field element.
-    private func element(_ value: OpaquePointer) -> P192Field.Element? {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scalarBytes) { bytes in
-            guard BN_bn2binpad(value, bytes.baseAddress, 24) == 24 else { return nil }
-            return P192Field.element(bigEndian: UnsafeBufferPointer(bytes))
-        }
-    }
-
-    /// 1 ≤ value ≤ n − 1.
-    private func isInOrderRange(_ value: OpaquePointer) -> Bool {
-        BN_is_zero(value) == 0 && BN_ucmp(value, order) < 0
     }
 }
 

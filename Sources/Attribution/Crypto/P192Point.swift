@@ -67,6 +67,9 @@ enum P192Field {
         a.2 == .max && (a.1 == .max || (a.1 == .max - 1 && a.0 == .max))
     }
 
+    /// True when a (less than 2¹⁹²) is a field element: less than p.
+    static func isLessThanP(_ a: Element) -> Bool { !isAtLeastP(a) }
+
     /// a + 2⁶⁴ + 1 (mod 2¹⁹²): a − p when a ≥ p, or a + 2¹⁹² − p when 2¹⁹² was carried out of a sum.
     @inline(__always)
     private static func addComplement(_ a: Element) -> Element {
