@@ -141,6 +141,9 @@ def main() -> int:
     per_item = (total - start_total) / items
     ecdsa = largest(rows, r"P256BatchVerifier\.verify")
     tables = largest(rows, r"P256KeyTable\.fill|P256KeyTable\.init")
+    # G's table, when the run starts it on a thread of its own (P256KeyTables.anticipate), is built outside the
+    # ECDSA's calls; the key's table inside them.
+    tables_outside_ecdsa = min(tables, largest(rows, r"P256KeyTables\.anticipate"))
     sha = summed(rows, r"^SHA256_(Update|Final)$") or largest(rows, r"SHA256Digest\.init")
     base64 = summed(rows, r"Base64Alphabet\.decodeSignificant")
     json = summed(rows, r"FlatJSONScanner\.scan\(")
@@ -151,7 +154,7 @@ def main() -> int:
     complete = largest(rows, r"BatchVerifier\.complete")
     record = max(0, prepare - sha - base64 - json - largest(rows, r"VerifiedTokenCache\.contains"))
     parts = [
-        ("ECDSA (batched, tables: P256BatchVerifier)", ecdsa - tables),
+        ("ECDSA (batched, tables: P256BatchVerifier)", ecdsa - (tables - tables_outside_ecdsa)),
         ("SHA-256 of the signing input", sha),
         ("base64url decoding", base64),
         ("JSON scanning (body, header, payload)", json),
