@@ -9,59 +9,7 @@ import Testing
 /// comes from libcrypto, n from libcrypto's own curve.
 @Suite("P-192 scalars modulo n")
 struct P192ScalarTests {
-    /// Converts between limbs and libcrypto's numbers.
-    final class Reference {
-        let context = BN_CTX_new()!
-        let order = BN_new()!
-
-        init() throws {
-            let group = try #require(EC_GROUP_new_by_curve_name(NID_X9_62_prime192v1))
-            defer { EC_GROUP_free(group) }
-            #expect(BN_copy(order, EC_GROUP_get0_order(group)) != nil)
-        }
-
-        deinit {
-            BN_free(order)
-            BN_CTX_free(context)
-        }
-
-        func bytes(_ a: P192Scalar.Element) -> [UInt8] {
-            [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
-                P192Scalar.write(a, bigEndianInto: buffer)
-                count = 24
-            }
-        }
-
-        func limbs(_ bytes: [UInt8]) -> P192Scalar.Element {
-            bytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
-        }
-
-        /// `body` over libcrypto numbers of `values`, its result number back as limbs.
-        func compute(_ values: [P192Scalar.Element], _ body: ([OpaquePointer], OpaquePointer) -> Int32)
-            -> P192Scalar.Element? {
-            let numbers = values.map { value in
-                bytes(value).withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 24, nil)! }
-            }
-            let result = BN_new()!
-            defer { (numbers + [result]).forEach { BN_free($0) } }
-            guard body(numbers, result) == 1 else { return nil }
-            var out = [UInt8](repeating: 0, count: 24)
-            guard BN_bn2binpad(result, &out, 24) == 24 else { return nil }
-            return limbs(out)
-        }
-
-        func modMul(_ a: P192Scalar.Element, _ b: P192Scalar.Element) -> P192Scalar.Element? {
-            compute([a, b]) { numbers, result in BN_mod_mul(result, numbers[0], numbers[1], order, context) }
-        }
-
-        func modInverse(_ a: P192Scalar.Element) -> P192Scalar.Element? {
-            compute([a]) { numbers, result in BN_mod_inverse(result, numbers[0], order, context) != nil ? 1 : 0 }
-        }
-
-        func mod(_ a: P192Scalar.Element) -> P192Scalar.Element? {
-            compute([a]) { numbers, result in BN_nnmod(result, numbers[0], order, context) }
-        }
-    }
+    typealias Reference = ScalarReference<P192Limbs>
 
     static let n = P192Scalar.order
     /// Edge values: 0, 1, 2, n − 1, n, n + 1, 2¹⁹² − 1, one word set, and n's words with the top one's half.
@@ -90,13 +38,13 @@ struct P192ScalarTests {
         let reference = try Reference()
         var generator = SystemRandomNumberGenerator()
         for value in Self.edges + (0..<200).map({ _ in Self.random(using: &generator) }) {
-            #expect(Self.equal(reference.limbs(reference.bytes(value)), value))
+            #expect(Self.equal(P192Limbs.limbs(P192Limbs.bytes(value)), value))
             // libcrypto's number of those bytes, written back, is the same value: the byte order is big-endian.
             #expect(Self.equal(reference.compute([value]) { numbers, result in
                 BN_copy(result, numbers[0]) != nil ? 1 : 0
             }, value))
         }
-        #expect(reference.bytes((0x0102, 0, 0x0A0B_0C0D_0E0F_1011)).prefix(8) == [0x0A, 0x0B, 0x0C, 0x0D, 0x0E,
+        #expect(P192Limbs.bytes((0x0102, 0, 0x0A0B_0C0D_0E0F_1011)).prefix(8) == [0x0A, 0x0B, 0x0C, 0x0D, 0x0E,
                                                                                 0x0F, 0x10, 0x11])
     }
 

@@ -9,58 +9,7 @@ import Testing
 /// comes from libcrypto.
 @Suite("P-256 scalars modulo n")
 struct P256ScalarTests {
-    /// Converts between limbs and libcrypto's numbers, with n from libcrypto's own curve.
-    final class Reference {
-        let context = BN_CTX_new()!
-        let order = BN_new()!
-
-        init() throws {
-            let group = try #require(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1))
-            defer { EC_GROUP_free(group) }
-            #expect(BN_copy(order, EC_GROUP_get0_order(group)) != nil)
-        }
-
-        deinit {
-            BN_free(order)
-            BN_CTX_free(context)
-        }
-
-        func bytes(_ a: P256Scalar.Element) -> [UInt8] {
-            [a.3, a.2, a.1, a.0].flatMap { limb in
-                (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * $0)) }
-            }
-        }
-
-        func limbs(_ bytes: [UInt8]) -> P256Scalar.Element {
-            bytes.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 0) }
-        }
-
-        /// `body` over libcrypto numbers of `values`, its result number back as limbs.
-        func compute(_ values: [P256Scalar.Element], _ body: ([OpaquePointer], OpaquePointer) -> Int32)
-            -> P256Scalar.Element? {
-            let numbers = values.map { value in
-                bytes(value).withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil)! }
-            }
-            let result = BN_new()!
-            defer { (numbers + [result]).forEach { BN_free($0) } }
-            guard body(numbers, result) == 1 else { return nil }
-            var out = [UInt8](repeating: 0, count: 32)
-            guard BN_bn2binpad(result, &out, 32) == 32 else { return nil }
-            return limbs(out)
-        }
-
-        func modMul(_ a: P256Scalar.Element, _ b: P256Scalar.Element) -> P256Scalar.Element? {
-            compute([a, b]) { numbers, result in BN_mod_mul(result, numbers[0], numbers[1], order, context) }
-        }
-
-        func modInverse(_ a: P256Scalar.Element) -> P256Scalar.Element? {
-            compute([a]) { numbers, result in BN_mod_inverse(result, numbers[0], order, context) != nil ? 1 : 0 }
-        }
-
-        func mod(_ a: P256Scalar.Element) -> P256Scalar.Element? {
-            compute([a]) { numbers, result in BN_nnmod(result, numbers[0], order, context) }
-        }
-    }
+    typealias Reference = ScalarReference<P256Limbs>
 
     static let n = P256Scalar.order
     /// Edge values: 0, 1, 2, n − 1, n, n + 1, 2²⁵⁶ − 1, one word set, and n's words with the top one's half.

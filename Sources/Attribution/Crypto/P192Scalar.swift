@@ -1,7 +1,9 @@
 /// Arithmetic modulo P-192's group order n in three 64-bit limbs (least significant first), for the scalar steps of
 /// a P-192 verification from tables (``P192KeyTable``): r and s read and range-checked, s⁻¹, u1 = e·s⁻¹ and
 /// u2 = r·s⁻¹. Montgomery multiplication (a·b·2⁻¹⁹² mod n, word by word with −n⁻¹ mod 2⁶⁴), inversion by
-/// Fermat's little theorem, as ``P256Scalar`` does for P-256. Public values only, so nothing here is constant-time.
+/// Fermat's little theorem, as ``P256Scalar`` does for P-256 (written out apart on purpose: fixed tuples of three and
+/// four limbs keep every step in registers, which a loop over a limb count shared by both would not). Public values
+/// only, so nothing here is constant-time.
 ///
 /// libcrypto's `BIGNUM` calls did these steps before: a `BN_CTX` per signature, `BN_mod_exp_mont` for s⁻¹ (~40k
 /// instructions) and two `BN_mod_mul`s; a forged SKAdNetwork 1.0 or 2.0 postback, which anyone can send, paid them
