@@ -3,23 +3,50 @@ import Testing
 
 @testable import Attribution
 
-/// A curve's scalars as fixed limbs (``P256Scalar``, ``P192Scalar``): what ``ScalarReference`` needs to hand them to
-/// libcrypto and back.
+/// A curve's scalar arithmetic on fixed limbs (``P256Scalar``, ``P192Scalar``) as ``ScalarChecks`` holds it to
+/// libcrypto: the operations under test, and how to hand a number to libcrypto and back.
 protocol ScalarLimbs {
     associatedtype Element
     /// libcrypto's curve, whose order n the reference reduces by.
     static var curve: Int32 { get }
     /// Bytes in a scalar.
     static var byteCount: Int { get }
+    static var order: Element { get }
+    /// Edge values: 0, 1, 2, n − 1, n, n + 1, all ones, one word set, and n's words with the top one's half.
+    static var edges: [Element] { get }
+    /// 1 as a plain number: a Montgomery product with it gives a Montgomery form's plain value.
+    static var plainOne: Element { get }
     /// The big-endian bytes of a number (``byteCount`` of them).
     static func bytes(_ value: Element) -> [UInt8]
     /// The number of ``byteCount`` big-endian bytes.
     static func limbs(_ bytes: [UInt8]) -> Element
+    static func equal(_ a: Element, _ b: Element) -> Bool
+    static func random(using generator: inout SystemRandomNumberGenerator) -> Element
+
+    static func reduced(_ a: Element) -> Element
+    static func isInRange(_ a: Element) -> Bool
+    static func addingOrder(_ a: Element) -> (sum: Element, carry: UInt64)
+    static func montgomery(_ a: Element) -> Element
+    static func multiply(_ a: Element, _ b: Element) -> Element
+    static func inverse(_ a: Element) -> Element
+}
+
+extension ScalarLimbs {
+    static var bitCount: Int32 { Int32(8 * byteCount) }
+    static func isZero(_ a: Element) -> Bool { bytes(a).allSatisfy { $0 == 0 } }
 }
 
 enum P256Limbs: ScalarLimbs {
     static let curve = NID_X9_62_prime256v1
     static let byteCount = 32
+    static let order = P256Scalar.order
+    static let edges: [P256Scalar.Element] = {
+        let n = P256Scalar.order
+        return [(0, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0), (n.0 - 1, n.1, n.2, n.3), n, (n.0 + 1, n.1, n.2, n.3),
+                (.max, .max, .max, .max), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1), (.max, 0, 0, 0), (0, 0, 0, .max),
+                (n.0, n.1, n.2, 0), (0, 0, 0, n.3 >> 1)]
+    }()
+    static let plainOne: P256Scalar.Element = (1, 0, 0, 0)
     static func bytes(_ value: P256Scalar.Element) -> [UInt8] {
         [value.3, value.2, value.1, value.0].flatMap { limb in
             (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * $0)) }
@@ -28,11 +55,33 @@ enum P256Limbs: ScalarLimbs {
     static func limbs(_ bytes: [UInt8]) -> P256Scalar.Element {
         bytes.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 0) }
     }
+    static func equal(_ a: P256Scalar.Element, _ b: P256Scalar.Element) -> Bool { P256Field.equal(a, b) }
+    static func random(using generator: inout SystemRandomNumberGenerator) -> P256Scalar.Element {
+        (.random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator),
+         .random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator))
+    }
+    static func reduced(_ a: P256Scalar.Element) -> P256Scalar.Element { P256Scalar.reduced(a) }
+    static func isInRange(_ a: P256Scalar.Element) -> Bool { P256Scalar.isInRange(a) }
+    static func addingOrder(_ a: P256Scalar.Element) -> (sum: P256Scalar.Element, carry: UInt64) {
+        P256Scalar.addingOrder(a)
+    }
+    static func montgomery(_ a: P256Scalar.Element) -> P256Scalar.Element { P256Scalar.montgomery(a) }
+    static func multiply(_ a: P256Scalar.Element, _ b: P256Scalar.Element) -> P256Scalar.Element {
+        P256Scalar.multiply(a, b)
+    }
+    static func inverse(_ a: P256Scalar.Element) -> P256Scalar.Element { P256Scalar.inverse(a) }
 }
 
 enum P192Limbs: ScalarLimbs {
     static let curve = NID_X9_62_prime192v1
     static let byteCount = 24
+    static let order = P192Scalar.order
+    static let edges: [P192Scalar.Element] = {
+        let n = P192Scalar.order
+        return [(0, 0, 0), (1, 0, 0), (2, 0, 0), (n.0 - 1, n.1, n.2), n, (n.0 + 1, n.1, n.2), (.max, .max, .max),
+                (0, 1, 0), (0, 0, 1), (.max, 0, 0), (0, 0, .max), (n.0, n.1, 0), (0, 0, n.2 >> 1)]
+    }()
+    static let plainOne: P192Scalar.Element = (1, 0, 0)
     static func bytes(_ value: P192Scalar.Element) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
             P192Scalar.write(value, bigEndianInto: buffer)
@@ -42,6 +91,21 @@ enum P192Limbs: ScalarLimbs {
     static func limbs(_ bytes: [UInt8]) -> P192Scalar.Element {
         bytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
     }
+    static func equal(_ a: P192Scalar.Element, _ b: P192Scalar.Element) -> Bool { P192Field.equal(a, b) }
+    static func random(using generator: inout SystemRandomNumberGenerator) -> P192Scalar.Element {
+        (.random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator),
+         .random(in: 0 ... .max, using: &generator))
+    }
+    static func reduced(_ a: P192Scalar.Element) -> P192Scalar.Element { P192Scalar.reduced(a) }
+    static func isInRange(_ a: P192Scalar.Element) -> Bool { P192Scalar.isInRange(a) }
+    static func addingOrder(_ a: P192Scalar.Element) -> (sum: P192Scalar.Element, carry: UInt64) {
+        P192Scalar.addingOrder(a)
+    }
+    static func montgomery(_ a: P192Scalar.Element) -> P192Scalar.Element { P192Scalar.montgomery(a) }
+    static func multiply(_ a: P192Scalar.Element, _ b: P192Scalar.Element) -> P192Scalar.Element {
+        P192Scalar.multiply(a, b)
+    }
+    static func inverse(_ a: P192Scalar.Element) -> P192Scalar.Element { P192Scalar.inverse(a) }
 }
 
 /// libcrypto's `BIGNUM` arithmetic modulo a curve's order n (n from libcrypto's own curve), on fixed limbs: every
@@ -85,5 +149,64 @@ final class ScalarReference<Limbs: ScalarLimbs> {
 
     func mod(_ a: Limbs.Element) -> Limbs.Element? {
         compute([a]) { numbers, result in BN_nnmod(result, numbers[0], order, context) }
+    }
+}
+
+/// The checks `ScalarTests` makes of each curve's scalars, over its edge values and random ones, every expected value
+/// from ``ScalarReference``.
+enum ScalarChecks<Limbs: ScalarLimbs> {
+    static func equal(_ a: Limbs.Element?, _ b: Limbs.Element?) -> Bool {
+        guard let a, let b else { return false }
+        return Limbs.equal(a, b)
+    }
+
+    /// The plain value of a number in Montgomery form.
+    static func plain(_ a: Limbs.Element) -> Limbs.Element { Limbs.multiply(a, Limbs.plainOne) }
+
+    /// Reduction, the range of r and s, and r + n (the number libcrypto adds up: its low bits and whether it has one
+    /// more).
+    static func reductionAndRange(edges: [Limbs.Element]) throws {
+        let reference = try ScalarReference<Limbs>()
+        var generator = SystemRandomNumberGenerator()
+        for value in edges + (0..<2000).map({ _ in Limbs.random(using: &generator) }) {
+            #expect(equal(Limbs.reduced(value), reference.mod(value)), "\(value)")
+            let inRange = !Limbs.isZero(value) && reference.mod(value).map { Limbs.equal($0, value) } == true
+            #expect(Limbs.isInRange(value) == inRange, "\(value)")
+            let sum = Limbs.addingOrder(value)
+            var overflows = false
+            let expected = reference.compute([value, Limbs.order]) { numbers, result in
+                guard BN_add(result, numbers[0], numbers[1]) == 1 else { return 0 }
+                overflows = BN_num_bits(result) > Limbs.bitCount
+                return overflows ? BN_mask_bits(result, Limbs.bitCount) : 1
+            }
+            #expect(sum.carry == (overflows ? 1 : 0), "\(value)")
+            #expect(equal(sum.sum, expected), "\(value)")
+        }
+    }
+
+    /// Montgomery forms and products: a·b mod n for edge and random a, b below n; a plain number times one in
+    /// Montgomery form is the plain product (how u1 and u2 are made).
+    static func products(edges: [Limbs.Element]) throws {
+        let reference = try ScalarReference<Limbs>()
+        var generator = SystemRandomNumberGenerator()
+        let values = edges.map(Limbs.reduced) + (0..<300).map { _ in Limbs.reduced(Limbs.random(using: &generator)) }
+        for a in values {
+            #expect(equal(plain(Limbs.montgomery(a)), a), "\(a)")
+            for b in values.prefix(40) {
+                let product = plain(Limbs.multiply(Limbs.montgomery(a), Limbs.montgomery(b)))
+                #expect(equal(product, reference.modMul(a, b)), "\(a) \(b)")
+                #expect(equal(Limbs.multiply(a, Limbs.montgomery(b)), reference.modMul(a, b)))
+            }
+        }
+    }
+
+    /// s⁻¹ mod n as libcrypto's `BN_mod_inverse` computes it, for edge and random s in 1 … n − 1.
+    static func inverses(edges: [Limbs.Element]) throws {
+        let reference = try ScalarReference<Limbs>()
+        var generator = SystemRandomNumberGenerator()
+        let values = edges.map(Limbs.reduced) + (0..<200).map { _ in Limbs.reduced(Limbs.random(using: &generator)) }
+        for s in values where !Limbs.isZero(s) {
+            #expect(equal(plain(Limbs.inverse(Limbs.montgomery(s))), reference.modInverse(s)), "\(s)")
+        }
     }
 }

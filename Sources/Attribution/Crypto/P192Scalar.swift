@@ -7,7 +7,7 @@
 ///
 /// libcrypto's `BIGNUM` calls did these steps before: a `BN_CTX` per signature, `BN_mod_exp_mont` for s⁻¹ (~40k
 /// instructions) and two `BN_mod_mul`s; a forged SKAdNetwork 1.0 or 2.0 postback, which anyone can send, paid them
-/// all. `P192ScalarTests` holds every operation to libcrypto's on random and edge values.
+/// all. `ScalarTests` holds every operation to libcrypto's on random and edge values.
 enum P192Scalar {
     typealias Element = P192Field.Element
     private typealias F = P256Field

@@ -5,7 +5,7 @@
 ///
 /// libcrypto's `BIGNUM` calls did these steps before, about a dozen per signature at several hundred
 /// instructions each (allocation checks, lengths, dispatch); these are a few dozen instructions a step.
-/// `P256ScalarTests` holds every operation to libcrypto's on random and edge values.
+/// `ScalarTests` holds every operation to libcrypto's on random and edge values.
 enum P256Scalar {
     typealias Element = P256Field.Element
     private typealias F = P256Field
