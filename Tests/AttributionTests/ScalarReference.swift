@@ -210,3 +210,17 @@ enum ScalarChecks<Limbs: ScalarLimbs> {
         }
     }
 }
+
+/// One of ``ScalarChecks``' checks, for a curve chosen at run time (``run(_:on:)``).
+enum ScalarCheck {
+    case reductionAndRange, products, inverses
+}
+
+/// Runs `check` on the scalars of `limbs` (passed as `any ScalarLimbs.Type`, it is opened here).
+func run<Limbs: ScalarLimbs>(_ check: ScalarCheck, on _: Limbs.Type) throws {
+    switch check {
+    case .reductionAndRange: try ScalarChecks<Limbs>.reductionAndRange(edges: Limbs.edges)
+    case .products: try ScalarChecks<Limbs>.products(edges: Limbs.edges)
+    case .inverses: try ScalarChecks<Limbs>.inverses(edges: Limbs.edges)
+    }
+}

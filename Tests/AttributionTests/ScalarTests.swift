@@ -24,28 +24,19 @@ struct ScalarTests {
 
     @Test("Reduction, range and r + n of edge and random values agree with libcrypto", arguments: Curve.allCases)
     func reductionAndRange(_ curve: Curve) throws {
-        func check<Limbs: ScalarLimbs>(_: Limbs.Type) throws {
-            try ScalarChecks<Limbs>.reductionAndRange(edges: Limbs.edges)
-        }
-        try check(curve.limbs)
+        try run(.reductionAndRange, on: curve.limbs)
     }
 
     @Test("Montgomery products and forms: a·b mod n as libcrypto computes it, for edge and random a, b below n",
           arguments: Curve.allCases)
     func products(_ curve: Curve) throws {
-        func check<Limbs: ScalarLimbs>(_: Limbs.Type) throws {
-            try ScalarChecks<Limbs>.products(edges: Limbs.edges)
-        }
-        try check(curve.limbs)
+        try run(.products, on: curve.limbs)
     }
 
     @Test("Inverses: s⁻¹ mod n as libcrypto's BN_mod_inverse computes it, for edge and random s in 1 … n − 1",
           arguments: Curve.allCases)
     func inverses(_ curve: Curve) throws {
-        func check<Limbs: ScalarLimbs>(_: Limbs.Type) throws {
-            try ScalarChecks<Limbs>.inverses(edges: Limbs.edges)
-        }
-        try check(curve.limbs)
+        try run(.inverses, on: curve.limbs)
     }
 
     @Test("P-192's 24 big-endian bytes round-trip, and libcrypto reads the same number")
