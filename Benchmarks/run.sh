@@ -228,11 +228,15 @@ run_pair() {
   PAIR_CLI[$name]+="$(calc '%.1f' "$N/($end-$start)") "
   say "   round $round, ${PAIR_LABEL[$name]}: openssl $ossl verify/s, CLI $(calc '%.0f' "$N/($end-$start)") items/s, ratio $ratio"
 }
+# values LIST: the space-separated figures of LIST, one a line.
+values() { tr ' ' '\n' <<<"$1" | grep .; }
 # pair_row NAME: the configuration's row: the medians of both sides, the median per-pair ratio, and its range.
 pair_row() {
-  local name="$1" sorted
-  sorted="$(tr ' ' '\n' <<<"${PAIR_RATIOS[$name]}" | grep . | sort -g)"
-  PAIR_ROWS+=("| ${PAIR_LABEL[$name]} | $PAIRS | $(tr ' ' '\n' <<<"${PAIR_OSSL[$name]}" | grep . | median | xargs printf '%.0f') | $(tr ' ' '\n' <<<"${PAIR_CLI[$name]}" | grep . | median | xargs printf '%.0f') | $(calc '%.3f' "$(tr ' ' '\n' <<<"${PAIR_CLI[$name]}" | grep . | median)/$(tr ' ' '\n' <<<"${PAIR_OSSL[$name]}" | grep . | median)") | $(median <<<"$sorted" | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
+  local name="$1" sorted ossl cli
+  sorted="$(values "${PAIR_RATIOS[$name]}" | sort -g)"
+  ossl="$(values "${PAIR_OSSL[$name]}" | median)"
+  cli="$(values "${PAIR_CLI[$name]}" | median)"
+  PAIR_ROWS+=("| ${PAIR_LABEL[$name]} | $PAIRS | $(calc '%.0f' "$ossl") | $(calc '%.0f' "$cli") | $(calc '%.3f' "$cli/$ossl") | $(median <<<"$sorted" | xargs printf '%.3f') | $(head -1 <<<"$sorted" | xargs printf '%.3f') | $(tail -1 <<<"$sorted" | xargs printf '%.3f') |")
 }
 
 if [[ "$SKIP_THROUGHPUT" != 1 && "$SKIP_OPENSSL" != 1 && "$PAIRS" -gt 0 ]]; then

@@ -5,7 +5,7 @@
 
 Signs a fresh Apple-shaped corpus (make-corpus.py), then for each --jobs value runs the command over it, fed through
 a pipe that stays open after the last byte, so the threads can be read in /proc while the run waits for more input:
-each thread's CPU time (user + system) divided by the items gives its cost per item. The threads, in the order the
+each thread's CPU time (the scheduler's nanoseconds) divided by the items gives its cost per item. The threads, in the order the
 command starts them: the main thread is the writer (records, deduplication, output), then the signal watcher, the
 reader (input, and with --jobs below the core count the fast path's preparation), then one thread per job (the ECDSA,
 and, when every core has a job, preparation and completion too). CPU time per item hardly depends on what else the

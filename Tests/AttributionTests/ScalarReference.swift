@@ -33,6 +33,10 @@ protocol ScalarLimbs {
 
 extension ScalarLimbs {
     static var bitCount: Int32 { Int32(8 * byteCount) }
+    /// The big-endian bytes of limbs given most significant first.
+    static func bigEndian(_ limbs: [UInt64]) -> [UInt8] {
+        limbs.flatMap { limb in (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * $0)) } }
+    }
     static func isZero(_ a: Element) -> Bool { bytes(a).allSatisfy { $0 == 0 } }
 }
 
@@ -47,11 +51,7 @@ enum P256Limbs: ScalarLimbs {
                 (n.0, n.1, n.2, 0), (0, 0, 0, n.3 >> 1)]
     }()
     static let plainOne: P256Scalar.Element = (1, 0, 0, 0)
-    static func bytes(_ value: P256Scalar.Element) -> [UInt8] {
-        [value.3, value.2, value.1, value.0].flatMap { limb in
-            (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * $0)) }
-        }
-    }
+    static func bytes(_ value: P256Scalar.Element) -> [UInt8] { bigEndian([value.3, value.2, value.1, value.0]) }
     static func limbs(_ bytes: [UInt8]) -> P256Scalar.Element {
         bytes.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 0) }
     }
@@ -82,12 +82,7 @@ enum P192Limbs: ScalarLimbs {
                 (0, 1, 0), (0, 0, 1), (.max, 0, 0), (0, 0, .max), (n.0, n.1, 0), (0, 0, n.2 >> 1)]
     }()
     static let plainOne: P192Scalar.Element = (1, 0, 0)
-    static func bytes(_ value: P192Scalar.Element) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
-            P192Scalar.write(value, bigEndianInto: buffer)
-            count = 24
-        }
-    }
+    static func bytes(_ value: P192Scalar.Element) -> [UInt8] { bigEndian([value.2, value.1, value.0]) }
     static func limbs(_ bytes: [UInt8]) -> P192Scalar.Element {
         bytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
     }

@@ -67,14 +67,8 @@ public struct ECPublicKey: Sendable {
     /// accepts: the named-curve prefix, then `04 || x || y` with x and y below p and y² = x³ − 3x + b.
     static func isValidP256SubjectPublicKeyInfo(_ der: [UInt8]) -> Bool {
         let prefix = Curve.p256.subjectPublicKeyInfoPrefix
-        guard der.count == prefix.count + 65, der.starts(with: prefix), der[prefix.count] == 0x04 else { return false }
-        return der.withUnsafeBufferPointer { bytes in
-            let start = prefix.count + 1
-            guard let x = P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[start..<start + 32])),
-                  let y = P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[start + 32..<start + 64]))
-            else { return false }
-            return P256Field.isOnCurve(x: x, y: y)
-        }
+        return der.count == prefix.count + 65 && der.starts(with: prefix)
+            && P256Field.affinePoint(uncompressed: der[prefix.count...]) != nil
     }
 }
 

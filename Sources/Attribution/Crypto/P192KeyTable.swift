@@ -124,10 +124,10 @@ final class P192KeyTable: @unchecked Sendable {
 
     /// point += scalar·P, one table point per non-zero byte of the scalar (a number below n).
     private func add(_ scalar: P192Scalar.Element, multiplesIn table: [UInt64], to point: inout P192JacobianPoint) {
-        let limbs = [scalar.0, scalar.1, scalar.2]
         table.withUnsafeBufferPointer { multiples in
             for position in 0..<Self.scalarBytes {
-                let digit = Int(truncatingIfNeeded: limbs[position / 8] >> UInt64(8 * (position % 8))) & 0xFF
+                let limb = position < 8 ? scalar.0 : position < 16 ? scalar.1 : scalar.2
+                let digit = Int(truncatingIfNeeded: limb >> UInt64(8 * (position % 8))) & 0xFF
                 guard digit != 0 else { continue }
                 let at = 6 * (255 * position + digit - 1)
                 point.add(affineX: (multiples[at], multiples[at + 1], multiples[at + 2]),

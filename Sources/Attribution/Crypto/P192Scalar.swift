@@ -83,29 +83,22 @@ enum P192Scalar {
     }
 
     /// a⁻¹ in Montgomery form for a ≠ 0 in Montgomery form: a^(n − 2) (Fermat), by 4-bit windows of n − 2 from the
-    /// top (a table of a¹ … a¹⁵): 188 squarings and at most 48 multiplications.
+    /// top (a table of a¹ … a¹⁵, on the stack: this runs once per P-192 signature): 188 squarings and at most 48
+    /// multiplications.
     static func inverse(_ a: Element) -> Element {
-        var powers = [Element](repeating: one, count: 16)
-        for k in 1..<16 { powers[k] = multiply(powers[k - 1], a) }
-        let limbs = [order.0 &- 2, order.1, order.2]
-        var result = one
-        for window in (0..<48).reversed() {
-            if window != 47 {
-                for _ in 0..<4 { result = multiply(result, result) }
+        withUnsafeTemporaryAllocation(of: Element.self, capacity: 16) { powers in
+            powers.initialize(repeating: one)
+            for k in 1..<16 { powers[k] = multiply(powers[k - 1], a) }
+            var result = one
+            for window in (0..<48).reversed() {
+                if window != 47 {
+                    for _ in 0..<4 { result = multiply(result, result) }
+                }
+                let limb = window < 16 ? order.0 &- 2 : window < 32 ? order.1 : order.2
+                let digit = Int(limb >> UInt64(4 * (window % 16)) & 0xF)
+                if digit != 0 { result = multiply(result, powers[digit]) }
             }
-            let digit = Int(limbs[window / 16] >> UInt64(4 * (window % 16)) & 0xF)
-            if digit != 0 { result = multiply(result, powers[digit]) }
-        }
-        return result
-    }
-
-    /// The 24 big-endian bytes of a number below 2¹⁹², into `bytes` (24 of them).
-    static func write(_ a: Element, bigEndianInto bytes: UnsafeMutableBufferPointer<UInt8>) {
-        precondition(bytes.count == 24, "P192Scalar: other than 24 bytes")
-        for (index, limb) in [a.2, a.1, a.0].enumerated() {
-            for byte in 0..<8 {
-                bytes[8 * index + byte] = UInt8(truncatingIfNeeded: limb >> UInt64(8 * (7 - byte)))
-            }
+            return result
         }
     }
 

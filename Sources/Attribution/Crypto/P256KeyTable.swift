@@ -54,12 +54,7 @@ final class P256KeyTable: @unchecked Sendable {
     /// Builds the table for `point`, an uncompressed SEC 1 point `04 || x || y` on P-256 (65 bytes); nil when it
     /// is not one.
     init?(uncompressedPoint point: [UInt8]) {
-        guard point.count == 65, point[0] == 4 else { return nil }
-        let coordinates = point.withUnsafeBufferPointer { bytes in
-            (P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[1..<33])),
-             P256Field.element(bigEndian: UnsafeBufferPointer(rebasing: bytes[33..<65])))
-        }
-        guard let x = coordinates.0, let y = coordinates.1, P256Field.isOnCurve(x: x, y: y) else { return nil }
+        guard let (x, y) = P256Field.affinePoint(uncompressed: point) else { return nil }
         let limbs = UnsafeMutableRawPointer.allocate(byteCount: 8 * Self.limbCount, alignment: 64)
             .bindMemory(to: UInt64.self, capacity: Self.limbCount)
         // Freed here when building fails: `multiples` is not set yet, so `deinit` does not run.

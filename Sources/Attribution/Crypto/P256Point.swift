@@ -293,6 +293,20 @@ enum P256Field {
         return shift(result, 2, a)
     }
 
+    /// The point of an uncompressed SEC 1 encoding `04 || x || y` (65 bytes) in Montgomery form, or nil unless it is
+    /// one: the marker, both coordinates below p, and y² = x³ − 3x + b. What libcrypto's decoding accepts of a P-256
+    /// point (held to it by `ECPublicKeyTests`); the one parser of a key's point (``P256KeyTable``, ``ECPublicKey``).
+    static func affinePoint(uncompressed point: some Collection<UInt8>) -> (x: Element, y: Element)? {
+        let bytes = Array(point)
+        guard bytes.count == 65, bytes[0] == 0x04 else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let x = element(bigEndian: UnsafeBufferPointer(rebasing: buffer[1..<33])),
+                  let y = element(bigEndian: UnsafeBufferPointer(rebasing: buffer[33..<65])),
+                  isOnCurve(x: x, y: y) else { return nil }
+            return (x, y)
+        }
+    }
+
     /// Whether (x, y), in Montgomery form, satisfies y² = x³ − 3x + b.
     static func isOnCurve(x: Element, y: Element) -> Bool {
         let x3 = multiply(square(x), x)
