@@ -3,26 +3,11 @@ import Testing
 
 @testable import Attribution
 
-/// A curve's scalar arithmetic on fixed limbs (``P256Scalar``, ``P192Scalar``) as ``ScalarChecks`` holds it to
-/// libcrypto: the operations under test, and how to hand a number to libcrypto and back.
-protocol ScalarLimbs {
+/// The operations modulo a curve's order that ``ScalarChecks`` holds to libcrypto, as ``P256Scalar`` and
+/// ``P192Scalar`` both declare them (their conformances are empty).
+protocol ModularScalar {
     associatedtype Element
-    /// libcrypto's curve, whose order n the reference reduces by.
-    static var curve: Int32 { get }
-    /// Bytes in a scalar.
-    static var byteCount: Int { get }
     static var order: Element { get }
-    /// Edge values: 0, 1, 2, n − 1, n, n + 1, all ones, one word set, and n's words with the top one's half.
-    static var edges: [Element] { get }
-    /// 1 as a plain number: a Montgomery product with it gives a Montgomery form's plain value.
-    static var plainOne: Element { get }
-    /// The big-endian bytes of a number (``byteCount`` of them).
-    static func bytes(_ value: Element) -> [UInt8]
-    /// The number of ``byteCount`` big-endian bytes.
-    static func limbs(_ bytes: [UInt8]) -> Element
-    static func equal(_ a: Element, _ b: Element) -> Bool
-    static func random(using generator: inout SystemRandomNumberGenerator) -> Element
-
     static func reduced(_ a: Element) -> Element
     static func isInRange(_ a: Element) -> Bool
     static func addingOrder(_ a: Element) -> (sum: Element, carry: UInt64)
@@ -31,19 +16,53 @@ protocol ScalarLimbs {
     static func inverse(_ a: Element) -> Element
 }
 
+extension P256Scalar: ModularScalar {}
+extension P192Scalar: ModularScalar {}
+
+/// A curve's scalar arithmetic (``Scalar``) as ``ScalarChecks`` holds it to libcrypto: its edge values, and how to
+/// hand a number to libcrypto and back.
+protocol ScalarLimbs {
+    associatedtype Scalar: ModularScalar
+    typealias Element = Scalar.Element
+    /// libcrypto's curve, whose order n the reference reduces by.
+    static var curve: Int32 { get }
+    /// Bytes in a scalar.
+    static var byteCount: Int { get }
+    /// Edge values: 0, 1, 2, n − 1, n, n + 1, all ones, one word set, and n's words with the top one's half.
+    static var edges: [Element] { get }
+    /// 1 as a plain number: a Montgomery product with it gives a Montgomery form's plain value.
+    static var plainOne: Element { get }
+    /// The big-endian bytes of a number (``byteCount`` of them).
+    static func bytes(_ value: Element) -> [UInt8]
+    /// The number of ``byteCount`` big-endian bytes.
+    static func limbs(_ bytes: [UInt8]) -> Element
+}
+
 extension ScalarLimbs {
     static var bitCount: Int32 { Int32(8 * byteCount) }
+    static var order: Element { Scalar.order }
     /// The big-endian bytes of limbs given most significant first.
     static func bigEndian(_ limbs: [UInt64]) -> [UInt8] {
         limbs.flatMap { limb in (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * $0)) } }
     }
+    static func equal(_ a: Element, _ b: Element) -> Bool { bytes(a) == bytes(b) }
     static func isZero(_ a: Element) -> Bool { bytes(a).allSatisfy { $0 == 0 } }
+    static func random(using generator: inout SystemRandomNumberGenerator) -> Element {
+        limbs((0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func reduced(_ a: Element) -> Element { Scalar.reduced(a) }
+    static func isInRange(_ a: Element) -> Bool { Scalar.isInRange(a) }
+    static func addingOrder(_ a: Element) -> (sum: Element, carry: UInt64) { Scalar.addingOrder(a) }
+    static func montgomery(_ a: Element) -> Element { Scalar.montgomery(a) }
+    static func multiply(_ a: Element, _ b: Element) -> Element { Scalar.multiply(a, b) }
+    static func inverse(_ a: Element) -> Element { Scalar.inverse(a) }
 }
 
 enum P256Limbs: ScalarLimbs {
+    typealias Scalar = P256Scalar
     static let curve = NID_X9_62_prime256v1
     static let byteCount = 32
-    static let order = P256Scalar.order
     static let edges: [P256Scalar.Element] = {
         let n = P256Scalar.order
         return [(0, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0), (n.0 - 1, n.1, n.2, n.3), n, (n.0 + 1, n.1, n.2, n.3),
@@ -55,27 +74,12 @@ enum P256Limbs: ScalarLimbs {
     static func limbs(_ bytes: [UInt8]) -> P256Scalar.Element {
         bytes.withUnsafeBufferPointer { P256Field.number(bigEndian: $0, at: 0) }
     }
-    static func equal(_ a: P256Scalar.Element, _ b: P256Scalar.Element) -> Bool { P256Field.equal(a, b) }
-    static func random(using generator: inout SystemRandomNumberGenerator) -> P256Scalar.Element {
-        (.random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator),
-         .random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator))
-    }
-    static func reduced(_ a: P256Scalar.Element) -> P256Scalar.Element { P256Scalar.reduced(a) }
-    static func isInRange(_ a: P256Scalar.Element) -> Bool { P256Scalar.isInRange(a) }
-    static func addingOrder(_ a: P256Scalar.Element) -> (sum: P256Scalar.Element, carry: UInt64) {
-        P256Scalar.addingOrder(a)
-    }
-    static func montgomery(_ a: P256Scalar.Element) -> P256Scalar.Element { P256Scalar.montgomery(a) }
-    static func multiply(_ a: P256Scalar.Element, _ b: P256Scalar.Element) -> P256Scalar.Element {
-        P256Scalar.multiply(a, b)
-    }
-    static func inverse(_ a: P256Scalar.Element) -> P256Scalar.Element { P256Scalar.inverse(a) }
 }
 
 enum P192Limbs: ScalarLimbs {
+    typealias Scalar = P192Scalar
     static let curve = NID_X9_62_prime192v1
     static let byteCount = 24
-    static let order = P192Scalar.order
     static let edges: [P192Scalar.Element] = {
         let n = P192Scalar.order
         return [(0, 0, 0), (1, 0, 0), (2, 0, 0), (n.0 - 1, n.1, n.2), n, (n.0 + 1, n.1, n.2), (.max, .max, .max),
@@ -86,21 +90,6 @@ enum P192Limbs: ScalarLimbs {
     static func limbs(_ bytes: [UInt8]) -> P192Scalar.Element {
         bytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
     }
-    static func equal(_ a: P192Scalar.Element, _ b: P192Scalar.Element) -> Bool { P192Field.equal(a, b) }
-    static func random(using generator: inout SystemRandomNumberGenerator) -> P192Scalar.Element {
-        (.random(in: 0 ... .max, using: &generator), .random(in: 0 ... .max, using: &generator),
-         .random(in: 0 ... .max, using: &generator))
-    }
-    static func reduced(_ a: P192Scalar.Element) -> P192Scalar.Element { P192Scalar.reduced(a) }
-    static func isInRange(_ a: P192Scalar.Element) -> Bool { P192Scalar.isInRange(a) }
-    static func addingOrder(_ a: P192Scalar.Element) -> (sum: P192Scalar.Element, carry: UInt64) {
-        P192Scalar.addingOrder(a)
-    }
-    static func montgomery(_ a: P192Scalar.Element) -> P192Scalar.Element { P192Scalar.montgomery(a) }
-    static func multiply(_ a: P192Scalar.Element, _ b: P192Scalar.Element) -> P192Scalar.Element {
-        P192Scalar.multiply(a, b)
-    }
-    static func inverse(_ a: P192Scalar.Element) -> P192Scalar.Element { P192Scalar.inverse(a) }
 }
 
 /// libcrypto's `BIGNUM` arithmetic modulo a curve's order n (n from libcrypto's own curve), on fixed limbs: every
