@@ -105,7 +105,8 @@ enum ExportCommand {
         }
         if let period, let reportPath = options.reportPath {
             let seconds = Date().timeIntervalSince(started)
-            let context = ReportContext(label: label(options), started: started, seconds: seconds,
+            let context = ReportContext(label: label(options), inputs: .period(state: state.reportName),
+                                        started: started, seconds: seconds,
                                         schemaPath: options.schemaPath, interrupted: nil)
             do {
                 try period.report.write(to: reportPath, summary: period.summary, context: context)
