@@ -16,6 +16,24 @@ extension ReportPage {
             + "<th class=\"n\">window 2</th><th class=\"n\">window 3</th><th class=\"n\">decoded values</th>"
             + "<th>events</th><th class=\"n\">revenue low</th><th class=\"n\">revenue high</th></tr>"
         if campaigns.isEmpty { html += "<tr><td colspan=\"\(columns)\" class=\"none\">no valid postbacks</td></tr>" }
+        html += campaignRows(campaigns, showsNetwork: showsNetwork)
+        let totals = report.totals
+        html += "<tr class=\"total\" id=\"campaigns-total\"><td colspan=\"\(showsNetwork ? 3 : 2)\">Total of "
+            + "\(PageNumber.count(campaigns.count)) campaign\(campaigns.count == 1 ? "" : "s")</td>"
+            + "<td class=\"n\" id=\"campaigns-total-postbacks\">\(PageNumber.count(totals.postbacks))</td>"
+        for (window, count) in totals.windows.enumerated() {
+            html += "<td class=\"n\" id=\"campaigns-total-window-\(window + 1)\">\(PageNumber.count(count))</td>"
+        }
+        html += "<td class=\"n\" id=\"campaigns-total-decoded\">\(PageNumber.count(totals.decodedValues))</td>"
+            + "<td class=\"none\">by app below</td>"
+            + revenueCells(totals.revenue, idPrefix: "campaigns-total-revenue") + "</tr>"
+        return html + "</table>\n"
+    }
+
+    /// One row per campaign, in the order given, numbered from 0 in the ids.
+    static func campaignRows(_ campaigns: [(key: RunReport.CampaignKey, totals: RunReport.CampaignTotals)],
+                             showsNetwork: Bool) -> String {
+        var html = ""
         for (row, campaign) in campaigns.enumerated() {
             let totals = campaign.totals, id = "campaign-\(row)"
             let outside = totals.appNotInSchema == totals.postbacks
@@ -48,17 +66,7 @@ extension ReportPage {
             }
             html += "</tr>"
         }
-        let totals = report.totals
-        html += "<tr class=\"total\" id=\"campaigns-total\"><td colspan=\"\(showsNetwork ? 3 : 2)\">Total of "
-            + "\(PageNumber.count(campaigns.count)) campaign\(campaigns.count == 1 ? "" : "s")</td>"
-            + "<td class=\"n\" id=\"campaigns-total-postbacks\">\(PageNumber.count(totals.postbacks))</td>"
-        for (window, count) in totals.windows.enumerated() {
-            html += "<td class=\"n\" id=\"campaigns-total-window-\(window + 1)\">\(PageNumber.count(count))</td>"
-        }
-        html += "<td class=\"n\" id=\"campaigns-total-decoded\">\(PageNumber.count(totals.decodedValues))</td>"
-            + "<td class=\"none\">by app below</td>"
-            + revenueCells(totals.revenue, idPrefix: "campaigns-total-revenue") + "</tr>"
-        return html + "</table>\n"
+        return html
     }
 
     /// The app's cell: its name when the schema gives one, its App Store ID, and, in words, when the schema does
