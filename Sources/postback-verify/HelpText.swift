@@ -60,7 +60,8 @@ enum HelpText {
                                   postbacks' jsonl records gain "decoded" (events, revenue range, campaign,
                                   window, estimated install times). A malformed schema stops the run (status 2).
           --report FILE           At the end, write the run report (verdicts, reasons, warnings, key environments,
-                                  tiers, values, campaigns) to FILE: an HTML page if FILE ends in .html, else JSON.
+                                  tiers, values, campaigns) to FILE: an HTML page if FILE ends in .html (any
+                                  case), else JSON.
           --label NAME            The name standard input goes by in the report and, with --state, in what later
                                   runs' duplicates say (default: stdin and the run's start).
           -q, --quiet             No summary on standard error.
