@@ -213,7 +213,7 @@ struct ReportPageChromiumTests {
             #expect(shown.text("rule-\(rule)-meaning")?.contains(summary) == true, "\(rule)")
         }
         for tier in 0..<4 {
-            #expect(shown.text("tier-\(tier)-meaning") == CrowdAnonymityTier.summaries[tier], "tier \(tier)")
+            #expect(shown.text("tier-\(tier)-meaning") == ReportLegend.tier(tier), "tier \(tier)")
         }
         for (index, window) in try #require(report["windows"] as? [[String: Any]]).enumerated() {
             let number = index + 1
