@@ -511,12 +511,13 @@ final class ArchiveScriptTests {
         let options = try DocumentationConsistencyTests.section(HelpText.exportUsage, from: "OPTIONS:",
                                                                  to: "OUTPUT:")
         let named = DocumentationConsistencyTests.optionTokens(options)
-        #expect(named == ["--state", "--archive", "--after", "--since", "--until", "--report", "--schema", "-h",
-                          "--help"])
+        #expect(named == ["--state", "--archive", "--after", "--since", "--until", "--report", "--schema", "--to",
+                          "--follow", "--roll-bytes", "--roll-seconds", "--poll-seconds", "-h", "--help"])
         for option in named {
             let value = ["--state": ["s.sqlite"], "--archive": ["a.sqlite"], "--after": ["1"],
                          "--since": ["2026-11-26"], "--until": ["2026-11-27T00:00:00Z"], "--report": ["r.json"],
-                         "--schema": ["s.json"]][option] ?? []
+                         "--schema": ["s.json"], "--to": ["d"], "--roll-bytes": ["128M"], "--roll-seconds": ["60"],
+                         "--poll-seconds": ["0.5"]][option] ?? []
             #expect(throws: Never.self) { _ = try ExportCommand.parse([option] + value) }
         }
         #expect(throws: UsageError.self) { _ = try ExportCommand.parse(["--format", "jsonl"]) }

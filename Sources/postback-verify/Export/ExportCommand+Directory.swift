@@ -12,9 +12,9 @@ extension ExportCommand {
     static let defaultRollSeconds = 900
     /// How long a follower waits before reading again when it found nothing new.
     static let defaultPoll = Duration.seconds(5)
-    /// The bounds of `--roll-bytes`: below 64 KiB files are too small to be worth a load; above 4 GiB BigQuery
-    /// refuses a compressed JSON file.
-    static let rollBytesRange = (64 * 1024)...(4 * 1024 * 1024 * 1024)
+    /// The bounds of `--roll-bytes`: below 64 KiB files are too small to be worth a load; BigQuery refuses a gzip
+    /// JSON file over 4 GB, and a file ends a little after its size is reached, hence 3 GiB.
+    static let rollBytesRange = (64 * 1024)...(3 * 1024 * 1024 * 1024)
 
     /// The options that make no sense with `--to` or without it, as a usage error's message; nil when none.
     static func directoryConflict(_ options: Options) -> String? {
@@ -54,7 +54,7 @@ extension ExportCommand {
         if unit > 1 { digits = digits.dropLast() }
         guard let number = wholeNumber(String(digits)), number <= rollBytesRange.upperBound / unit,
               rollBytesRange.contains(number * unit) else {
-            throw UsageError("\(option) takes a size from 64K to 4G (bytes, or with K, M or G: 128M), not \(text)")
+            throw UsageError("\(option) takes a size from 64K to 3G (bytes, or with K, M or G: 128M), not \(text)")
         }
         return number * unit
     }
