@@ -347,8 +347,9 @@ final class ExportToDirectoryTests {
               (["--to", "DIR", "--roll-bytes", "-1M"], "--roll-bytes takes a size"),
               (["--to", "DIR", "--roll-seconds", "0"], "--roll-seconds takes whole seconds from 1 to 86400"),
               (["--to", "DIR", "--roll-seconds", "1.5"], "--roll-seconds takes whole seconds"),
-              (["--to", "DIR", "--poll-seconds", "0.001"], "--poll-seconds takes"),
-              (["--to", "DIR", "--poll-seconds", "1."], "--poll-seconds takes"),
+              (["--to", "DIR", "--follow", "--poll-seconds", "0.001"], "--poll-seconds takes"),
+              (["--to", "DIR", "--follow", "--poll-seconds", "1."], "--poll-seconds takes"),
+              (["--to", "DIR", "--poll-seconds", "1"], "--poll-seconds applies to --follow only"),
               (["--to", ""], "--to needs a directory path"),
           ])
     func usageErrors(_ arguments: [String], _ message: String) throws {

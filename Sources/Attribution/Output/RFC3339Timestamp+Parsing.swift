@@ -4,6 +4,7 @@ extension RFC3339Timestamp {
         /// What is wrong with the text, e.g. `November has 30 days`.
         public let reason: String
 
+        /// The reason, as messages quote it.
         public var description: String { reason }
     }
 

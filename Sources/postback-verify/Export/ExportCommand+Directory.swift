@@ -26,6 +26,9 @@ extension ExportCommand {
             }
             return nil
         }
+        if options.pollSeconds != nil && !options.follow {
+            return "--poll-seconds applies to --follow only: without it, export reads until nothing is left and ends"
+        }
         let excluded = [("--since", options.since != nil), ("--until", options.until != nil),
                         ("--report", options.reportPath != nil), ("--schema", options.schemaPath != nil)]
         if let (name, _) = excluded.first(where: { $0.1 }) {

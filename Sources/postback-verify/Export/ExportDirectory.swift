@@ -128,6 +128,8 @@ final class ExportDirectory {
 
     /// Deletes a file that will not be finished (a failed write): the directory keeps only whole files.
     func abandon(_ file: ExportFile) {
+        // A temporary file that cannot be deleted now (the disk that failed the write) is deleted when the
+        // directory is next opened; no loader takes it meanwhile.
         try? DurableFile.remove(file.temporaryPath)
     }
 }

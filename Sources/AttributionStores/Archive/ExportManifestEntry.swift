@@ -1,34 +1,34 @@
 import Attribution
-import AttributionStores
 import Foundation
 
-/// One line of `manifest.jsonl` in an `export --to` directory: a finished file and what it holds. A file is named
-/// here only once it is whole and renamed into place, so a loader that loads what the manifest names never reads a
-/// partial file; the last line's `last-cursor` is where the next export resumes.
-struct ExportManifestEntry {
+/// One line of `manifest.jsonl` in a `postback-verify export --to` directory: a finished file and what it holds.
+/// A file is named here only once it is whole and renamed into place, so a loader that loads what the manifest
+/// names never reads a partial file; the last line's `last-cursor` is where the next export resumes. Beside
+/// ``ExportedPostback``: both are the export's format, written and read with the library's strict JSON.
+package struct ExportManifestEntry {
     /// The file's name in the directory (`postbacks-00000001.jsonl.gz`).
-    let file: String
+    package let file: String
     /// Its number (1 for the first file the directory ever got), from which the name is made.
-    let sequence: Int
+    package let sequence: Int
     /// Lines (rows) in the file.
-    let rows: Int
+    package let rows: Int
     /// The compressed file's size.
-    let bytes: Int
+    package let bytes: Int
     /// SHA-256 of the compressed file, 64 lowercase hexadecimal digits (as `sha256sum` prints it).
-    let sha256: String
-    let firstCursor: ArchiveCursor
-    let lastCursor: ArchiveCursor
+    package let sha256: String
+    package let firstCursor: ArchiveCursor
+    package let lastCursor: ArchiveCursor
     /// When the file was finished.
-    let finished: Date
+    package let finished: Date
 
     /// The file name for `sequence`: eight digits (more past 99,999,999), so names sort as files were written.
-    static func fileName(_ sequence: Int) -> String {
+    package static func fileName(_ sequence: Int) -> String {
         let digits = String(sequence)
         return "postbacks-" + String(repeating: "0", count: max(0, 8 - digits.utf8.count)) + digits + ".jsonl.gz"
     }
 
     /// The sequence number a name of ``fileName(_:)``'s form carries; nil for any other name.
-    static func sequence(ofFileName name: String) -> Int? {
+    package static func sequence(ofFileName name: String) -> Int? {
         let bytes = Array(name.utf8)
         let prefix = Array("postbacks-".utf8), suffix = Array(".jsonl.gz".utf8)
         guard bytes.count >= prefix.count + 8 + suffix.count, bytes.starts(with: prefix),
@@ -41,7 +41,7 @@ struct ExportManifestEntry {
     }
 
     /// The line as written into the manifest, without its line end.
-    var jsonLine: [UInt8] {
+    package var jsonLine: [UInt8] {
         let members: [(String, JSONValue)] = [
             ("file", .string(file)),
             ("rows", .number(JSONNumber(validatedLiteral: String(rows)))),
@@ -65,7 +65,7 @@ struct ExportManifestEntry {
     }
 
     /// Reads a manifest line back; nil when it is not one this release writes (the caller names the line).
-    init?(jsonLine bytes: ArraySlice<UInt8>) {
+    package init?(jsonLine bytes: ArraySlice<UInt8>) {
         guard let value = try? StrictJSONParser.parse(bytes, options: .init(maximumDepth: 2, valueBudget: nil)),
               let object = value.objectValue,
               let file = object["file"]?.stringValue, let sequence = Self.sequence(ofFileName: file),
@@ -81,7 +81,7 @@ struct ExportManifestEntry {
                   firstCursor: first, lastCursor: last, finished: Date(milliseconds: milliseconds))
     }
 
-    init(file: String, sequence: Int, rows: Int, bytes: Int, sha256: String, firstCursor: ArchiveCursor,
+    package init(file: String, sequence: Int, rows: Int, bytes: Int, sha256: String, firstCursor: ArchiveCursor,
          lastCursor: ArchiveCursor, finished: Date) {
         self.file = file
         self.sequence = sequence
