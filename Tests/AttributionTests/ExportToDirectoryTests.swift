@@ -394,6 +394,32 @@ final class ExportToDirectoryTests {
         #expect(notDirectory.stderr.contains("is not a directory"), "\(notDirectory.stderr)")
     }
 
+    @Test("A damaged record stops the export (status 2) after finishing the file of the rows before it")
+    func damagedRecordKeepsRowsBefore() throws {
+        let archive = try archive(.sqlite)
+        try archive.append(Self.rows(0..<5, bodyBytes: 10))
+        try archive.append([ArchiveExportTests.row(5, record: "{\"n\":5}{\"n\":6}")] + Self.rows(6..<8, bodyBytes: 10))
+        let directory = scratch.url("damaged-record")
+        let run = try run(["export", "--state", archive.state, "--to", directory.path])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("damaged: the record of the row at cursor 6"), "\(run.stderr)")
+        #expect(try exportedLines(directory).map(Self.cursorText) == ["1", "2", "3", "4", "5"])
+    }
+
+    @Test("A directory of one archive's cursors refuses the other kind of archive (status 2)")
+    func refusesOtherArchiveKind() throws {
+        try #require(TestPostgres.enabled)
+        let sqlite = try archive(.sqlite)
+        try sqlite.append(Self.rows(0..<3, bodyBytes: 10))
+        let directory = scratch.url("one-kind")
+        #expect(try run(["export", "--state", sqlite.state, "--to", directory.path]).status == 0)
+        let postgres = try archive(.postgreSQL)
+        let run = try run(["export", "--state", postgres.state, "--to", directory.path])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("holds the cursors of a SQLite archive"), "\(run.stderr)")
+        #expect(try manifest(directory).count == 1)
+    }
+
     @Test("A damaged manifest line stops the export (status 2) naming the line, the files untouched")
     func damagedManifest() throws {
         let archive = try archive(.sqlite)
@@ -448,7 +474,8 @@ struct StrictExportTimeTests {
     func commandLineRefuses(_ arguments: [String], _ reason: String) throws {
         let run = try CommandLineTests.run(["export", "--state", "unused.sqlite"] + arguments)
         #expect(run.status == 2)
-        #expect(run.stderr.contains("postback-verify export: error: \(arguments[0]) takes a UTC date"), "\(run.stderr)")
+        #expect(run.stderr.contains("postback-verify export: error: \(arguments[0]) takes a UTC date"),
+                "\(run.stderr)")
         #expect(run.stderr.contains(reason), "\(run.stderr)")
     }
 

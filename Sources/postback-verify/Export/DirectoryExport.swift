@@ -45,8 +45,10 @@ struct DirectoryExport {
         }
         if let last = directory.resumeCursor, (last.transaction != nil) != isPostgreSQL {
             let other = isPostgreSQL ? "SQLite" : "PostgreSQL"
-            throw Failure(message: "\(directory.manifestPath) holds the cursors of a \(other) and --state is \(isPostgreSQL ? "a PostgreSQL database" : "a SQLite file"): a "
-                          + "directory takes one archive's rows; export into another directory", usage: true)
+            let given = isPostgreSQL ? "a PostgreSQL database" : "a SQLite file"
+            throw Failure(message: "\(directory.manifestPath) holds the cursors of a \(other) archive, and --state is "
+                          + "\(given): a directory takes one archive's rows; export into another directory",
+                          usage: true)
         }
         if let after, let last = directory.resumeCursor, after != last {
             throw Failure(message: "--after \(after) differs from where \(directory.manifestPath) ends (cursor "
