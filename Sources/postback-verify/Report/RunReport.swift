@@ -17,11 +17,13 @@ struct RunReport {
     /// With a schema: per app and source identifier, what its postbacks decoded to.
     private(set) var campaigns: [CampaignKey: CampaignTotals] = [:]
 
-    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`.
+    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`, and by the signed ad
+    /// network, which picks its own identifiers (two networks' `1234` are two campaigns).
     struct CampaignKey: Hashable {
         let app: UInt64
         let sourceIdentifier: String?
         let campaignID: UInt64?
+        let adNetworkIdentifier: ExactString?
 
         /// How a person reads the source: the identifier, or `campaign-id N`.
         var sourceLabel: String {
@@ -32,6 +34,9 @@ struct RunReport {
     struct CampaignTotals {
         var name: String?
         var currency: String?
+        /// The schema's names of the network and the app (version 2), when it gives them.
+        var networkName: String?
+        var appName: String?
         /// Valid postbacks, and those of window 1 (one per attributed install or re-engagement).
         var postbacks = 0
         var firstWindow = 0
@@ -55,10 +60,12 @@ struct RunReport {
         }
         guard let decoded else { return }
         let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier,
-                              campaignID: facts.campaignID)
+                              campaignID: facts.campaignID, adNetworkIdentifier: facts.adNetworkIdentifier)
         var totals = campaigns[key] ?? CampaignTotals()
         totals.name = totals.name ?? decoded.campaign
         totals.currency = totals.currency ?? decoded.currency
+        totals.networkName = totals.networkName ?? decoded.network
+        totals.appName = totals.appName ?? decoded.appName
         totals.postbacks += 1
         if decoded.window.number == 1 { totals.firstWindow += 1 }
         if let meaning = decoded.meaning {
@@ -73,16 +80,18 @@ struct RunReport {
     }
 
     /// The campaigns in a stable order: by app, then source identifier (byte order), then SKAdNetwork 1.0-3.0's
-    /// campaign ids (in number order).
+    /// campaign ids (in number order), then ad network (byte order).
     var sortedCampaigns: [(key: CampaignKey, totals: CampaignTotals)] {
         campaigns.map { ($0.key, $0.value) }.sorted { first, second in
             let (a, b) = (first.key, second.key)
             if a.app != b.app { return a.app < b.app }
             switch (a.sourceIdentifier, b.sourceIdentifier) {
-            case let (x?, y?): return x.utf8.lexicographicallyPrecedes(y.utf8)
+            case let (x?, y?) where !x.utf8.elementsEqual(y.utf8): return x.utf8.lexicographicallyPrecedes(y.utf8)
             case (.some, nil): return true
             case (nil, .some): return false
-            case (nil, nil): return (a.campaignID ?? 0) < (b.campaignID ?? 0)
+            default:
+                if a.campaignID != b.campaignID { return (a.campaignID ?? 0) < (b.campaignID ?? 0) }
+                return (a.adNetworkIdentifier?.utf8 ?? []).lexicographicallyPrecedes(b.adNetworkIdentifier?.utf8 ?? [])
             }
         }
     }
@@ -164,6 +173,11 @@ extension RunReport {
                 writer.member("revenue-low") { $0.raw(totals.revenueLow.description) }
                 writer.member("revenue-high") { $0.raw(totals.revenueHigh.description) }
                 writer.member("currency") { writer in totals.currency.map { writer.string($0) } ?? writer.null() }
+                writer.member("ad-network-id") { writer in
+                    campaign.key.adNetworkIdentifier.map { writer.string($0.description) } ?? writer.null()
+                }
+                writer.member("network") { writer in totals.networkName.map { writer.string($0) } ?? writer.null() }
+                writer.member("app-name") { writer in totals.appName.map { writer.string($0) } ?? writer.null() }
                 writer.close()
             }
         }
