@@ -61,7 +61,11 @@ struct RunReport {
         guard let decoded else { return }
         let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier,
                               campaignID: facts.campaignID, adNetworkIdentifier: facts.adNetworkIdentifier)
-        var totals = campaigns[key] ?? CampaignTotals()
+        // Updated in place: one hash of the key, and the totals never copied.
+        Self.add(decoded, to: &campaigns[key, default: CampaignTotals()])
+    }
+
+    private static func add(_ decoded: DecodedConversion, to totals: inout CampaignTotals) {
         totals.name = totals.name ?? decoded.campaign
         totals.currency = totals.currency ?? decoded.currency
         totals.networkName = totals.networkName ?? decoded.network
@@ -76,7 +80,6 @@ struct RunReport {
                 totals.revenueHigh += revenue.high
             }
         }
-        campaigns[key] = totals
     }
 
     /// The campaigns in a stable order: by app, then source identifier (byte order), then SKAdNetwork 1.0-3.0's
