@@ -55,6 +55,30 @@ struct ConversionFactsTests {
         #expect(compared > decidedFast + 20)
     }
 
+    /// `export --report` reads facts back from stored records (``StoredRecord``): the same facts as verifying gave,
+    /// the signed ad network id among them, so a period's report counts networks apart as a run's does.
+    @Test("A stored record's facts are the verified postback's, ad network id included")
+    func storedRecordFacts() throws {
+        let trusting = try FixtureManifestTests.verifier(allowingDevelopment: true, skAdNetworkTestKeys: true)
+        let items = Self.items()
+        let verifier = BatchVerifier(keyRing: trusting.keyRing, policy: trusting.policy,
+                                     records: .jsonLines(explain: false, fastPath: true))
+        let batch = VerifiedBatch(items: items)
+        verifier.finish(batch)
+        var compared = 0
+        for index in items.indices {
+            guard let facts = verifier.conversionFacts(batch, at: index) else { continue }
+            // Parsed as the archive reads a stored record back (ExportedPostback).
+            let record = try StrictJSONParser.parse(batch.records[index],
+                                                    options: .init(maximumDepth: 32, valueBudget: nil))
+            let stored = try #require(StoredRecord(record), "\(items[index].source)")
+            #expect(stored.facts == facts, "\(items[index].source)")
+            #expect(stored.facts?.adNetworkIdentifier != nil)
+            compared += 1
+        }
+        #expect(compared > 50)
+    }
+
     /// The fast path reads printable ASCII only (``FlatJSONScanner``), so an id with code points that could be
     /// canonically equivalent to another's always reaches the general path, whose facts keep its exact bytes.
     @Test("A network id outside ASCII keeps its exact code points, with the fast path on or off")

@@ -37,9 +37,6 @@ extension ConversionSchema {
         /// By SKAdNetwork 1.0-3.0 `campaign-id` (1 to 100).
         public let byCampaignID: [UInt64: [Campaign]]
 
-        /// No campaign names.
-        public static let none = Campaigns(bySourceIdentifier: [:], byCampaignID: [:])
-
         /// The name of the campaign a postback names, as of `date`.
         ///
         /// - Parameters:
