@@ -24,7 +24,8 @@ import Testing
             ($0["ad-network-id"] as? String)?.utf8.elementsEqual(id.utf8) == true })
     }
 
-    @Test("the decoded series carry the schema's network names; unlisted networks and unknown apps count under reserved labels, with no new series")
+    /// A network the app's entry does not list and an app the schema does not have count under reserved labels.
+    @Test("the decoded series carry the schema's network names only, and gain no series from traffic")
     func networkLabels() async throws {
         let schema = try ConversionSchema(contentsOfFile: Self.schemaPath)
         var receiver = try TestReceiver(metrics: ReceiverMetrics(schema: schema))

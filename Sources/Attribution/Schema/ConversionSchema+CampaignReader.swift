@@ -115,9 +115,10 @@ extension ConversionSchema.Reader {
                     + "in this app")
             }
             if let other = networks.first(where: { $0.name.utf8.elementsEqual(name.utf8) }) {
-                throw refuse(entryPath + ["name"], "networks \(JSONValue.quoted(other.adNetworkIdentifier.description))"
-                    + " and \(JSONValue.quoted(id)) have the same name \(JSONValue.quoted(name)): the report and "
-                    + "the metrics could not tell them apart")
+                let first = JSONValue.quoted(other.adNetworkIdentifier.description)
+                throw refuse(entryPath + ["name"], "networks \(first) and \(JSONValue.quoted(id)) have the same "
+                    + "name \(JSONValue.quoted(name)): the records, the report and the metrics could not tell them "
+                    + "apart")
             }
             let campaigns = try self.campaigns(members, entryPath, version: 2, app: app)
             networks.append(Network(adNetworkIdentifier: identifier, name: name, campaigns: campaigns))
