@@ -30,7 +30,7 @@ struct RunReportCommandLineTests {
         var windows = [Int](repeating: 0, count: 3), withoutValue = [Int](repeating: 0, count: 3)
         var fine = [Int](repeating: 0, count: 64)
         var coarse: [String: Int] = ["low": 0, "medium": 0, "high": 0]
-        /// By "app/source": postbacks, window-1 postbacks, revenue low and high sums.
+        /// By "app/source/ad network id": postbacks, window-1 postbacks, revenue low and high sums.
         var campaigns: [String: (postbacks: Int, first: Int, low: Double, high: Double)] = [:]
         /// By "app/source": postbacks per window (1-3), and how many postbacks' meanings name each event.
         var windowsByCampaign: [String: [Int]] = [:]
@@ -70,7 +70,9 @@ struct RunReportCommandLineTests {
                 guard schema != nil else { continue }
                 let app = (fields[skAdNetwork ? "app-id" : "advertised-item-identifier"] as! NSNumber).uint64Value
                 let source = fields["source-identifier"] as? String ?? "campaign-id \(fields["campaign-id"] as! Int)"
-                var totals = campaigns["\(app)/\(source)"] ?? (0, 0, 0, 0)
+                let network = (fields["ad-network-identifier"] ?? fields["ad-network-id"]) as! String
+                let key = "\(app)/\(source)/\(network)"
+                var totals = campaigns[key] ?? (0, 0, 0, 0)
                 totals.postbacks += 1
                 if index == 0 { totals.first += 1 }
                 let entry = apps.first { ($0["advertised-item-identifier"] as! NSNumber).uint64Value == app }
@@ -89,10 +91,10 @@ struct RunReportCommandLineTests {
                     totals.low += (revenue["low"] as! NSNumber).doubleValue
                     totals.high += (revenue["high"] as! NSNumber).doubleValue
                 }
-                campaigns["\(app)/\(source)"] = totals
-                windowsByCampaign["\(app)/\(source)", default: [0, 0, 0]][index] += 1
+                campaigns[key] = totals
+                windowsByCampaign[key, default: [0, 0, 0]][index] += 1
                 for event in Set(meaning?["events"] as? [String] ?? []) {
-                    eventsByCampaign["\(app)/\(source)", default: [:]][event, default: 0] += 1
+                    eventsByCampaign[key, default: [:]][event, default: 0] += 1
                 }
             }
         }
@@ -137,11 +139,17 @@ struct RunReportCommandLineTests {
         }
         let campaigns = try #require(json["campaigns"] as? [[String: Any]])
         #expect(campaigns.count == expected.campaigns.count)
-        #expect(expected.campaigns["1108187390/campaign-id 42"].map { $0.postbacks > 5 } == true,
-                "SKAdNetwork 1.0-3.0 postbacks are counted by their campaign id")
+        #expect(expected.campaigns["1108187390/campaign-id 42/fixture.skadnetwork"].map { $0.postbacks > 5 }
+                == true, "SKAdNetwork 1.0-3.0 postbacks are counted by their campaign id")
+        #expect(expected.campaigns["1108187390/12/fixture.adattributionkit"] != nil
+                && expected.campaigns["1108187390/12/fixture.skadnetwork"] != nil,
+                "two networks' source identifier 12 are two campaigns")
         for campaign in campaigns {
             let key = "\((campaign["advertised-item-identifier"] as! NSNumber).uint64Value)/"
-                + "\(campaign["source-identifier"] as? String ?? "campaign-id \(campaign["campaign-id"] as! Int)")"
+                + "\(campaign["source-identifier"] as? String ?? "campaign-id \(campaign["campaign-id"] as! Int)")/"
+                + "\(campaign["ad-network-id"] as! String)"
+            // A version 1 schema names neither networks nor apps.
+            #expect(campaign["network"] is NSNull && campaign["app-name"] is NSNull, "\(key)")
             let totals = try #require(expected.campaigns[key], "\(key) is not in the records")
             #expect(campaign["postbacks"] as? Int == totals.postbacks, "\(key)")
             #expect(campaign["window-1-postbacks"] as? Int == totals.first, "\(key)")

@@ -25,11 +25,13 @@ struct RunReport {
         days = countsDays ? [:] : nil
     }
 
-    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`.
+    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`, and by the signed ad
+    /// network, which picks its own identifiers (two networks' `1234` are two campaigns).
     struct CampaignKey: Hashable {
         let app: UInt64
         let sourceIdentifier: String?
         let campaignID: UInt64?
+        let adNetworkIdentifier: ExactString?
 
         /// How a person reads the source: the identifier, or `campaign-id N`.
         var sourceLabel: String {
@@ -40,10 +42,10 @@ struct RunReport {
     /// What a campaign's valid postbacks decoded to.
     struct CampaignTotals {
         var name: String?
-        /// The schema's names of the app and of the ad network, when it gives them.
-        var appName: String?
-        var networkName: String?
         var currency: String?
+        /// The schema's names of the network and the app (version 2), when it gives them.
+        var networkName: String?
+        var appName: String?
         /// Valid postbacks, and those of window 1 (one per attributed install or re-engagement).
         var postbacks = 0
         var firstWindow = 0
@@ -78,10 +80,16 @@ struct RunReport {
         }
         guard let decoded else { return }
         let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier,
-                              campaignID: facts.campaignID)
-        var totals = campaigns[key] ?? CampaignTotals()
+                              campaignID: facts.campaignID, adNetworkIdentifier: facts.adNetworkIdentifier)
+        // Updated in place: one hash of the key, and the totals never copied.
+        Self.add(decoded, to: &campaigns[key, default: CampaignTotals()])
+    }
+
+    private static func add(_ decoded: DecodedConversion, to totals: inout CampaignTotals) {
         totals.name = totals.name ?? decoded.campaign
         totals.currency = totals.currency ?? decoded.currency
+        totals.networkName = totals.networkName ?? decoded.network
+        totals.appName = totals.appName ?? decoded.appName
         totals.postbacks += 1
         switch decoded.window.number {
         case 1: totals.firstWindow += 1
@@ -101,20 +109,21 @@ struct RunReport {
                 totals.revenueHigh += revenue.high
             }
         }
-        campaigns[key] = totals
     }
 
     /// The campaigns in a stable order: by app, then source identifier (byte order), then SKAdNetwork 1.0-3.0's
-    /// campaign ids (in number order).
+    /// campaign ids (in number order), then ad network (byte order).
     var sortedCampaigns: [(key: CampaignKey, totals: CampaignTotals)] {
         campaigns.map { ($0.key, $0.value) }.sorted { first, second in
             let (a, b) = (first.key, second.key)
             if a.app != b.app { return a.app < b.app }
             switch (a.sourceIdentifier, b.sourceIdentifier) {
-            case let (x?, y?): return x.utf8.lexicographicallyPrecedes(y.utf8)
+            case let (x?, y?) where !x.utf8.elementsEqual(y.utf8): return x.utf8.lexicographicallyPrecedes(y.utf8)
             case (.some, nil): return true
             case (nil, .some): return false
-            case (nil, nil): return (a.campaignID ?? 0) < (b.campaignID ?? 0)
+            default:
+                if a.campaignID != b.campaignID { return (a.campaignID ?? 0) < (b.campaignID ?? 0) }
+                return (a.adNetworkIdentifier?.utf8 ?? []).lexicographicallyPrecedes(b.adNetworkIdentifier?.utf8 ?? [])
             }
         }
     }
@@ -206,15 +215,20 @@ extension RunReport {
                 writer.member("campaign") { writer in totals.name.map { writer.string($0) } ?? writer.null() }
                 writer.member("postbacks") { $0.integer(totals.postbacks) }
                 writer.member("window-1-postbacks") { $0.integer(totals.firstWindow) }
-                writer.member("window-2-postbacks") { $0.integer(totals.secondWindow) }
-                writer.member("window-3-postbacks") { $0.integer(totals.thirdWindow) }
-                writer.member("app-not-in-schema") { $0.integer(totals.appNotInSchema) }
-                writer.member("events") { $0.counts(Self.sortedEvents(totals.events)) }
                 writer.member("decoded-values") { $0.integer(totals.decodedValues) }
                 writer.member("with-revenue") { $0.integer(totals.withRevenue) }
                 writer.member("revenue-low") { $0.raw(totals.revenueLow.description) }
                 writer.member("revenue-high") { $0.raw(totals.revenueHigh.description) }
                 writer.member("currency") { writer in totals.currency.map { writer.string($0) } ?? writer.null() }
+                writer.member("ad-network-id") { writer in
+                    campaign.key.adNetworkIdentifier.map { writer.string($0.description) } ?? writer.null()
+                }
+                writer.member("network") { writer in totals.networkName.map { writer.string($0) } ?? writer.null() }
+                writer.member("app-name") { writer in totals.appName.map { writer.string($0) } ?? writer.null() }
+                writer.member("window-2-postbacks") { $0.integer(totals.secondWindow) }
+                writer.member("window-3-postbacks") { $0.integer(totals.thirdWindow) }
+                writer.member("app-not-in-schema") { $0.integer(totals.appNotInSchema) }
+                writer.member("events") { $0.counts(Self.sortedEvents(totals.events)) }
                 writer.close()
             }
         }
