@@ -121,7 +121,7 @@ struct SchemaNetworksCommandLineTests {
         #expect(twelves.allSatisfy { $0["app-name"] as? String == "Fixture Quest" })
         // The new members close each entry, after the members a version 1 report has.
         let text = String(decoding: try Data(contentsOf: report), as: UTF8.self)
-        #expect(text.contains(#""currency":"USD","ad-network-id":"fixture.skadnetwork","#
+        #expect(text.contains(#","ad-network-id":"fixture.skadnetwork","#
             + #""network":"Fixture SKAdNetwork","app-name":"Fixture Quest"}"#))
     }
 }

@@ -220,15 +220,15 @@ extension RunReport {
                 writer.member("revenue-low") { $0.raw(totals.revenueLow.description) }
                 writer.member("revenue-high") { $0.raw(totals.revenueHigh.description) }
                 writer.member("currency") { writer in totals.currency.map { writer.string($0) } ?? writer.null() }
+                writer.member("window-2-postbacks") { $0.integer(totals.secondWindow) }
+                writer.member("window-3-postbacks") { $0.integer(totals.thirdWindow) }
+                writer.member("app-not-in-schema") { $0.integer(totals.appNotInSchema) }
+                writer.member("events") { $0.counts(Self.sortedEvents(totals.events)) }
                 writer.member("ad-network-id") { writer in
                     campaign.key.adNetworkIdentifier.map { writer.string($0.description) } ?? writer.null()
                 }
                 writer.member("network") { writer in totals.networkName.map { writer.string($0) } ?? writer.null() }
                 writer.member("app-name") { writer in totals.appName.map { writer.string($0) } ?? writer.null() }
-                writer.member("window-2-postbacks") { $0.integer(totals.secondWindow) }
-                writer.member("window-3-postbacks") { $0.integer(totals.thirdWindow) }
-                writer.member("app-not-in-schema") { $0.integer(totals.appNotInSchema) }
-                writer.member("events") { $0.counts(Self.sortedEvents(totals.events)) }
                 writer.close()
             }
         }
