@@ -62,7 +62,8 @@ struct ReceiverDependencyPinTests {
         let declared = Self.declaredPackages(manifest)
         let urlCalls = manifest.components(separatedBy: ".package(url:").count - 1
         #expect(declared.count == urlCalls, "every .package(url:) call was read")
-        try #require(declared.contains { $0.identity == "hummingbird" } && declared.contains { $0.identity == "swift-nio" })
+        let identities = declared.map(\.identity)
+        try #require(identities.contains("hummingbird") && identities.contains("swift-nio"), "\(identities)")
         for package in declared {
             #expect(Self.exactVersion(package.requirement) != nil, "not pinned exactly: \(package)")
         }

@@ -150,7 +150,8 @@ public final class ReceiverMetrics: Sendable {
         openConnections = CoreMetrics.Gauge(label: "postback_receiver_open_connections", factory: factory)
         maximumConnections = CoreMetrics.Gauge(label: "postback_receiver_max_connections", factory: factory)
         requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
-        developmentKeysTrusted = CoreMetrics.Gauge(label: "postback_receiver_development_keys_trusted", factory: factory)
+        developmentKeysTrusted = CoreMetrics.Gauge(label: "postback_receiver_development_keys_trusted",
+                                                   factory: factory)
         decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
