@@ -24,17 +24,21 @@ struct UnjoinedDocument {
         self.opening = Array(opening)
     }
 
-    /// Whether `line` (held, at most the item cap) opens such a document.
+    /// Whether `line` (held, at most the item cap) opens such a document. Every line read goes through here, so
+    /// the usual ones leave at once: a whole JSON object by its last byte, a token by its first.
     static func opens(_ line: ByteCursor) -> Bool {
-        let first = line.firstIndex { $0 != LineKind.space && $0 != LineKind.tab }
-        guard let first, line[first] == UInt8(ascii: "{") else {
-            return false
-        }
         var end = line.endIndex
-        while end > first && (line[end - 1] == LineKind.space || line[end - 1] == LineKind.tab) {
+        while end > 0 && (line[end - 1] == LineKind.space || line[end - 1] == LineKind.tab) {
             end -= 1
         }
-        return end - first > 1 && line[end - 1] != UInt8(ascii: "}")
+        guard end > 0, line[end - 1] != UInt8(ascii: "}") else {
+            return false
+        }
+        var start = 0
+        while start < end && (line[start] == LineKind.space || line[start] == LineKind.tab) {
+            start += 1
+        }
+        return end - start > 1 && line[start] == UInt8(ascii: "{")
     }
 
     /// Whether `line` belongs to the open document: see the type's rule.
