@@ -44,6 +44,9 @@ public final class ReceiverMetrics: Sendable {
     /// `postback_receiver_request_timeouts_total`: connections closed because a request's head and body did not
     /// arrive within `--request-timeout` (slow or stalled clients).
     private let requestTimeouts: CoreMetrics.Counter
+    /// `postback_receiver_development_keys_trusted`: 1 while Apple's development keys are trusted
+    /// (`--allow-development`, which production traffic must never have), else 0; an alert can watch it.
+    private let developmentKeysTrusted: CoreMetrics.Gauge
     static let queueNames = ["verification", "commit"]
     /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
     private let decoded: DecodedCounters?
@@ -147,6 +150,8 @@ public final class ReceiverMetrics: Sendable {
         openConnections = CoreMetrics.Gauge(label: "postback_receiver_open_connections", factory: factory)
         maximumConnections = CoreMetrics.Gauge(label: "postback_receiver_max_connections", factory: factory)
         requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
+        developmentKeysTrusted = CoreMetrics.Gauge(label: "postback_receiver_development_keys_trusted",
+                                                   factory: factory)
         decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
@@ -247,6 +252,11 @@ public final class ReceiverMetrics: Sendable {
     func queue(_ queue: String, depth: Int, capacity: Int) {
         queueDepths[queue]?.record(depth)
         queueCapacities[queue]?.record(capacity)
+    }
+
+    /// Sets the gauge that says whether Apple's development keys are trusted (1) or not (0).
+    func developmentKeys(trusted: Bool) {
+        developmentKeysTrusted.record(trusted ? 1 : 0)
     }
 
     /// Sets the open connections gauge and the cap.
