@@ -21,6 +21,19 @@ extension JSONValue {
         write(into: &output)
     }
 
+    /// Appends `members`, in their order, as one compact JSON object to `output`: the writer of lines built from a
+    /// fixed list of members (an export line, a manifest line), so each need not restate the object's syntax.
+    package static func appendObject(_ members: [(String, JSONValue)], to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        for (position, (name, value)) in members.enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            writeQuoted(name, into: &output)
+            output.append(UInt8(ascii: ":"))
+            value.write(into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
     /// Appends `string` as a JSON string literal, quotes included, to `output`.
     package static func appendQuoted(_ string: String, to output: inout [UInt8]) {
         writeQuoted(string, into: &output)

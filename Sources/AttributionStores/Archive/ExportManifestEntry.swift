@@ -53,14 +53,8 @@ package struct ExportManifestEntry {
             ("last-position", .number(JSONNumber(validatedLiteral: lastCursor.position))),
             ("finished", .string(RFC3339Timestamp.string(finished))),
         ]
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        for (position, (name, value)) in members.enumerated() {
-            if position > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.appendQuoted(name, to: &out)
-            out.append(UInt8(ascii: ":"))
-            value.appendJSON(to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
+        var out: [UInt8] = []
+        JSONValue.appendObject(members, to: &out)
         return out
     }
 
