@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Slow and hostile clients against the built receiver on 127.0.0.1 (see e2e/slow.py): 2,000 byte-a-second
 # clients (fewer if the open-file limit cannot be raised: the script says how many) against a normal client's
-# p99, SIGTERM against --stop-timeout, 413/404 closing without reading an endless body, --metrics-address, the
+# p99, SIGTERM against --stop-timeout, 413/404 closing without reading an endless body, --metrics-address, idle
+# clients at --max-connections (a new postback answered within 1 s), HTTP/1.0 closing after its answer, the
 # queue bound under wrk at 4 times it (503 with Retry-After, peak memory), and /readyz while a PostgreSQL state
 # is down. Writes the figures to Receiver/Benchmarks/slow-clients.md. Needs python3 and wrk.
 #

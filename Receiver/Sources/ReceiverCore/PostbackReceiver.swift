@@ -55,11 +55,11 @@ public enum PostbackReceiver {
             metricsPage: configuration.metricsAddress == nil ? metricsPage : nil)
         let idleTimeout = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
         let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeoutMilliseconds))
-        // Every connection is guarded: a deadline per request, no body read after a refusal (ConnectionGuard).
-        // A connection with nothing read or written for the idle timeout is closed too (idle keep-alive ones).
+        // Every connection is guarded: a deadline per request, no body read after a refusal, the oldest idle one
+        // closed at the cap (ConnectionGuard). Hummingbird closes one idle for the idle timeout (keep-alive ones).
         let server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
-                                metrics: metrics)
+                                connections: connections, metrics: metrics)
         }
         var services: [any Service] = (committer.map { [$0] } ?? []) + [verification]
         let metricsBound = metricsAddressGate(configuration)

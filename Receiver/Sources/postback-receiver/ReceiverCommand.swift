@@ -94,9 +94,9 @@ struct ReceiverCommand: AsyncParsableCommand {
         valueName: "full|normal"))
     var sync = "full"
 
-    @Option(help: ArgumentHelp("Close a connection after this many seconds without a byte read or written (1-3600).",
+    @Option(help: ArgumentHelp("Close a keep-alive connection after this many seconds without a request (1-3600).",
                                valueName: "seconds"))
-    var idleTimeout = 30
+    var idleTimeout = 5
 
     @Option(help: ArgumentHelp("Most postbacks stored in one group commit (1-65536).", valueName: "n"))
     var groupSize = 512

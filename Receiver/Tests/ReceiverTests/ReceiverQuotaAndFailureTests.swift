@@ -95,6 +95,38 @@ import Testing
         #expect(try receiver.rows().map(\.code) == ["bad-signature"])
     }
 
+    /// Regression test (issue 35): the quota's unit was taken before storing and kept when storing failed, so
+    /// storage failures spent the quota and possibly-genuine bodies were answered 503 once storage worked again.
+    @Test("a body answered 500 spends none of the invalid quota: once storing works it is stored, the next 503")
+    func failedStoreGivesTheQuotaBack() async throws {
+        var receiver = try TestReceiver(invalidQuota: 1)
+        receiver.configuration.verifier = AttributionVerifier(keyRing: try Self.productionKeys())
+        var bytes = try TestReceiver.body("invalid/postback-jws/j3-unknown-kid.jws")
+        if bytes.getInteger(at: bytes.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\n") {
+            bytes.moveWriterIndex(to: bytes.writerIndex - 1)  // a bare JWS as Apple posts it: no line ending
+        }
+        let unknownKid = bytes
+        #expect(receiver.configuration.verifier.verify(Array(buffer: unknownKid)).couldStillBeGenuine)
+        let app = try await receiver.application()
+        let archivePath = receiver.archivePath
+        try TestReceiver.execute(Self.archiveFull, in: archivePath)
+        try await app.test(.router) { client in
+            for _ in 0..<3 {
+                let failed = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post,
+                                                      body: unknownKid)
+                #expect(failed.status == .internalServerError)
+            }
+            try TestReceiver.execute("DROP TRIGGER test_archive_full", in: archivePath)
+            let stored = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post,
+                                                  body: unknownKid)
+            #expect(stored.status == .ok)
+            let overQuota = try await client.execute(uri: TestReceiver.appAttributionPath, method: .post,
+                                                     body: unknownKid)
+            #expect(overQuota.status == .serviceUnavailable)
+        }
+        #expect(try receiver.rows().map(\.code) == ["unknown-key"])
+    }
+
     @Test("over the invalid quota a body that could still be genuine is answered 503, a proven forgery 200",
           arguments: [
               ("invalid/postback-jws/j3-unknown-kid.jws", true),

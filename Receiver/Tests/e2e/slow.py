@@ -10,6 +10,11 @@ Measures and checks, each on a fresh receiver:
    connection is closed within a few seconds, the receiver having read little of what was sent (/proc/PID/io);
 4. --metrics-address: /metrics there, 404 on the postback listener; --max-connections holds (150 slow clients
    against a cap of 100) and a normal post still gets a slot within a request deadline;
+4b. idle clients cannot hold the slots: with --max-connections 100 and 100 idle clients (half silent, half
+   sending a GET every 2 s on a keep-alive connection, each reconnecting when closed), a new postback on a new
+   connection is answered within 1 s (the oldest idle connection is closed to admit it); an idle keep-alive
+   connection is closed by --idle-timeout; an HTTP/1.0 request's connection is closed right after its answer
+   (with `Connection: keep-alive` too), while an HTTP/1.1 one stays open;
 5. --queue-depth: wrk at 4 times the bound gets some 503s, each with Retry-After, and the peak resident memory
    (VmHWM) stays under a stated bound;
 6. /readyz with the state in PostgreSQL: 200, then 503 within 3 s of the server halting (/healthz still 200),
@@ -43,6 +48,8 @@ PATH = "/.well-known/appattribution/report-attribution/"
 REQUEST_TIMEOUT = 3.0
 STOP_TIMEOUT = 2.0
 QUEUE_DEPTH = 64
+IDLE_TIMEOUT = 3  # --idle-timeout in the idle-client test (the default is 5)
+IDLE_REQUEST_INTERVAL = 2.0  # the idle clients that send requests: one every this many seconds, under the idle timeout
 MEMORY_BOUND_MIB = 150  # the receiver's memory target (Receiver/README.md, benchmark)
 BUILD = "debug"  # --build: which build the receiver is (the latency bound and the results file depend on it)
 
@@ -271,6 +278,70 @@ class SlowClients:
                         self.close(sock, state)
 
 
+class IdleClients:
+    """`count` connections that hold a slot without using it: even ones silent after connecting, odd ones sending
+    `GET /healthz` every `IDLE_REQUEST_INTERVAL` seconds on their keep-alive connection. A connection the receiver
+    closes is opened again 0.1 s later (as an attacker would, a little slower so that the churn stays measurable).
+    Runs as `slow.py --idle-clients PORT COUNT`: prints `ready N` once N are connected, and on `stop` the number of
+    connections the receiver closed, as JSON."""
+
+    def __init__(self, port: int, count: int):
+        self.port = port
+        self.count = count
+        self.selector = selectors.DefaultSelector()
+        self.closed = 0
+        self.reconnects: list[tuple[float, int]] = []
+
+    def connect(self, index: int) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            sock.connect(("127.0.0.1", self.port))
+        except BlockingIOError:
+            pass
+        except OSError:
+            sock.close()
+            self.reconnects.append((time.monotonic() + 0.1, index))
+            return
+        self.selector.register(sock, selectors.EVENT_READ, {"index": index, "next": time.monotonic() + 0.5})
+
+    def run(self) -> None:
+        self.selector.register(sys.stdin, selectors.EVENT_READ, None)
+        for index in range(self.count):
+            self.connect(index)
+        announced = False
+        while True:
+            for key, _ in self.selector.select(0.05):
+                if key.data is None:
+                    print(json.dumps({"closed": self.closed}), flush=True)
+                    return
+                try:
+                    data = key.fileobj.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.selector.unregister(key.fileobj)
+                    key.fileobj.close()
+                    self.closed += 1
+                    self.reconnects.append((time.monotonic() + 0.1, key.data["index"]))
+            now = time.monotonic()
+            due = [entry for entry in self.reconnects if entry[0] <= now]
+            self.reconnects = [entry for entry in self.reconnects if entry[0] > now]
+            for _, index in due:
+                self.connect(index)
+            for key in list(self.selector.get_map().values()):
+                if key.data is None or key.data["index"] % 2 == 0 or key.data["next"] > now:
+                    continue
+                key.data["next"] = now + IDLE_REQUEST_INTERVAL
+                try:
+                    key.fileobj.send(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                except OSError:
+                    pass
+            if not announced and len(self.selector.get_map()) - 1 >= self.count:
+                announced = True
+                print(f"ready {len(self.selector.get_map()) - 1}", flush=True)
+
+
 def hostile_post(port: int, head: bytes, chunked: bool, seconds: float = 10.0) -> tuple[bytes, float, int]:
     """Sends `head`, then (chunked) an endless chunked body as fast as the connection takes it, reading whatever
     comes back. Returns the answer's first bytes, the seconds until the receiver closed the connection (or
@@ -454,6 +525,105 @@ def test_connection_cap(binary: str, work: Path) -> None:
         receiver.kill()
 
 
+def fresh_post(port: int, index: int) -> tuple[int, float]:
+    """One postback on a new connection: its status (0: none within 10 s) and the seconds until its answer."""
+    started = time.monotonic()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", PATH, body=body(index), headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        response.read()
+        return response.status, time.monotonic() - started
+    except (OSError, http.client.HTTPException):
+        return 0, time.monotonic() - started
+    finally:
+        connection.close()
+
+
+def closed_after_answer(port: int, request: bytes, wait: float) -> tuple[bytes, float | None]:
+    """Sends `request` on a new connection; returns the answer's status line and the seconds from the end of the
+    answer to the receiver's FIN (None when the connection is still open `wait` seconds later)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        sock.sendall(request)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            more = sock.recv(4096)
+            if not more:
+                break
+            answer += more
+        answered = time.monotonic()
+        sock.settimeout(wait)
+        try:
+            while sock.recv(4096):
+                pass
+            closed = time.monotonic() - answered
+        except socket.timeout:
+            closed = None
+        return answer.split(b"\r\n")[0], closed
+    finally:
+        sock.close()
+
+
+def test_idle_clients(binary: str, work: Path) -> None:
+    cap = 100
+    print(f"== idle clients: --max-connections {cap} with {cap} idle clients (half silent, half a GET every "
+          f"{IDLE_REQUEST_INTERVAL:g} s); --idle-timeout {IDLE_TIMEOUT}; HTTP/1.0", flush=True)
+    receiver = Receiver(binary, work / "idle", ["--max-connections", str(cap), "--idle-timeout", str(IDLE_TIMEOUT)])
+    clients = None
+    try:
+        clients = subprocess.Popen([sys.executable, __file__, "--idle-clients", str(receiver.port), str(cap)],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = clients.stdout.readline().split()
+        # Past one round of their requests, so that every slot has been taken and each client's is idle.
+        time.sleep(IDLE_REQUEST_INTERVAL + 1.0)
+        results = []
+        for index in range(10):
+            results.append(fresh_post(receiver.port, 1000 + index))
+            time.sleep(0.3)
+        clients.stdin.write("stop\n")
+        clients.stdin.flush()
+        report = json.loads(clients.stdout.readline())
+        clients.wait(10)
+        clients = None
+        slowest = max(seconds for _, seconds in results)
+        figure(f"--max-connections {cap} with {ready[1] if len(ready) == 2 else '?'} idle clients connected: 10 new "
+               f"postbacks on new connections answered {sorted({status for status, _ in results})}, the slowest "
+               f"after {slowest:.3f} s; the receiver closed {report['closed']} idle connections meanwhile "
+               f"(the cap and the idle timeout)")
+        check(all(status == 200 for status, _ in results), "each new postback among the idle clients answered 200")
+        check(slowest < 1.0, f"each within 1 s ({slowest:.3f} s)")
+
+        # A keep-alive connection left idle is closed by --idle-timeout.
+        line, closed = closed_after_answer(
+            receiver.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", IDLE_TIMEOUT + 3.0)
+        figure(f"an HTTP/1.1 keep-alive connection left idle: {line.decode()!r}, closed "
+               + (f"{closed:.2f} s after its answer" if closed is not None else "never") + f" (--idle-timeout "
+               f"{IDLE_TIMEOUT})")
+        check(closed is not None and IDLE_TIMEOUT - 0.5 <= closed <= IDLE_TIMEOUT + 1.5,
+              f"an idle keep-alive connection is closed by the idle timeout ({closed})")
+
+        # HTTP/1.0: closed right after the answer, with or without `Connection: keep-alive`.
+        payload = body(2000)
+        for name, extra in [("HTTP/1.0", b""),
+                            ("HTTP/1.0 with Connection: keep-alive", b"Connection: keep-alive\r\n")]:
+            request = (b"POST " + PATH.encode() + b" HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       + extra + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+            line, closed = closed_after_answer(receiver.port, request, 2.0)
+            figure(f"{name}: {line.decode()!r}, connection closed "
+                   + (f"{closed * 1000:.1f} ms after the answer" if closed is not None else "not within 2 s"))
+            check(b" 200 " in line + b" ", f"{name}: answered 200 ({line!r})")
+            check(closed is not None and closed < 0.5, f"{name}: closed within 0.5 s of its answer ({closed})")
+        line, closed = closed_after_answer(receiver.port, b"POST " + PATH.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+                                           b"Content-Length: %d\r\n\r\n" % len(payload) + payload, 1.0)
+        check(b" 200" in line and closed is None, f"HTTP/1.1: answered {line!r} and kept open ({closed})")
+    finally:
+        if clients:
+            clients.kill()
+            clients.wait(10)
+        receiver.kill()
+
+
 # Counts answers per wrk thread (globals of its Lua state, which done() reads back), and 503s with Retry-After: 5.
 WRK_SCRIPT = r"""
 wrk.method = "POST"
@@ -563,6 +733,9 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--slow-clients":
         SlowClients(int(sys.argv[2]), int(sys.argv[3])).run()
         return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--idle-clients":
+        IdleClients(int(sys.argv[2]), int(sys.argv[3])).run()
+        return 0
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--slow", type=int, default=2000)
@@ -581,6 +754,7 @@ def main() -> int:
         test_slow_clients(arguments.receiver, work, slow)
         test_refusals_close(arguments.receiver, work)
         test_connection_cap(arguments.receiver, work)
+        test_idle_clients(arguments.receiver, work)
         test_queue_bound(arguments.receiver, work)
         test_readiness(arguments.receiver, work)
     finally:

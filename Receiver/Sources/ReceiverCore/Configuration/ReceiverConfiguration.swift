@@ -41,8 +41,9 @@ public struct ReceiverConfiguration: Sendable {
     public var invalidQuotaPerHour = 10_000
     /// Largest body accepted (bytes); a larger one is answered 413. The verifier's own item limit.
     var maximumBodyBytes = AttributionVerifier.maximumItemBytes
-    /// Seconds a connection may stay without a byte read or written before it is closed (`--idle-timeout`).
-    public var idleTimeoutSeconds = 30
+    /// Seconds a connection may stay without a request being read or answered before it is closed
+    /// (`--idle-timeout`): short, because an idle keep-alive connection holds one of `--max-connections`' slots.
+    public var idleTimeoutSeconds = 5
     /// Most submissions one group commit takes (`--group-size`).
     public var maximumGroupSize = 512
     /// Groups committed at once (each on the archive's one thread, so more only queue there).

@@ -105,14 +105,16 @@ struct DurableSink: PostbackSink {
         let outcomes: [SinkOutcome]
         switch storage {
         case .shared(let store):
-            var built: (outcomes: [SinkOutcome], rows: [ArchivedPostback]) = ([], [])
+            var built: (outcomes: [SinkOutcome], rows: [ArchivedPostback], quotaTaken: [Int64]) = ([], [], [])
             do {
                 _ = try store.claim(sighted.sightings, at: arrival, synchronousCommit: synchronous == .full) {
                     answers in
+                    giveBack(built.quotaTaken)  // a transaction tried again builds its rows again
                     built = rows(group, sighted, answers)
                     return built.rows
                 }
             } catch {
+                giveBack(built.quotaTaken)
                 throw StorageFailure(error.code.rawValue, error.reason)
             }
             outcomes = built.outcomes
@@ -129,6 +131,7 @@ struct DurableSink: PostbackSink {
                 // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a
                 // row nobody stored (kept and released before the next claim if even that fails).
                 ledger.release(claimed)
+                giveBack(built.quotaTaken)
                 throw StorageFailure(error.code.rawValue, error.reason)
             }
             ledger.stored(claimed)
@@ -144,10 +147,17 @@ struct DurableSink: PostbackSink {
         return outcomes
     }
 
-    /// Each postback's fate once the store has answered its sighting (a duplicate marked so), and the archive's
-    /// rows of those stored: invalid bodies beyond the hourly quota are left out, or kept as their differences.
+    /// Returns the invalid quota's units of rows that were not stored after all (their arrival times).
+    private func giveBack(_ taken: [Int64]) {
+        for milliseconds in taken { quota.giveBack(1, at: milliseconds) }
+    }
+
+    /// Each postback's fate once the store has answered its sighting (a duplicate marked so), the archive's rows
+    /// of those stored (invalid bodies beyond the hourly quota are left out, or kept as their differences), and the
+    /// arrival time of each invalid row that took a unit of the quota, to give back if the rows are not stored.
     private func rows(_ group: [ReceivedPostback], _ sighted: PostbackPipeline.Sightings,
-                      _ answers: [DeduplicationAnswer]) -> (outcomes: [SinkOutcome], rows: [ArchivedPostback]) {
+                      _ answers: [DeduplicationAnswer])
+        -> (outcomes: [SinkOutcome], rows: [ArchivedPostback], quotaTaken: [Int64]) {
         var verified = group.map(\.verified)
         pipeline.mark(&verified, sighted, answers: answers)
         var postbacks = group
@@ -160,10 +170,13 @@ struct DurableSink: PostbackSink {
         outcomes.reserveCapacity(postbacks.count)
         var rows: [ArchivedPostback] = []
         rows.reserveCapacity(postbacks.count)
+        var quotaTaken: [Int64] = []
         for (index, postback) in postbacks.enumerated() {
             let result = postback.verified
             var kept = ArchivedPostback.Kept.body
-            if result.verdict == .invalid && !quota.take(at: postback.receivedMilliseconds) {
+            if result.verdict == .invalid && quota.take(at: postback.receivedMilliseconds) {
+                quotaTaken.append(postback.receivedMilliseconds)
+            } else if result.verdict == .invalid {
                 switch OverQuotaTreatment(result) {
                 case .discard:
                     outcomes.append(.overQuota(postback))
@@ -186,7 +199,7 @@ struct DurableSink: PostbackSink {
                 body: kept == .body ? postback.body : Self.differences(of: result, content: contents[index]),
                 record: postback.record, kept: kept))
         }
-        return (outcomes, rows)
+        return (outcomes, rows, quotaTaken)
     }
 
     /// What a changed-content duplicate over the quota keeps instead of its body (the row's `kept` is

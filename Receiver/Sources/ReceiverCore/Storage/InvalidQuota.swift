@@ -4,6 +4,12 @@ import Foundation
 /// How many invalid bodies may still be stored in the current clock hour (`--invalid-quota`). Forgeries cost an
 /// attacker nothing, so storing every one would let anyone fill the disk: beyond the quota only what is proven
 /// worthless goes unstored (``OverQuotaTreatment``).
+///
+/// A unit counts a row stored: it is taken while the group's rows are built (before the commit, so that one group
+/// cannot overrun the quota) and given back (``giveBack(_:at:)``) when the group is not stored. A request answered
+/// 500 has stored nothing, so it must not spend the quota: otherwise a full disk, or anyone able to cause storage
+/// failures, would leave the hour's quota spent and every later invalid body that could still be genuine answered
+/// 503 once storage worked again.
 final class InvalidQuota: @unchecked Sendable {
     private let lock = NSLock()
     private let perHour: Int
@@ -26,6 +32,15 @@ final class InvalidQuota: @unchecked Sendable {
         guard used < perHour else { return false }
         used += 1
         return true
+    }
+
+    /// Returns `count` units taken for the hour holding `milliseconds` whose rows were not stored. Units of an hour
+    /// that has already ended are not returned: that hour's quota no longer applies.
+    func giveBack(_ count: Int, at milliseconds: Int64) {
+        guard count > 0 else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        if milliseconds / 3_600_000 == hour { used = max(0, used - count) }
     }
 }
 
