@@ -32,10 +32,12 @@ final class Relay: Service, Sendable {
         /// How often an idle destination's loop looks for new deliveries.
         var pollInterval: Duration = .milliseconds(100)
 
-        /// The lease on a delivery taken: the deadline and a margin for recording its outcome.
+        /// The lease on a delivery taken: twice the deadline and 5 s, time to record its outcome. A receiver that
+        /// dies hands its deliveries back this long after it took them; one whose recording outlasts it (a database
+        /// that stalls) may see a delivery sent again, counted as reclaimed.
         var leaseMilliseconds: Int64 {
-            Int64(deadline.components.seconds) * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000
-                + 30_000
+            2 * (Int64(deadline.components.seconds) * 1000
+                + deadline.components.attoseconds / 1_000_000_000_000_000) + 5_000
         }
     }
 
