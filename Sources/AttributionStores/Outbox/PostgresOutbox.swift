@@ -58,13 +58,13 @@ public final class PostgresOutbox: Outbox, Sendable {
         ORDER BY t.due
         """
     /// `$1` delivered ids; `$2` retried ids, `$3` their delays (ms), `$4` their answers; `$5` dead ids, `$6` their
-    /// answers; `$7` holder; `$8` horizon (ms).
+    /// answers; `$7` holder; `$8` horizon (ms); `$9` the answer added when a retry falls past the horizon.
     static let record = """
         WITH delivered AS (
             DELETE FROM postback_relay.deliveries WHERE id = ANY($1::bigint[])),
         retried AS (
-            UPDATE postback_relay.deliveries d SET holder = NULL, lease_until = NULL, answer = r.answer,
-                due = \(now) + r.delay,
+            UPDATE postback_relay.deliveries d SET holder = NULL, lease_until = NULL, due = \(now) + r.delay,
+                answer = r.answer || CASE WHEN \(now) + r.delay > d.owed_since + $8 THEN '; ' || $9 ELSE '' END,
                 status = CASE WHEN \(now) + r.delay > d.owed_since + $8 THEN 'dead' ELSE 'owed' END
             FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS r(id, delay, answer)
             WHERE d.id = r.id AND d.holder = $7 AND d.status = 'owed')
@@ -158,7 +158,7 @@ public final class PostgresOutbox: Outbox, Sendable {
             _ = try connection.execute(Self.record, [
                 .int64Array(delivered), .int64Array(retried.map(\.0)), .int64Array(retried.map(\.1)),
                 .textArray(retried.map(\.2)), .int64Array(dead.map(\.0)), .textArray(dead.map(\.1)),
-                .int64(holder), .int64(horizonMilliseconds),
+                .int64(holder), .int64(horizonMilliseconds), .text(OutboxAnswers.horizonPassed),
             ], prepare: true)
         }
     }

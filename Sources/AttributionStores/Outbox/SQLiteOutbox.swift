@@ -132,9 +132,10 @@ public final class SQLiteOutbox: Outbox, Sendable {
             let delete = try connection.prepare("DELETE FROM relay_deliveries WHERE id = ?")
             // A retry due past the horizon would be an attempt after it: dead now, with this answer.
             let retry = try connection.prepare("""
-                UPDATE relay_deliveries SET holder = NULL, lease_until = NULL, answer = ?, due = ?,
-                    status = CASE WHEN ? > owed_since + ? THEN 'dead' ELSE 'owed' END
-                WHERE id = ? AND holder = ? AND status = 'owed'
+                UPDATE relay_deliveries SET holder = NULL, lease_until = NULL, due = ?2,
+                    answer = ?1 || CASE WHEN ?2 > owed_since + ?3 THEN '; ' || ?6 ELSE '' END,
+                    status = CASE WHEN ?2 > owed_since + ?3 THEN 'dead' ELSE 'owed' END
+                WHERE id = ?4 AND holder = ?5 AND status = 'owed'
                 """)
             let dead = try connection.prepare("""
                 UPDATE relay_deliveries SET holder = NULL, lease_until = NULL, answer = ?, status = 'dead'
@@ -148,10 +149,10 @@ public final class SQLiteOutbox: Outbox, Sendable {
                 case .retry(let delay):
                     try retry.bind(1, text: outcome.answer)
                     try retry.bind(2, now + delay)
-                    try retry.bind(3, now + delay)
-                    try retry.bind(4, horizonMilliseconds)
-                    try retry.bind(5, outcome.id)
-                    try retry.bind(6, holder)
+                    try retry.bind(3, horizonMilliseconds)
+                    try retry.bind(4, outcome.id)
+                    try retry.bind(5, holder)
+                    try retry.bind(6, text: OutboxAnswers.horizonPassed)
                     try retry.run()
                 case .dead:
                     try dead.bind(1, text: outcome.answer)
