@@ -26,6 +26,13 @@ let package = Package(
         // (AttributionStores/PostgreSQL/LibPQ.swift), sparing every other run its ~20 libraries at start-up. Build
         // needs libpq-dev's headers; only a PostgreSQL state needs libpq5 at run time.
         .systemLibrary(name: "CAttributionPostgres"),
+        // zlib, for the gzip files of `postback-verify export --to DIR` (the command line only: the libraries never
+        // compress).
+        .systemLibrary(
+            name: "CAttributionZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         // Verification: strict JWS and JSON, ES256, the rules, the records, and the in-memory deduplication store.
         .target(
             name: "Attribution",
@@ -37,7 +44,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "postback-verify",
-            dependencies: ["Attribution", "AttributionStores"],
+            dependencies: ["Attribution", "AttributionStores", "CAttributionZlib"],
             // Release builds link the Swift runtime and Foundation statically: start-up drops from ~17 ms to
             // ~8 ms on a 2-core VM (no runtime relocation of libFoundation and friends), so a one-item run (a CI
             // fixture check) is instant. Debug, test and sanitizer builds stay dynamic. Only this executable has the

@@ -1717,6 +1717,9 @@ From the repository root:
 {CMD_SKAN_DEDUPE}   # mixed verdicts: exit status 1 is expected
 ```
 
+Without the `--key` options the fixture kids are unknown, so their items are `unknown-key`: nothing trusts a key
+by itself, and each such record names the `--key` option and the fixture's key file to give it.
+
 `valid/` is checked **with** `--allow-development` (Apple's development example lives there) and `invalid/`
 **without** it (so `apple-development-identifier/*` kids are `untrusted-key`, decided before any signature check).
 `dedupe/` holds the only multi-item file: D1 needs a valid first occurrence in the same run, which cannot

@@ -12,15 +12,38 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "postback-verify", path: ".."),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // Every package is pinned to one version (`exact:`), the one this receiver is built and tested with, so
+        // two builds of one commit get the same code (Package.resolved is not committed: its commit ids differ
+        // between mirrors). The packages the receiver uses:
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        // The packages those depend on, which their own ranges would let float: pinned here too, because a root
+        // package's `exact:` is the only way SwiftPM lets a package fix a dependency's dependency.
+        // ReceiverDocumentationTests checks that this list is the whole resolved graph, every entry exact.
+        .package(url: "https://github.com/apple/swift-algorithms.git", exact: "1.2.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-collections.git", exact: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", exact: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", exact: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", exact: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-transport-services.git", exact: "1.28.0"),
+        .package(url: "https://github.com/apple/swift-numerics.git", exact: "1.1.1"),
+        .package(url: "https://github.com/apple/swift-service-context.git", exact: "1.5.1"),
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         // The tests' own view of the SQLite files (read and broken apart from the code under test); the receiver
@@ -74,6 +97,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Attribution", package: "postback-verify"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // One product of each package pinned above only for its version that no other target names:
+                // SwiftPM warns about a dependency no target uses. All are built and linked here anyway (through
+                // HummingbirdTesting and AsyncHTTPClient); nothing imports them.
+                .product(name: "Algorithms", package: "swift-algorithms"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "StructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOTransportServices", package: "swift-nio-transport-services"),
+                .product(name: "Numerics", package: "swift-numerics"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
     ]

@@ -15,6 +15,6 @@ status=0
 # Status 1: the run holds invalid fixtures on purpose; anything else is a failure.
 [ "$status" -le 1 ] || exit "$status"
 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$work/profile" --hide-scrollbars \
-    --screenshot="$work/report.png" --window-size=1200,1900 "file://$work/report.html" 2> /dev/null
+    --screenshot="$work/report.png" --window-size=1200,3900 "file://$work/report.html" 2> /dev/null
 cp "$work/report.png" docs/report.png
 echo "wrote docs/report.png"

@@ -12,8 +12,8 @@
 # are removed and it is split again; every operand that is not a number must return a series (a metric name or
 # label value the receiver does not export returns none, and fails). The expressions are taken from Prometheus's
 # /api/v1/rules (what it loaded from alerts.yml), whose rules must also evaluate without error. Dashboard queries
-# are evaluated whole, with $job = the scrape job. Then the alerts the traffic must fire (PostbackReceiverUnknownKid)
-# and not fire (NotReady, ServerErrors, InvalidQuotaNear) are checked in /api/v1/alerts.
+# are evaluated whole, with $job = the scrape job. Then the alerts the traffic must fire (PostbackReceiverUnknownKid,
+# DevelopmentKeysTrusted) and not fire (NotReady, ServerErrors, InvalidQuotaNear) are checked in /api/v1/alerts.
 #
 # The receiver: $POSTBACK_RECEIVER if set (CI: the release build), else the debug build (built here, as e2e.sh does).
 # Needs promtool and prometheus (Debian: apt-get install prometheus), curl and python3. Traffic only to 127.0.0.1.
@@ -259,12 +259,15 @@ for title, expr in targets:
     if not found:
         failures.append(f"dashboard {title}: no series for {expr}")
 
-# The alerts this traffic makes: an unknown kid fires; the receiver is up, stores everything and is far from its
+# The alerts this traffic makes: an unknown kid and the development keys fire; the receiver is up, stores everything and is far from its
 # quota. (No `for:` on PostbackReceiverUnknownKid, so it fires at its first evaluation with the postback counted.)
 alerts = {a["labels"]["alertname"]: a["state"] for a in get("/api/v1/alerts")["alerts"]}
 print(f"  alerts: {alerts or 'none'}")
 if alerts.get("PostbackReceiverUnknownKid") != "firing":
     failures.append("PostbackReceiverUnknownKid is not firing after a postback with a kid the receiver has no key for")
+# It runs with --allow-development (Apple's development example is among the postbacks): that alert fires too.
+if alerts.get("PostbackReceiverDevelopmentKeysTrusted") != "firing":
+    failures.append("PostbackReceiverDevelopmentKeysTrusted is not firing on a receiver run with --allow-development")
 for name in ("PostbackReceiverNotReady", "PostbackReceiverServerErrors", "PostbackReceiverInvalidQuotaNear",
              "PostbackReceiverNoPostbacks", "PostbackReceiverInvalidSignatureSurge"):
     if name in alerts:

@@ -73,8 +73,8 @@ enum Command {
             let label = options.label ?? "stdin \(RFC3339Timestamp.string(started))"
             run.writeReport = { run, interruption in
                 writeReport(run, to: reportPath, context: ReportContext(
-                    label: label, started: started, seconds: run.elapsedSeconds, schemaPath: options.schemaPath,
-                    interrupted: interruption))
+                    label: label, inputs: .run(paths: options.paths), started: started,
+                    seconds: run.elapsedSeconds, schemaPath: options.schemaPath, interrupted: interruption))
             }
         }
         if claims.remembersAcrossRuns {
@@ -272,8 +272,8 @@ enum Command {
         try UsageError.wrapping { () throws(AttributionError) in try ConversionSchema(contentsOfFile: path) }
     }
 
-    /// Writes the run report (`--report`): HTML when the path ends in `.html`, JSON otherwise. A report that
-    /// cannot be written is named on standard error; the records already written stand.
+    /// Writes the run report (`--report`): HTML when the path ends in `.html` (any case), JSON otherwise. A report
+    /// that cannot be written is named on standard error; the records already written stand.
     private static func writeReport(_ run: RunOutput, to path: String, context: ReportContext) {
         do {
             try run.report.write(to: path, summary: run.summary, context: context)

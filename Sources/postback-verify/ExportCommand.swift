@@ -5,7 +5,8 @@ import Foundation
 /// `postback-verify export --state PATH|URL [--archive PATH] [--after CURSOR]`: the received postbacks a
 /// receiver stored, as JSON Lines in cursor order, from after `CURSOR` to the last one a consumer can read now
 /// (docs/state.md, "Reading the received postbacks"). A consumer that keeps the last line's `cursor` and gives it
-/// back as `--after` reads every row once.
+/// back as `--after` reads every row once. With `--to DIR`, into gzip files and a manifest instead
+/// (``DirectoryExport``).
 enum ExportCommand {
     /// Rows read per query: one round trip (or read transaction) per thousand rows.
     static let batchSize = 1000
@@ -14,9 +15,16 @@ enum ExportCommand {
         var state: StateLocation?
         var archivePath: String?
         var after: ArchiveCursor?
-        /// `--since`, `--until`: only rows received in [since, until) are printed and reported.
-        var since: Date?
-        var until: Date?
+        /// `--since`, `--until`: only rows received in [since, until) are printed and reported, in milliseconds
+        /// since 1970.
+        var since: Int64?
+        var until: Int64?
+        /// `--to DIR`: files and a manifest there instead of standard output.
+        var directory: String?
+        var follow = false
+        var rollBytes: Int?
+        var rollSeconds: Int?
+        var pollSeconds: Duration?
         /// `--report FILE`: the run report of the rows printed (``PeriodReport``).
         var reportPath: String?
         /// `--schema FILE` (with `--report`): decode the valid postbacks for the report.
@@ -57,12 +65,13 @@ enum ExportCommand {
                 return fail(error.message, usage: true)
             }
         }
+        if let message = directoryConflict(options) { return fail(message, usage: true) }
         let started = Date()
-        let since = options.since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? .min
-        let until = options.until.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? .max
+        let since = options.since ?? .min
+        let until = options.until ?? .max
         let output = StandardStream(descriptor: 1)
         do throws(AttributionError) {
-            let read: (ArchiveCursor?, Int) throws(AttributionError) -> [ExportedPostback]
+            let read: DirectoryExport.Read
             switch state {
             case .sqlite(let path):
                 if options.after?.transaction != nil {
@@ -83,6 +92,19 @@ enum ExportCommand {
                 }
                 let reader = try PostgresArchiveReader(connectionString: connection)
                 read = { (cursor, limit) throws(AttributionError) in try reader.rows(after: cursor, limit: limit) }
+            }
+            if let directory = options.directory {
+                let export = DirectoryExport(
+                    directoryPath: directory, after: options.after, follow: options.follow,
+                    rollBytes: options.rollBytes ?? defaultRollBytes,
+                    rollSeconds: options.rollSeconds ?? defaultRollSeconds,
+                    poll: options.pollSeconds ?? defaultPoll, isPostgreSQL: isPostgreSQL(state), read: read)
+                do {
+                    try export.run(errors: errors)
+                    return 0
+                } catch {
+                    return fail(error.message, usage: error.usage)
+                }
             }
             var cursor = options.after
             while true {
@@ -105,7 +127,8 @@ enum ExportCommand {
         }
         if let period, let reportPath = options.reportPath {
             let seconds = Date().timeIntervalSince(started)
-            let context = ReportContext(label: label(options), started: started, seconds: seconds,
+            let context = ReportContext(label: label(options), inputs: .period(state: state.reportName),
+                                        started: started, seconds: seconds,
                                         schemaPath: options.schemaPath, interrupted: nil)
             do {
                 try period.report.write(to: reportPath, summary: period.summary, context: context)
@@ -125,22 +148,21 @@ enum ExportCommand {
     static func label(_ options: Options) -> String {
         var label = "received postbacks"
         if let after = options.after { label += " after cursor \(after)" }
-        if let since = options.since { label += " from \(RFC3339Timestamp.string(since))" }
-        if let until = options.until { label += " until \(RFC3339Timestamp.string(until))" }
+        if let since = options.since { label += " from \(RFC3339Timestamp.string(Date(milliseconds: since)))" }
+        if let until = options.until { label += " until \(RFC3339Timestamp.string(Date(milliseconds: until)))" }
         return label
     }
 
     /// `--since` and `--until`: a UTC date (`2026-11-26`, its midnight) or an RFC 3339 time
-    /// (`2026-11-26T12:00:00Z`, `2026-11-26T12:00:00.5+01:00`).
-    static func time(_ text: String, option: String) throws(UsageError) -> Date {
-        let dateOnly = Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day()
-        if text.utf8.count == 10, let date = try? Date(text, strategy: dateOnly) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
-            return date
+    /// (`2026-11-26T12:00:00Z`, `2026-11-26T12:00:00.5+01:00`), read strictly: a date or time that does not exist
+    /// (30 February, hour 24, second 60) is refused, never rolled over into the next day or minute.
+    static func time(_ text: String, option: String) throws(UsageError) -> Int64 {
+        do {
+            return try RFC3339Timestamp.milliseconds(text)
+        } catch {
+            throw UsageError("\(option) takes a UTC date (2026-11-26) or an RFC 3339 time (2026-11-26T12:00:00Z), "
+                             + "not \(text): \(error.reason)")
         }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
-        throw UsageError("\(option) takes a UTC date (2026-11-26) or an RFC 3339 time (2026-11-26T12:00:00Z), "
-                         + "not \(text)")
     }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Options {
@@ -180,6 +202,26 @@ enum ExportCommand {
             case "--schema":
                 guard options.schemaPath == nil else { throw UsageError("--schema given twice") }
                 options.schemaPath = try value()
+            case "--to":
+                guard options.directory == nil else { throw UsageError("--to given twice") }
+                let path = try value()
+                guard !path.isEmpty else { throw UsageError("--to needs a directory path") }
+                options.directory = path
+            case "--follow":
+                options.follow = true
+            case "--roll-bytes":
+                guard options.rollBytes == nil else { throw UsageError("--roll-bytes given twice") }
+                options.rollBytes = try size(try value(), option: name)
+            case "--roll-seconds":
+                guard options.rollSeconds == nil else { throw UsageError("--roll-seconds given twice") }
+                let text = try value()
+                guard let seconds = wholeNumber(text), (1...86_400).contains(seconds) else {
+                    throw UsageError("--roll-seconds takes whole seconds from 1 to 86400 (a day), not \(text)")
+                }
+                options.rollSeconds = seconds
+            case "--poll-seconds":
+                guard options.pollSeconds == nil else { throw UsageError("--poll-seconds given twice") }
+                options.pollSeconds = try pollInterval(try value())
             case "--after":
                 guard options.after == nil else { throw UsageError("--after given twice") }
                 let text = try value()

@@ -60,7 +60,8 @@ enum HelpText {
                                   postbacks' jsonl records gain "decoded" (events, revenue range, campaign,
                                   window, estimated install times). A malformed schema stops the run (status 2).
           --report FILE           At the end, write the run report (verdicts, reasons, warnings, key environments,
-                                  tiers, values, campaigns) to FILE: an HTML page if FILE ends in .html, else JSON.
+                                  tiers, values, campaigns) to FILE: an HTML page if FILE ends in .html (any
+                                  case), else JSON.
           --label NAME            The name standard input goes by in the report and, with --state, in what later
                                   runs' duplicates say (default: stdin and the run's start).
           -q, --quiet             No summary on standard error.
@@ -88,10 +89,14 @@ enum HelpText {
     static let exportUsage = """
         OVERVIEW: Print the postbacks a receiver (postback-receiver) stored, as JSON Lines in cursor order, from
                   after CURSOR to the last one that can be read now. Keep the last line's cursor and give it
-                  back as --after: every stored postback is printed once.
+                  back as --after: every stored postback is printed once. With --to DIR, write them into gzip
+                  files in DIR instead, each named in DIR/manifest.jsonl once whole; the next export into DIR
+                  resumes after the manifest's last cursor.
 
         USAGE: postback-verify export --state PATH|URL [--archive PATH] [--after CURSOR] [--since TIME]
                                       [--until TIME] [--report FILE [--schema FILE]]
+               postback-verify export --state PATH|URL [--archive PATH] --to DIR [--follow] [--roll-bytes SIZE]
+                                      [--roll-seconds N] [--poll-seconds N] [--after CURSOR]
 
         OPTIONS:
           --state PATH|URL        The receiver's state: a SQLite file, whose received postbacks are in the
@@ -107,18 +112,34 @@ enum HelpText {
           --report FILE           Write the run report of the rows printed (JSON, or HTML when FILE ends in
                                   .html), counted from their stored records, and the summary on stderr.
           --schema FILE           With --report: decode valid postbacks as of their arrival (docs/schema.md).
+          --to DIR                Write gzip JSON Lines files into DIR (created when missing) and a line per
+                                  finished file into DIR/manifest.jsonl (name, rows, bytes, SHA-256, first
+                                  and last cursor); resume after the manifest's last cursor. One export at a
+                                  time per DIR. Not with --since, --until or --report.
+          --follow                With --to: keep exporting as rows arrive, until SIGINT or SIGTERM, which
+                                  finish the file in progress (exit status 0).
+          --roll-bytes SIZE       With --to: finish a file once it holds SIZE compressed bytes (64K to 3G;
+                                  K, M, G are KiB, MiB, GiB). Default: 128M.
+          --roll-seconds N        With --to: finish a file N seconds after it was started (1 to 86400),
+                                  whichever comes first. Default: 900 (15 minutes).
+          --poll-seconds N        With --follow: read the archive again after N seconds when nothing new came
+                                  (0.01 to 3600). Default: 5.
           -h, --help              Show this help.
 
         OUTPUT: one line per stored postback: {"cursor","received" (RFC 3339, UTC),"request","route","verdict",
-          "code","key","kept","body" (base64 of the bytes received, or of the differences kept),"record" (the
-          record as stored)}. Characters a terminal must not get raw are written as \\u escapes.
+          "code","key","kept","body" (base64 of the bytes received, or of the differences kept),"position"
+          (the cursor as an integer that sorts as cursors do),"record" (the record as stored)}. Characters a
+          terminal must not get raw are written as \\u escapes. With --to, the same lines, in the files.
 
         EXIT STATUS:
-          0  printed everything there was (possibly nothing)
-          2  usage error, or the state or archive cannot be read or is not one (named on standard error)
+          0  printed (or, with --to, wrote into finished files) everything there was, possibly nothing; with
+             --follow, stopped by SIGINT or SIGTERM
+          2  usage error, or the state or archive cannot be read or is not one, or DIR cannot be written or
+             another export is writing it (named on standard error)
 
-        EXAMPLE:
+        EXAMPLES:
           postback-verify export --state "$STATE" --after "$(cat cursor)" > batch.jsonl
+          postback-verify export --state "$STATE" --to /var/lib/postbacks/export --follow
         See docs/state.md, "Reading the received postbacks".
         """
 }

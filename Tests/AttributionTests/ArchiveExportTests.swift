@@ -430,34 +430,49 @@ final class ArchiveScriptTests {
         return (state, archive)
     }
 
-    @Test("The loader loads every row once: again with nothing new, after new rows, and after a lost cursor")
+    @Test("The loader loads each file the manifest names once: not again, then new files, never a damaged one")
     func loader() throws {
         let script = try Self.script("the loader")
         let (state, archive) = try sqliteArchive((0..<30).map {
             ArchiveExportTests.row($0, record: $0 == 7 ? "{\"source\":\"a\\u0000\",\"n\":7}" : nil)
         })
+        let directory = scratch.url("export").path
+        func exportFiles() throws {
+            let run = try CommandLineTests.run(["export", "--state", state, "--to", directory])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        try exportFiles()
+        try archive.append((30..<32).map { ArchiveExportTests.row($0) })
+        try exportFiles()
         let warehouse = try TestPostgres.database()
-        let environment = ["STATE": state, "WAREHOUSE": warehouse]
+        let environment = ["EXPORT": directory, "WAREHOUSE": warehouse]
         func loaded() throws -> [String] {
             let result = try TestPostgres.execute(
                 "SELECT replace(line::text, '\\u0000', '\\ufffd')::json ->> 'request' FROM received_postbacks "
-                + "ORDER BY cursor::bigint", on: warehouse)
+                + "ORDER BY position", on: warehouse)
             return (0..<result.rowCount).map { result.text($0, 0) }
         }
         let first = try run(script, environment: environment)
         #expect(first.status == 0, "\(first.error)")
-        #expect(try loaded() == (0..<30).map { "request-\($0)" })
-        #expect(try String(contentsOf: scratch.url("cursor"), encoding: .utf8) == "30\n")
-        #expect(try run(script, environment: environment).status == 0)
-        #expect(try loaded().count == 30, "nothing new: nothing loaded")
-        try archive.append((30..<35).map { ArchiveExportTests.row($0) })
+        #expect(try loaded() == (0..<32).map { "request-\($0)" }, "both files, each row once")
+        let again = try run(script, environment: environment)
+        #expect(again.status == 0, "\(again.error)")
+        #expect(try loaded().count == 32, "nothing new: nothing loaded")
+        // A file whose bytes differ from the manifest's SHA-256: nothing of this run is loaded.
+        try archive.append((32..<35).map { ArchiveExportTests.row($0) })
+        try exportFiles()
+        let third = URL(fileURLWithPath: directory).appendingPathComponent("postbacks-00000003.jsonl.gz")
+        let good = try Data(contentsOf: third)
+        var bad = good
+        bad[bad.count / 2] ^= 0x01
+        try bad.write(to: third)
+        let refused = try run(script, environment: environment)
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("did NOT match"), "sha256sum's word: \(refused.error)")
+        #expect(try loaded().count == 32)
+        try good.write(to: third)
         #expect(try run(script, environment: environment).status == 0)
         #expect(try loaded() == (0..<35).map { "request-\($0)" })
-        // The loader died after its load committed, before it saved the cursor: the rows come again, once.
-        try Data("20\n".utf8).write(to: scratch.url("cursor"))
-        #expect(try run(script, environment: environment).status == 0)
-        #expect(try loaded() == (0..<35).map { "request-\($0)" })
-        #expect(try String(contentsOf: scratch.url("cursor"), encoding: .utf8) == "35\n")
     }
 
     @Test("The move copies a SQLite archive into PostgreSQL: every row, byte for byte, after the rows already there")
@@ -511,12 +526,13 @@ final class ArchiveScriptTests {
         let options = try DocumentationConsistencyTests.section(HelpText.exportUsage, from: "OPTIONS:",
                                                                  to: "OUTPUT:")
         let named = DocumentationConsistencyTests.optionTokens(options)
-        #expect(named == ["--state", "--archive", "--after", "--since", "--until", "--report", "--schema", "-h",
-                          "--help"])
+        #expect(named == ["--state", "--archive", "--after", "--since", "--until", "--report", "--schema", "--to",
+                          "--follow", "--roll-bytes", "--roll-seconds", "--poll-seconds", "-h", "--help"])
         for option in named {
             let value = ["--state": ["s.sqlite"], "--archive": ["a.sqlite"], "--after": ["1"],
                          "--since": ["2026-11-26"], "--until": ["2026-11-27T00:00:00Z"], "--report": ["r.json"],
-                         "--schema": ["s.json"]][option] ?? []
+                         "--schema": ["s.json"], "--to": ["d"], "--roll-bytes": ["128M"], "--roll-seconds": ["60"],
+                         "--poll-seconds": ["0.5"]][option] ?? []
             #expect(throws: Never.self) { _ = try ExportCommand.parse([option] + value) }
         }
         #expect(throws: UsageError.self) { _ = try ExportCommand.parse(["--format", "jsonl"]) }

@@ -46,7 +46,8 @@ struct ConversionSchemaTests {
     static let malformed: [(name: String, text: String, line: Int, reason: String)] = [
         ("duplicate member", "{\"schema-version\": 1,\n\"apps\": [],\n\"apps\": []}", 3, "duplicate member"),
         ("trailing comma", "{\"schema-version\": 1,\n\"apps\": [],\n}", 3, "at byte"),
-        ("wrong version", "{\n\"schema-version\": 2,\n\"apps\": []}", 2, "must be 1"),
+        ("wrong version", "{\n\"schema-version\": 3,\n\"apps\": []}", 2, "must be 1 or 2"),
+        ("version 0", "{\n\"schema-version\": 0,\n\"apps\": []}", 2, "must be 1 or 2"),
         ("no version", "{\n\"apps\": []\n}", 1, "schema-version"),
         ("unknown member", "{\"schema-version\": 1,\n\"apps\": [],\n\"appz\": 1}", 3, "unknown member \"appz\""),
         ("apps not an array", "{\"schema-version\": 1,\n\"apps\": {}}", 2, "must be an array"),

@@ -80,6 +80,42 @@ extension ArchiveExportTests {
         #expect(html.contains(">\(first.records.count)<"))
     }
 
+    @Test("export --report over two days counts each UTC day: rows, valid, revenue; the page shows the trend")
+    func reportTrendByDay() throws {
+        let first = try verified(["Fixtures/valid/apple", "Fixtures/invalid/apple"])
+        let second = try verified(["Fixtures/valid/postback", "Fixtures/dedupe"])
+        let archive = try archive(.sqlite)
+        try archive.append(Self.rows(first.records, received: Self.dayOne, tag: "one"))
+        try archive.append(Self.rows(second.records, received: Self.dayTwo, tag: "two"))
+        let json = scratch.url("days.json").path, page = scratch.url("days.Html").path
+        for report in [json, page] {
+            let run = try CommandLineTests.run(["export", "--state", archive.state, "--report", report,
+                                                "--schema", Self.schema])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let report = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+        let days = try #require(report["days"] as? [[String: Any]])
+        #expect(days.map { $0["day"] as? String } == ["2026-11-25", "2026-11-26"])
+        for (day, verified) in zip(days, [first, second]) {
+            #expect(day["items"] as? Int == verified.records.count)
+            #expect(day["valid"] as? Int == verified.records.filter { $0.contains(#""verdict":"valid""#) }.count)
+            // The day's revenue is what the command line's report of that day's postbacks totals.
+            let totals = try #require(verified.report["totals"] as? [String: Any])
+            #expect(NSArray(array: day["revenue"] as? [Any] ?? []).isEqual(to: totals["revenue"] as? [Any] ?? [0]),
+                    "\(day)")
+        }
+        #expect(report["inputs"] as? [String] == [archive.state])
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("Trend by day"))
+        for (position, day) in days.enumerated() {
+            #expect(html.contains("id=\"day-\(position)-date\">\(day["day"] as? String ?? "?")<"))
+            #expect(html.contains("id=\"day-\(position)-items\">\(day["items"] as? Int ?? -1)<"))
+            #expect(html.contains("id=\"day-\(position)-valid\">\(day["valid"] as? Int ?? -1)<"))
+        }
+        #expect(html.contains("<span id=\"inputs\"><bdi>\(archive.state)</bdi></span>"), "the header names the state")
+    }
+
     @Test("export's report options are checked before anything is read", arguments: [
         (["--schema", "Fixtures/schema/example-schema.json"], "--schema applies to export's --report only"),
         (["--since", "yesterday"], "--since takes a UTC date"),

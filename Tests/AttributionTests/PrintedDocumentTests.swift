@@ -36,9 +36,19 @@ struct PrintedDocumentTests {
                       expected: [.init(1, "{\n  # inside"), .init(4, "z")]),
         LineSplitCase(name: "end of input inside a document gives what was read, as one item",
                       input: Array("x\n{\n  \"a\": 1,".utf8), expected: [.init(1, "x"), .init(2, "{\n  \"a\": 1,")]),
-        LineSplitCase(name: "a line starting with { and more is an ordinary line",
-                      input: Array("{ \"a\": 1,\n  \"b\": 2\n}\n".utf8),
-                      expected: [.init(1, "{ \"a\": 1,"), .init(2, "  \"b\": 2"), .init(3, "}")]),
+        // Issue 33: a document whose first member shares the { line is not joined; each line names the remedy.
+        LineSplitCase(name: "regression: a document with a member on its { line is a refused item per line",
+                      input: Array("{ \"a\": 1,\n  \"b\": 2\n\n}\n".utf8),
+                      expected: [1, 2, 4].map { ExpectedInputItem(line: $0, content: .refused(
+                          reason: InputShape.unjoinedDocumentRefusal(firstLine: 1, isStandardInput: true))) }),
+        LineSplitCase(name: "a line cut short before an ordinary line, or at the end of input, is an ordinary line",
+                      input: Array("{\"a\": 1,\n{\"b\":2}\n{\"c\": 3,".utf8),
+                      expected: [.init(1, "{\"a\": 1,"), .init(2, "{\"b\":2}"), .init(3, "{\"c\": 3,")]),
+        LineSplitCase(name: "an indented whole object ends a document with a member on its { line",
+                      input: Array("{\"a\": 1,\n  \"b\": 2\n  {\"c\":3}\n".utf8),
+                      expected: [1, 2].map { ExpectedInputItem(line: $0, content: .refused(
+                          reason: InputShape.unjoinedDocumentRefusal(firstLine: 1, isStandardInput: true))) }
+                          + [.init(3, "  {\"c\":3}")]),
         LineSplitCase(name: "a document over the item cap is counted, not held",
                       input: Array(("{\n  \"a\": \"" + String(repeating: "x", count: 40) + "\"\n}\nz\n").utf8),
                       expected: [.init(1, oversized: 53), .init(4, "z")], maximumItemBytes: 32),

@@ -30,8 +30,11 @@ struct RunReportCommandLineTests {
         var windows = [Int](repeating: 0, count: 3), withoutValue = [Int](repeating: 0, count: 3)
         var fine = [Int](repeating: 0, count: 64)
         var coarse: [String: Int] = ["low": 0, "medium": 0, "high": 0]
-        /// By "app/source": postbacks, window-1 postbacks, revenue low and high sums.
+        /// By "app/source/ad network id": postbacks, window-1 postbacks, revenue low and high sums.
         var campaigns: [String: (postbacks: Int, first: Int, low: Double, high: Double)] = [:]
+        /// By "app/source": postbacks per window (1-3), and how many postbacks' meanings name each event.
+        var windowsByCampaign: [String: [Int]] = [:]
+        var eventsByCampaign: [String: [String: Int]] = [:]
 
         init(records: [[String: Any]], schema: [String: Any]?) {
             let apps = (schema?["apps"] as? [[String: Any]]) ?? []
@@ -67,7 +70,9 @@ struct RunReportCommandLineTests {
                 guard schema != nil else { continue }
                 let app = (fields[skAdNetwork ? "app-id" : "advertised-item-identifier"] as! NSNumber).uint64Value
                 let source = fields["source-identifier"] as? String ?? "campaign-id \(fields["campaign-id"] as! Int)"
-                var totals = campaigns["\(app)/\(source)"] ?? (0, 0, 0, 0)
+                let network = (fields["ad-network-identifier"] ?? fields["ad-network-id"]) as! String
+                let key = "\(app)/\(source)/\(network)"
+                var totals = campaigns[key] ?? (0, 0, 0, 0)
                 totals.postbacks += 1
                 if index == 0 { totals.first += 1 }
                 let entry = apps.first { ($0["advertised-item-identifier"] as! NSNumber).uint64Value == app }
@@ -86,7 +91,11 @@ struct RunReportCommandLineTests {
                     totals.low += (revenue["low"] as! NSNumber).doubleValue
                     totals.high += (revenue["high"] as! NSNumber).doubleValue
                 }
-                campaigns["\(app)/\(source)"] = totals
+                campaigns[key] = totals
+                windowsByCampaign[key, default: [0, 0, 0]][index] += 1
+                for event in Set(meaning?["events"] as? [String] ?? []) {
+                    eventsByCampaign[key, default: [:]][event, default: 0] += 1
+                }
             }
         }
     }
@@ -125,22 +134,51 @@ struct RunReportCommandLineTests {
         #expect(json["fine-values"] as? [Int] == expected.fine)
         #expect(json["coarse-values"] as? [String: Int] == expected.coarse)
         guard withSchema else {
-            #expect(json["campaigns"] is NSNull)
+            for member in ["campaigns", "totals", "events"] { #expect(json[member] is NSNull, "\(member)") }
             return
         }
         let campaigns = try #require(json["campaigns"] as? [[String: Any]])
         #expect(campaigns.count == expected.campaigns.count)
-        #expect(expected.campaigns["1108187390/campaign-id 42"].map { $0.postbacks > 5 } == true,
-                "SKAdNetwork 1.0-3.0 postbacks are counted by their campaign id")
+        #expect(expected.campaigns["1108187390/campaign-id 42/fixture.skadnetwork"].map { $0.postbacks > 5 }
+                == true, "SKAdNetwork 1.0-3.0 postbacks are counted by their campaign id")
+        #expect(expected.campaigns["1108187390/12/fixture.adattributionkit"] != nil
+                && expected.campaigns["1108187390/12/fixture.skadnetwork"] != nil,
+                "two networks' source identifier 12 are two campaigns")
         for campaign in campaigns {
             let key = "\((campaign["advertised-item-identifier"] as! NSNumber).uint64Value)/"
-                + "\(campaign["source-identifier"] as? String ?? "campaign-id \(campaign["campaign-id"] as! Int)")"
+                + "\(campaign["source-identifier"] as? String ?? "campaign-id \(campaign["campaign-id"] as! Int)")/"
+                + "\(campaign["ad-network-id"] as! String)"
+            // A version 1 schema names neither networks nor apps.
+            #expect(campaign["network"] is NSNull && campaign["app-name"] is NSNull, "\(key)")
             let totals = try #require(expected.campaigns[key], "\(key) is not in the records")
             #expect(campaign["postbacks"] as? Int == totals.postbacks, "\(key)")
             #expect(campaign["window-1-postbacks"] as? Int == totals.first, "\(key)")
             #expect(abs((campaign["revenue-low"] as! NSNumber).doubleValue - totals.low) < 0.000001, "\(key)")
             #expect(abs((campaign["revenue-high"] as! NSNumber).doubleValue - totals.high) < 0.000001, "\(key)")
+            let windows = (1...3).map { campaign["window-\($0)-postbacks"] as? Int ?? -1 }
+            #expect(windows == expected.windowsByCampaign[key], "\(key)")
+            #expect(campaign["events"] as? [String: Int] == expected.eventsByCampaign[key, default: [:]], "\(key)")
         }
+        // The totals add the campaigns up; the events by app add up their campaigns' events.
+        let totals = try #require(json["totals"] as? [String: Any])
+        #expect(totals["postbacks"] as? Int == expected.campaigns.values.map(\.postbacks).reduce(0, +))
+        for window in 0..<3 {
+            #expect(totals["window-\(window + 1)-postbacks"] as? Int
+                == expected.windowsByCampaign.values.map { $0[window] }.reduce(0, +))
+        }
+        var eventsByApp: [String: [String: Int]] = [:]
+        for (key, events) in expected.eventsByCampaign {
+            let app = String(key.prefix { $0 != "/" })
+            eventsByApp[app, default: [:]].merge(events, uniquingKeysWith: +)
+        }
+        let apps = try #require(json["events"] as? [[String: Any]])
+        #expect(apps.count == eventsByApp.filter { !$0.value.isEmpty }.count)
+        for app in apps {
+            let id = "\((app["advertised-item-identifier"] as! NSNumber).uint64Value)"
+            #expect(app["events"] as? [String: Int] == eventsByApp[id], "\(id)")
+        }
+        #expect(json["days"] is NSNull, "a run's items carry no day")
+        #expect(json["inputs"] as? [String] == Self.inputs)
     }
 
     @Test("Without a schema records are those of a plain run; with one, valid postbacks gain decoded on both paths")
@@ -205,10 +243,12 @@ struct RunReportCommandLineTests {
         let scratch = try CommandLineScratch()
         let label = "<script>alert('x')</script>&\"é\u{1}"
         let page = scratch.url("report.html"), json = scratch.url("report.json")
+        // The postback on standard input: the page names standard input by its label.
+        let postback = String(decoding: try TestPaths.bytes(TestPaths.packageRoot
+            .appendingPathComponent("Fixtures/valid/postback/t5-3digit-source-coarse.json")), as: UTF8.self)
         for report in [page, json] {
             let run = try Self.run(["--format", "jsonl", "--schema", Self.schema, "--report", report.path,
-                                    "--label", label.replacingOccurrences(of: "\u{1}", with: "")]
-                + ["Fixtures/valid/postback/t5-3digit-source-coarse.json"])
+                                    "--label", label.replacingOccurrences(of: "\u{1}", with: "")], stdin: postback)
             #expect(run.status == 0, "\(run.stderr)")
         }
         let html = String(decoding: try Data(contentsOf: page), as: UTF8.self)

@@ -57,10 +57,12 @@ final class TestPostbackSigner {
     }
 
     /// The body above with `signedExtra` added at the end of the payload and `unsignedExtra` at the end of the
-    /// body (each empty, or a comma and members), and no conversion value.
-    func body(postbackIdentifier identifier: String, signedExtra: String, unsignedExtra: String) throws -> String {
+    /// body (each empty, or a comma and members), and no conversion value; `network` is written as it is (raw
+    /// UTF-8, unescaped).
+    func body(postbackIdentifier identifier: String, signedExtra: String, unsignedExtra: String,
+              network: String = "fixture.adattributionkit") throws -> String {
         let payload = #"{"postback-identifier":"# + Self.quoted(identifier)
-            + #","ad-network-identifier":"fixture.adattributionkit","advertised-item-identifier":1108187390,"#
+            + #","ad-network-identifier":""# + network + #"","advertised-item-identifier":1108187390,"#
             + #""conversion-type":"download","impression-type":"app-impression","did-win":true,"#
             + #""postback-sequence-index":0,"source-identifier":"1234","marketplace-identifier":"com.apple.AppStore""#
             + signedExtra + "}"

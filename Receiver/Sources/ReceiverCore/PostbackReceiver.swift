@@ -19,6 +19,8 @@ public enum PostbackReceiver {
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let metrics = metrics ?? ReceiverMetrics(schema: configuration.schema)
+        let trustsDevelopmentKeys = configuration.verifier.keyRing.allowsDevelopmentKeys
+        metrics.developmentKeys(trusted: trustsDevelopmentKeys)
         // The library's one pipeline, as the command line's: the fast path, the token cache (Apple's retries skip
         // the ECDSA), and the duplicate marking the store's answers call for.
         let pipeline = PostbackPipeline(keyRing: configuration.verifier.keyRing, policy: configuration.verifier.policy)
@@ -91,7 +93,11 @@ public enum PostbackReceiver {
                 availableConnectionsDelegate: connections.delegate),
             // Stopped in reverse order, after the server: the metrics listener, verification, then the commits.
             services: services,
-            onServerRunning: onServerRunning,
+            onServerRunning: { channel in
+                // Once the start-up has succeeded (a failed one prints only its one line), before `listening on`.
+                if trustsDevelopmentKeys { logger.warning("\(developmentKeysWarning)") }
+                await onServerRunning(channel)
+            },
             logger: logger)
         if let metricsBound {
             // The postback listener binds once the metrics listener has: if that one cannot (its address in use),
@@ -100,6 +106,10 @@ public enum PostbackReceiver {
         }
         return application
     }
+
+    /// The warning logged at start-up when Apple's development keys are trusted (`--allow-development`).
+    static let developmentKeysWarning = "Apple's development keys are trusted (--allow-development): "
+        + "any device in developer mode can sign postbacks that verify; never on production traffic"
 
     private static func metricsAddressGate(_ configuration: ReceiverConfiguration) -> Gate? {
         configuration.metricsAddress == nil ? nil : Gate()

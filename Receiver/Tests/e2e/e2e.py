@@ -221,6 +221,9 @@ def routes_and_limits(args, repo: Path, work: Path) -> None:
         fresh = (repo / "Fixtures/valid/postback/high-s-signature.json").read_bytes()
         check(curl_post(port, AAK, fresh)[0] == 200 and rows(receiver.archive)[-1]["body"] == fresh,
               "a valid postback beyond the invalid quota was not stored")
+        # Started with --allow-development: the gauge says so while it runs (and a warning line, below).
+        check(metric(port, "postback_receiver_development_keys_trusted") == 1,
+              "postback_receiver_development_keys_trusted is not 1 under --allow-development")
         text = curl_get(port, "/metrics")[1].decode()
         for name in ("postback_receiver_request_duration_seconds_bucket", "postback_receiver_valid_by_tier_total",
                      "postback_receiver_valid_without_conversion_value_total", "postback_receiver_commits_total"):
@@ -238,6 +241,9 @@ def routes_and_limits(args, repo: Path, work: Path) -> None:
     check(b"\xe2\x80\xae" not in log and b"\x1b" not in log, "a raw bidirectional override or escape reached the log")
     lines = [json.loads(line) for line in log.decode().splitlines() if line.startswith("{")]
     check(len(lines) == len(log.decode().splitlines()), "a log line is not one JSON object")
+    trusted = [line for line in lines if line.get("level") == "warning"
+               and line.get("message", "").startswith("Apple's development keys are trusted (--allow-development)")]
+    check(len(trusted) == 1, f"{len(trusted)} start-up warnings that development keys are trusted, not 1")
     requests = [line for line in lines if line.get("message") == "Request"]
     sources = [json.loads(r["record"])["source"] for r in rows(receiver.archive)]
     logged = {line.get("hb.request.id"): line for line in requests}

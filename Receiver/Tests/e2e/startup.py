@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import socket
 import subprocess
 import sys
@@ -116,7 +117,24 @@ def main() -> int:
         expect_failure(receiver, "a malformed --schema", ["--schema", str(work / "bad-schema.json"), *state], work,
                        66, "line 3")
         expect_failure(receiver, "a missing --schema file", ["--schema", str(work / "no-schema.json"), *state], work,
-                       66, "no-schema.json")
+                       66, "no-schema.json: cannot read the file: no such file")
+        # Regression: a directory or an unreadable file as --schema said "NSCocoaErrorDomain error 256".
+        expect_failure(receiver, "a directory as --schema", ["--schema", str(work), *state], work, 66,
+                       f"--schema {work}: is a directory; give the schema's JSON file itself")
+        expect_failure(receiver, "a --schema file whose read fails", ["--schema", "/proc/self/mem", *state], work, 66,
+                       "--schema /proc/self/mem: cannot read the file: Input/output error")
+        unreadable = work / "unreadable-schema.json"
+        unreadable.write_bytes((Path(__file__).resolve().parents[3] / "Fixtures/schema/example-schema.json").read_bytes())
+        unreadable.chmod(0)
+        work.chmod(0o755)
+        # Root reads any file whatever its mode, so as root the receiver runs as nobody (setpriv), as a service would.
+        as_nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        code, _, err, _ = run(as_nobody[0] if as_nobody else receiver,
+                              [*as_nobody[1:], *([receiver] if as_nobody else []), "--schema", str(unreadable),
+                               *state], work)
+        check(code == 66 and "cannot read the file: permission denied" in err and len(err.splitlines()) == 1,
+              f"an unreadable --schema file: exit {code}, stderr {err!r}")
+        print(f"ok: an unreadable --schema file: exit {code}: {err.strip()[:160]}", flush=True)
 
         garbage = b"this is not a database\n" * 100
         (work / "garbage.sqlite").write_bytes(garbage)

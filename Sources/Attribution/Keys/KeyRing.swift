@@ -49,8 +49,7 @@ public struct KeyRing: Sendable {
     /// The key for a header `kid`, or the error that rejects it (J3 unknown, J4 untrusted development key).
     package func trustedKey(for keyID: String) -> Result<TrustedKey, AttributionError> {
         guard let trusted = keys[ExactString(keyID)] else {
-            return .failure(AttributionError(.j3, "no trusted key has kid \(JSONValue.quoted(keyID)); if Apple "
-                + "published this kid, or it is your own impression key, load its public key with --key KID=PATH"))
+            return .failure(AttributionError(.j3, Self.unknownKeyReason(keyID)))
         }
         if trusted.environment == .development && !allowsDevelopmentKeys {
             return .failure(AttributionError(.j4, "\(keyID) is Apple's development key, which any device in developer "
@@ -61,6 +60,27 @@ public struct KeyRing: Sendable {
 }
 
 extension KeyRing {
+    /// The test-only kids that sign this repository's fixtures (Fixtures/README.md), each with its public key file
+    /// from the repository's root. Only named in the unknown-key message, so that someone running the fixtures
+    /// finds the option that trusts them; never trusted unless given with `--key`, like any other kid.
+    static let fixtureKeyFiles: [(keyID: String, path: String)] = [
+        ("fixture.adattributionkit", "Fixtures/keys/fixture.adattributionkit.pem"),
+        ("fixture-apple-identifier/0", "Fixtures/keys/fixture-apple-identifier-0.pem"),
+    ]
+
+    /// Why an unknown kid is refused, and the option that trusts a key of one's own: for a fixture kid, with the
+    /// fixture's key file.
+    static func unknownKeyReason(_ keyID: String) -> String {
+        let refusal = "no trusted key has kid \(JSONValue.quoted(keyID))"
+        if let fixture = fixtureKeyFiles.first(where: { $0.keyID.isExactlyEqual(to: keyID) }) {
+            return refusal + "; it is this repository's test-only fixture kid: to check the fixtures, trust its "
+                + "key with --key \(fixture.keyID)=\(fixture.path) (from the repository's root; never on "
+                + "production traffic)"
+        }
+        return refusal + "; if Apple published this kid, or it is your own impression key, load its public key "
+            + "with --key KID=PATH"
+    }
+
     /// Replaces the SKAdNetwork key on `key`'s curve (P-256 for 2.1 and later, P-192 for 1.0 and 2.0) with
     /// `key`; results it verifies report environment `custom`. For testing your own signing only: genuine
     /// SKAdNetwork postbacks verify only with Apple's keys.

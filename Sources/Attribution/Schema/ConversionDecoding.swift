@@ -25,23 +25,38 @@ public struct DecodedConversion: Sendable {
     public let meaning: ConversionSchema.Meaning?
     /// The currency of the revenue, when the schema gives one.
     public let currency: String?
+    /// The display name the schema gives the postback's signed ad network in the app's entry (version 2); nil
+    /// when the entry does not name the network.
+    public let network: String?
+    /// The app's display name in the schema (version 2), when given.
+    public let appName: String?
+    /// True when the schema is version 2 or later: `decoded` then ends with `network` and `app-name`, null or
+    /// not, while a version 1 schema's records keep their bytes.
+    let namesNetworks: Bool
 }
 
 extension ConversionSchema {
     /// Decodes a valid postback's facts, as of `arrival` (which also picks the app's schema by its validity
-    /// period). Nil only when the facts name no conversion window.
+    /// period, and a dated campaign by its days). Nil only when the facts name no conversion window.
+    ///
+    /// - Parameters:
+    ///   - facts: the valid postback's facts (``ConversionFacts``).
+    ///   - arrival: when the postback arrived (the command line: when the run started).
+    /// - Returns: the decoded conversion, or nil when the facts name no window.
     public func decode(_ facts: ConversionFacts, arrival: Date) -> DecodedConversion? {
         guard let window = facts.window, let install = facts.installRange(sentAt: arrival) else { return nil }
         let app = self.app(facts.advertisedItemIdentifier, at: arrival)
         let meanings = app?.windows[window.number - 1]
         let meaning = facts.fineValue.flatMap { meanings?.fine[$0] }
             ?? facts.coarseValue.flatMap { meanings?.coarse[$0] }
-        let campaign = facts.sourceIdentifier.flatMap { app?.campaigns[$0] }
-            ?? facts.campaignID.flatMap { app?.campaignIDs[$0] }
+        // An entry without networks (every version 1 entry) skips hashing the identifier.
+        let network = app?.networks.isEmpty == false ? facts.adNetworkIdentifier.flatMap { app?.network($0) } : nil
         return DecodedConversion(
             window: window, arrival: arrival, install: install, usesSKAdNetworkTimer: facts.usesSKAdNetworkTimer,
             fineValue: facts.fineValue, coarseValue: facts.coarseValue, valuesAreSigned: facts.valuesAreSigned,
-            appKnown: app != nil, campaign: campaign, meaning: meaning, currency: app?.currency)
+            appKnown: app != nil, campaign: app?.campaign(of: facts, network: network, at: arrival),
+            meaning: meaning, currency: app?.currency, network: network?.name, appName: app?.name,
+            namesNetworks: version >= 2)
     }
 }
 
@@ -89,6 +104,12 @@ extension DecodedConversion {
             out.append(UInt8(ascii: "}"))
         } else {
             null(&out)
+        }
+        if namesNetworks {
+            JSONLinesRecord.appendLiteral(#","network":"#, to: &out)
+            if let network { JSONValue.appendQuoted(network, to: &out) } else { null(&out) }
+            JSONLinesRecord.appendLiteral(#","app-name":"#, to: &out)
+            if let appName { JSONValue.appendQuoted(appName, to: &out) } else { null(&out) }
         }
         out.append(UInt8(ascii: "}"))
     }

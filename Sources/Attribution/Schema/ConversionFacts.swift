@@ -27,11 +27,29 @@ public struct ConversionFacts: Sendable, Hashable {
     public var tier: Int?
     /// The version of an SKAdNetwork postback; nil for AdAttributionKit.
     public var skAdNetworkVersion: SKAdNetworkVersion?
+    /// The ad network the postback is for (signed): AdAttributionKit's `ad-network-identifier`, SKAdNetwork's
+    /// `ad-network-id`. Exact bytes, as a schema's networks are matched by code points. Nil only when a caller
+    /// builds facts without it.
+    public var adNetworkIdentifier: ExactString?
 
+    /// Facts as given, for a caller that reads a postback its own way (a stored record, a test).
+    ///
+    /// - Parameters:
+    ///   - environment: the trusted key's environment.
+    ///   - advertisedItemIdentifier: the advertised app's App Store ID.
+    ///   - sourceIdentifier: the 2- to 4-digit source identifier; nil for SKAdNetwork 1.0-3.0.
+    ///   - postbackSequenceIndex: 0, 1 or 2.
+    ///   - fineValue: the fine conversion value, when carried.
+    ///   - coarseValue: the coarse conversion value, when carried.
+    ///   - valuesAreSigned: whether the signature covers the values.
+    ///   - tier: the crowd-anonymity tier (AdAttributionKit only).
+    ///   - campaignID: SKAdNetwork 1.0-3.0's `campaign-id`.
+    ///   - skAdNetworkVersion: the SKAdNetwork version; nil for AdAttributionKit.
+    ///   - adNetworkIdentifier: the signed ad network identifier.
     public init(environment: KeyEnvironment?, advertisedItemIdentifier: UInt64, sourceIdentifier: String?,
                 postbackSequenceIndex: Int, fineValue: Int?, coarseValue: CoarseConversionValue?,
                 valuesAreSigned: Bool, tier: Int?, campaignID: UInt64? = nil,
-                skAdNetworkVersion: SKAdNetworkVersion? = nil) {
+                skAdNetworkVersion: SKAdNetworkVersion? = nil, adNetworkIdentifier: ExactString? = nil) {
         self.environment = environment
         self.advertisedItemIdentifier = advertisedItemIdentifier
         self.sourceIdentifier = sourceIdentifier
@@ -42,6 +60,7 @@ public struct ConversionFacts: Sendable, Hashable {
         self.valuesAreSigned = valuesAreSigned
         self.tier = tier
         self.skAdNetworkVersion = skAdNetworkVersion
+        self.adNetworkIdentifier = adNetworkIdentifier
     }
 
     /// The facts of a valid AdAttributionKit or SKAdNetwork postback; nil for anything else (an invalid item, an
@@ -52,7 +71,8 @@ public struct ConversionFacts: Sendable, Hashable {
             self.init(environment: result.environment, advertisedItemIdentifier: postback.advertisedItemIdentifier,
                       sourceIdentifier: postback.sourceIdentifier,
                       postbackSequenceIndex: postback.postbackSequenceIndex, fineValue: result.body?.conversionValue,
-                      coarseValue: result.body?.coarseConversionValue, valuesAreSigned: false, tier: result.tier)
+                      coarseValue: result.body?.coarseConversionValue, valuesAreSigned: false, tier: result.tier,
+                      adNetworkIdentifier: ExactString(postback.adNetworkIdentifier))
         } else if result.kind == .skadnetwork, let postback = result.skAdNetwork {
             // Rule S5 held: the unsigned values, when present, are 0-63 and low/medium/high.
             let unsigned = result.unsigned
@@ -73,7 +93,7 @@ public struct ConversionFacts: Sendable, Hashable {
                   postbackSequenceIndex: Int(postback.postbackSequenceIndex ?? 0), fineValue: fineValue,
                   coarseValue: coarseValue, valuesAreSigned: false, tier: nil,
                   campaignID: postback.sourceIdentifier == nil ? postback.campaignID : nil,
-                  skAdNetworkVersion: postback.version)
+                  skAdNetworkVersion: postback.version, adNetworkIdentifier: ExactString(postback.adNetworkID))
     }
 
     /// The conversion window the postback closes. SKAdNetwork 1.0-3.0's one postback counts as window 1: its value

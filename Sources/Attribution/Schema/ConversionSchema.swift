@@ -2,14 +2,15 @@ import Foundation
 
 /// What a network's conversion values mean (docs/schema.md): per app and validity period, each conversion
 /// window's fine values (0-63, first window only) and coarse values (low, medium, high) as event names and a
-/// revenue range, and each `source-identifier` as a campaign name.
+/// revenue range, and each `source-identifier` as a campaign name (from version 2 also per ad network, with the
+/// network's name, and per date range).
 ///
 /// Read strictly, as the postbacks are: the text through ``StrictJSONParser`` (duplicate members refused), then
 /// every member checked; unknown members are refused so a misspelt one cannot be ignored silently. A refusal
 /// names the line and the reason (``Refusal``).
 public struct ConversionSchema: Sendable {
-    /// The format version this reader knows (`"schema-version"`).
-    public static let version = 1
+    /// The newest format version this reader knows (`"schema-version"`); it reads every version from 1 up.
+    public static let version = 2
     /// The largest schema file read.
     public static let maximumBytes = 1 << 20
 
@@ -38,25 +39,76 @@ public struct ConversionSchema: Sendable {
     public struct App: Sendable {
         /// The App Store ID a postback's `advertised-item-identifier` carries.
         public let advertisedItemIdentifier: UInt64
+        /// The app's display name (version 2), when given.
+        public let name: String?
         /// The period, as whole UTC days: from the start of `valid-from` up to (not including) the start of the
         /// day after `valid-until` (open-ended without it).
         public let validFrom: Date
         public let validUntil: Date?
         /// The currency of the revenue ranges (an ISO 4217 code), when given.
         public let currency: String?
-        /// Campaign names by `source-identifier` (2 to 4 ASCII digits).
-        public let campaigns: [String: String]
-        /// Campaign names by SKAdNetwork 1.0-3.0's `campaign-id` (1 to 100).
-        public let campaignIDs: [UInt64: String]
+        /// The app's own campaign names, whichever network a postback is for: by `source-identifier` and by
+        /// SKAdNetwork 1.0-3.0's `campaign-id`.
+        public let campaigns: Campaigns
+        /// The ad networks the entry names (version 2), in the schema's order.
+        public let networks: [Network]
         /// Windows 1, 2 and 3, at positions 0, 1 and 2 (a window the schema omits means nothing).
         public let windows: [WindowMeanings]
+        /// Positions in `networks` by signed identifier: exact bytes, so two ids differing in code points only
+        /// (canonically equivalent) are two networks.
+        private let networkPositions: [ExactString: Int]
+
+        init(advertisedItemIdentifier: UInt64, name: String?, validFrom: Date, validUntil: Date?, currency: String?,
+             campaigns: Campaigns, networks: [Network], windows: [WindowMeanings]) {
+            self.advertisedItemIdentifier = advertisedItemIdentifier
+            self.name = name
+            self.validFrom = validFrom
+            self.validUntil = validUntil
+            self.currency = currency
+            self.campaigns = campaigns
+            self.networks = networks
+            self.windows = windows
+            networkPositions = Dictionary(uniqueKeysWithValues: networks.enumerated().map {
+                ($0.element.adNetworkIdentifier, $0.offset)
+            })
+        }
 
         /// True when `date` falls in the validity period.
+        ///
+        /// - Parameter date: the time a postback is decoded as of.
+        /// - Returns: whether the entry applies at `date`.
         public func isValid(at date: Date) -> Bool {
             date >= validFrom && validUntil.map { date < $0 } ?? true
         }
+
+        /// The network the entry names by this signed identifier.
+        ///
+        /// - Parameter adNetworkIdentifier: a postback's signed ad network identifier.
+        /// - Returns: the network, or nil when the entry does not name it.
+        public func network(_ adNetworkIdentifier: ExactString) -> Network? {
+            networkPositions[adNetworkIdentifier].map { networks[$0] }
+        }
+
+        /// The campaign name of a postback as of `date`: its network's name for the identifier when the network
+        /// has one that applies at `date`, else the app's own (docs/schema.md, "Which name applies").
+        ///
+        /// - Parameters:
+        ///   - facts: the postback's facts (its identifiers and signed ad network).
+        ///   - date: the time the postback is decoded as of.
+        /// - Returns: the campaign name, or nil when neither the network nor the app names it at `date`.
+        public func campaign(of facts: ConversionFacts, at date: Date) -> String? {
+            campaign(of: facts, network: facts.adNetworkIdentifier.flatMap(network), at: date)
+        }
+
+        /// ``campaign(of:at:)`` with the network already looked up.
+        func campaign(of facts: ConversionFacts, network: Network?, at date: Date) -> String? {
+            network?.campaigns.name(of: facts, at: date) ?? campaigns.name(of: facts, at: date)
+        }
     }
 
+    /// The file's `"schema-version"`: 1 or 2. From 2 a record's `decoded` also names the network and the app.
+    public let version: Int
+    /// The app entries, in the schema's order.
     public let apps: [App]
 
     /// Why a schema was refused: the line (1-based) and the reason.
@@ -84,7 +136,7 @@ public struct ConversionSchema: Sendable {
                           reason: error.reason)
         }
         let reader = Reader(lines: JSONTextLines(bytes))
-        apps = try reader.schema(root)
+        (version, apps) = try reader.schema(root)
     }
 
     /// The offset a parser message names (`... at byte N`), if any.
@@ -96,7 +148,7 @@ public struct ConversionSchema: Sendable {
 
 extension ConversionSchema {
     /// Checks each value against the format, refusing with the value's line.
-    private struct Reader {
+    struct Reader {
         let lines: JSONTextLines
 
         func refuse(_ path: [String], _ reason: String) -> Refusal {
@@ -120,16 +172,17 @@ extension ConversionSchema {
             members.first { $0.name.utf8.elementsEqual(name.utf8) }?.value
         }
 
-        func schema(_ root: JSONValue) throws(Refusal) -> [App] {
+        func schema(_ root: JSONValue) throws(Refusal) -> (version: Int, apps: [App]) {
             let members = try object(root, [], what: "the schema", known: ["schema-version", "apps"])
-            guard let version = member(members, "schema-version") else {
-                throw refuse([], "the schema has no \"schema-version\" (this reader knows version "
+            guard let versionValue = member(members, "schema-version") else {
+                throw refuse([], "the schema has no \"schema-version\" (this reader knows versions 1 to "
                     + "\(ConversionSchema.version))")
             }
-            guard version.numberValue?.uint64Value == UInt64(ConversionSchema.version) else {
-                throw refuse(["schema-version"], "\"schema-version\" must be \(ConversionSchema.version), not "
-                    + "\(version.numberValue?.literal ?? version.typeName)")
+            guard let number = versionValue.numberValue?.uint64Value, (1...2).contains(number) else {
+                throw refuse(["schema-version"], "\"schema-version\" must be 1 or 2, not "
+                    + "\(versionValue.numberValue?.literal ?? versionValue.typeName)")
             }
+            let version = Int(number)
             guard let appsValue = member(members, "apps") else { throw refuse([], "the schema has no \"apps\"") }
             guard case .array(let list) = appsValue else {
                 throw refuse(["apps"], "\"apps\" must be an array, not \(appsValue.typeName)")
@@ -137,7 +190,7 @@ extension ConversionSchema {
             var apps: [App] = []
             for (position, value) in list.enumerated() {
                 let path = ["apps", String(position)]
-                let app = try self.app(value, path)
+                let app = try self.app(value, path, version: version)
                 if let other = apps.first(where: { $0.advertisedItemIdentifier == app.advertisedItemIdentifier
                     && $0.validFrom < (app.validUntil ?? .distantFuture)
                     && app.validFrom < ($0.validUntil ?? .distantFuture) }) {
@@ -146,13 +199,16 @@ extension ConversionSchema {
                 }
                 apps.append(app)
             }
-            return apps
+            return (version, apps)
         }
 
-        func app(_ value: JSONValue, _ path: [String]) throws(Refusal) -> App {
+        func app(_ value: JSONValue, _ path: [String], version: Int) throws(Refusal) -> App {
             let members = try object(value, path, what: "an app", known: [
                 "advertised-item-identifier", "valid-from", "valid-until", "currency", "campaigns", "campaign-ids",
-                "windows"])
+                "windows", "name", "networks"])
+            for name in ["name", "networks"] where version < 2 && member(members, name) != nil {
+                throw refuse(path + [name], "\"\(name)\" needs \"schema-version\": 2")
+            }
             guard let item = member(members, "advertised-item-identifier")?.numberValue?.uint64Value else {
                 throw refuse(path + ["advertised-item-identifier"],
                              "\"advertised-item-identifier\" must be a whole number (the App Store ID)")
@@ -177,11 +233,8 @@ extension ConversionSchema {
                 }
                 currency = text
             }
-            let campaigns = try campaignNames(members, "campaigns", path, known: Self.sourceIdentifiers)
-            var campaignIDs: [UInt64: String] = [:]
-            for (name, campaign) in try campaignNames(members, "campaign-ids", path, known: Self.campaignIDs) {
-                campaignIDs[UInt64(name)!] = campaign  // a known name: 1 to 100 in decimal
-            }
+            let period = Campaign(name: "", validFrom: from, validUntil: until)
+            let campaigns = try self.campaigns(members, path, version: version, app: period)
             var windows = [WindowMeanings](repeating: WindowMeanings(fine: [:], coarse: [:]), count: 3)
             if let value = member(members, "windows") {
                 for (name, window) in try object(value, path + ["windows"], what: "\"windows\"",
@@ -190,23 +243,10 @@ extension ConversionSchema {
                     windows[number - 1] = try meanings(window, path + ["windows", name], window: number)
                 }
             }
-            return App(advertisedItemIdentifier: item, validFrom: from, validUntil: until, currency: currency,
-                       campaigns: campaigns, campaignIDs: campaignIDs, windows: windows)
-        }
-
-        /// The campaign names of the app's member `key` (`campaigns`, `campaign-ids`), by their member names,
-        /// which must be among `known`'s; each a non-empty string.
-        func campaignNames(_ members: [(name: String, value: JSONValue)], _ key: String, _ path: [String],
-                           known: (JSONValue) -> [String]) throws(Refusal) -> [String: String] {
-            guard let value = member(members, key) else { return [:] }
-            var names: [String: String] = [:]
-            for (name, campaign) in try object(value, path + [key], what: "\"\(key)\"", known: known(value)) {
-                guard let text = campaign.stringValue, !text.isEmpty else {
-                    throw refuse(path + [key, name], "a campaign name must be a non-empty string")
-                }
-                names[name] = text
-            }
-            return names
+            let name = try displayName(member(members, "name"), path + ["name"], what: "an app's \"name\"")
+            let networks = try self.networks(member(members, "networks"), path + ["networks"], app: period)
+            return App(advertisedItemIdentifier: item, name: name, validFrom: from, validUntil: until,
+                       currency: currency, campaigns: campaigns, networks: networks, windows: windows)
         }
 
         /// The member names of a `campaigns` object that are source identifiers: 2 to 4 ASCII digits. Any other

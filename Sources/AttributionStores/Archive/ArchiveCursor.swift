@@ -45,6 +45,20 @@ public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvert
         transaction.map { "\($0).\(row)" } ?? String(row)
     }
 
+    /// The cursor as one non-negative integer, in decimal digits, that orders exactly as cursors do (export's
+    /// `position` member): a warehouse's `MAX()` and `ORDER BY` on it follow the cursors, where the text
+    /// `5071.813` sorts neither as a string (`"9999.5" > "10000.1"`) nor as a decimal (`5071.9 > 5071.10`).
+    ///
+    /// SQLite: the row id itself (at most 2^63 - 1, so it fits a signed 64-bit integer). PostgreSQL: the
+    /// transaction id times 10^19 plus the row id (`5071.813` -> `50710000000000000000813`): the row id is below
+    /// 10^19, so the transaction's digits are followed by the row's padded to 19; at most 39 digits (below 2^64 *
+    /// 10^19), and 38 while the transaction id is below 10^19.
+    public var position: String {
+        guard let transaction, transaction > 0 else { return String(row) }
+        let digits = String(row)
+        return String(transaction) + String(repeating: "0", count: 19 - digits.utf8.count) + digits
+    }
+
     public static func < (left: ArchiveCursor, right: ArchiveCursor) -> Bool {
         (left.transaction ?? 0, left.row) < (right.transaction ?? 0, right.row)
     }

@@ -9,9 +9,9 @@ public struct ExportedPostback: Sendable {
 
 extension ExportedPostback {
     /// The row as `postback-verify export` prints it, one JSON object without the line end: the cursor, when and
-    /// where it arrived, the verdict, the key, the body (base64) and the stored record, read again with the strict
-    /// parser and written with every character a terminal must not get raw escaped. Throws `damaged` when the
-    /// stored record is not one JSON object.
+    /// where it arrived, the verdict, the key, the body (base64), the cursor as a number and the stored record,
+    /// read again with the strict parser and written with every character a terminal must not get raw escaped.
+    /// Throws `damaged` when the stored record is not one JSON object.
     package func jsonLine() throws(AttributionError) -> [UInt8] {
         jsonLine(record: try parsedRecord())
     }
@@ -46,6 +46,9 @@ extension ExportedPostback {
             ("key", row.key.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null),
             ("kept", .string(row.kept.rawValue)),
             ("body", .string(Base64.encode(row.body))),
+            // Before the record: the cursor stays the first member and the record the last, which loaders read by
+            // their place in the line (docs/state.md).
+            ("position", .number(JSONNumber(validatedLiteral: cursor.position))),
             ("record", record),
         ]
         var out: [UInt8] = [UInt8(ascii: "{")]

@@ -89,6 +89,20 @@ enum InputShape {
             + "document: rename it *.jsonl, or pipe it (postback-verify < FILE), so that each line is an item"
     }
 
+    /// The message for each line of a JSON document printed over several lines with its first member on the `{`
+    /// line (``UnjoinedDocument``), whose lines are read as items of their own.
+    static func unjoinedDocumentRefusal(firstLine: Int, isStandardInput: Bool) -> String {
+        let what = "line \(firstLine) starts a JSON document printed over several lines with its first member on "
+            + "the { line"
+        guard isStandardInput else {
+            return what + ", but this file is read one item per line: name it *.json (one document per file), or "
+                + "give each body on one line (jq -c . FILE)"
+        }
+        return what + "; only a lone { line starts a document read as one item, so each of its lines is read as "
+            + "an item of its own: give each body on one line (jq -c . FILE | postback-verify), or as a *.json "
+            + "file (postback-verify FILE.json)"
+    }
+
     /// The message for a JSON document printed over several lines in a file that is read one item per line.
     static func printedDocumentRefusal(firstLine: Int, lastLine: Int) -> String {
         "lines \(firstLine)-\(lastLine) hold one JSON document printed over several lines, but this file is read "

@@ -7,7 +7,9 @@ import Attribution
 /// A line over `maximumItemBytes` is read past in chunks and yields `.oversized(byteCount:)`. With
 /// `joiningPrintedDocuments` (standard input), a JSON document printed over several lines is one item
 /// (``PrintedDocument`` gives the rule); without it (files), it is one refused item that says to name the file
-/// `*.json` or pipe it. A compressed or binary input is one refused item (``InputShape``).
+/// `*.json` or pipe it. A document printed with its first member on the `{` line is not joined: each of its lines
+/// is a refused item naming the remedy (``UnjoinedDocument``). A compressed or binary input is one refused item
+/// (``InputShape``).
 ///
 /// Owned by one thread: not `Sendable`. The items it returns are.
 final class LineItemReader {
@@ -39,6 +41,8 @@ final class LineItemReader {
     private let refusesPrintedDocuments: Bool
     private var document: PrintedDocument?
     private var documentLastLine = 0
+    /// A document printed with a member on its `{` line: its lines stay items, each naming the remedy.
+    private var unjoinedDocument: UnjoinedDocument?
     /// Whether the first read's bytes were checked for a compressed or binary input.
     private var hasCheckedShape = false
     /// Set when the input is compressed or binary: it is read past, never held, and is one refused item.
@@ -223,6 +227,7 @@ final class LineItemReader {
             ByteCursor.over(buffer[start..<end]) { append($0, to: &batch) }
         }
         endDocument(into: &batch)
+        endUnjoinedDocument(into: &batch)
         start = 0
         end = 0
     }
@@ -238,6 +243,16 @@ final class LineItemReader {
             }
             endDocument(into: &batch)
         }
+        if var unjoined = unjoinedDocument {
+            if UnjoinedDocument.continues(line) {
+                let reason = InputShape.unjoinedDocumentRefusal(
+                    firstLine: unjoined.line, isStandardInput: !refusesPrintedDocuments)
+                unjoined.append(line, number: lineNumber, reason: reason, into: &batch)
+                unjoinedDocument = PrintedDocument.closes(first: line.first) ? nil : unjoined
+                return
+            }
+            endUnjoinedDocument(into: &batch)
+        }
         if PrintedDocument.opens(line) {
             document = PrintedDocument(line: lineNumber, opening: line, maximumItemBytes: maximumItemBytes)
             documentLastLine = lineNumber
@@ -248,6 +263,8 @@ final class LineItemReader {
         }
         if line.count > maximumItemBytes {
             batch.appendOversized(line: lineNumber, byteCount: line.count)
+        } else if UnjoinedDocument.opens(line) {
+            unjoinedDocument = UnjoinedDocument(line: lineNumber, opening: line)
         } else {
             batch.append(line: lineNumber, bytes: line)
         }
@@ -264,9 +281,16 @@ final class LineItemReader {
             return
         }
         endDocument(into: &batch)
+        endUnjoinedDocument(into: &batch)
         if kind == .item {
             batch.appendOversized(line: lineNumber, byteCount: byteCount)
         }
+    }
+
+    /// Ends the open unjoined document, if any: an opening line no other line joined is emitted as it stands.
+    private func endUnjoinedDocument(into batch: inout ItemBatch) {
+        unjoinedDocument?.end(into: &batch)
+        unjoinedDocument = nil
     }
 
     /// Emits the open printed document, if any, as one item.

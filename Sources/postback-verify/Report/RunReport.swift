@@ -16,12 +16,22 @@ struct RunReport {
     private(set) var coarseValues = [Int](repeating: 0, count: CoarseConversionValue.allCases.count)
     /// With a schema: per app and source identifier, what its postbacks decoded to.
     private(set) var campaigns: [CampaignKey: CampaignTotals] = [:]
+    /// A period's report (`export --report`): per UTC day the rows were received on (days since 1970), what
+    /// they were; nil for a run, whose items carry no time of their own.
+    private(set) var days: [Int64: DayTotals]?
 
-    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`.
+    /// An empty report; one that `countsDays` counts ``days`` too (``count(receivedAt:verdict:decoded:)``).
+    init(countsDays: Bool = false) {
+        days = countsDays ? [:] : nil
+    }
+
+    /// An app's campaign: by `source-identifier`, or (SKAdNetwork 1.0-3.0) by `campaign-id`, and by the signed ad
+    /// network, which picks its own identifiers (two networks' `1234` are two campaigns).
     struct CampaignKey: Hashable {
         let app: UInt64
         let sourceIdentifier: String?
         let campaignID: UInt64?
+        let adNetworkIdentifier: ExactString?
 
         /// How a person reads the source: the identifier, or `campaign-id N`.
         var sourceLabel: String {
@@ -29,9 +39,13 @@ struct RunReport {
         }
     }
 
+    /// What a campaign's valid postbacks decoded to.
     struct CampaignTotals {
         var name: String?
         var currency: String?
+        /// The schema's names of the network and the app (version 2), when it gives them.
+        var networkName: String?
+        var appName: String?
         /// Valid postbacks, and those of window 1 (one per attributed install or re-engagement).
         var postbacks = 0
         var firstWindow = 0
@@ -40,6 +54,17 @@ struct RunReport {
         var withRevenue = 0
         var revenueLow: Decimal = 0
         var revenueHigh: Decimal = 0
+        /// Valid postbacks of windows 2 and 3 (window 1's are ``firstWindow``).
+        var secondWindow = 0
+        var thirdWindow = 0
+        /// Postbacks whose app the schema does not have at their arrival: nothing of them could be decoded.
+        var appNotInSchema = 0
+        /// How many postbacks' values stand for each event (a postback counts once per event its value names),
+        /// by the name's exact code points: two names that only look alike are two events.
+        var events: [ExactString: Int] = [:]
+
+        /// Valid postbacks per conversion window, 1 to 3 at 0 to 2.
+        var windows: [Int] { [firstWindow, secondWindow, thirdWindow] }
     }
 
     /// Counts one valid postback's facts, and its decoding when a schema is given.
@@ -55,36 +80,65 @@ struct RunReport {
         }
         guard let decoded else { return }
         let key = CampaignKey(app: facts.advertisedItemIdentifier, sourceIdentifier: facts.sourceIdentifier,
-                              campaignID: facts.campaignID)
-        var totals = campaigns[key] ?? CampaignTotals()
+                              campaignID: facts.campaignID, adNetworkIdentifier: facts.adNetworkIdentifier)
+        // Updated in place: one hash of the key, and the totals never copied.
+        Self.add(decoded, to: &campaigns[key, default: CampaignTotals()])
+    }
+
+    private static func add(_ decoded: DecodedConversion, to totals: inout CampaignTotals) {
         totals.name = totals.name ?? decoded.campaign
         totals.currency = totals.currency ?? decoded.currency
+        totals.networkName = totals.networkName ?? decoded.network
+        totals.appName = totals.appName ?? decoded.appName
         totals.postbacks += 1
-        if decoded.window.number == 1 { totals.firstWindow += 1 }
+        switch decoded.window.number {
+        case 1: totals.firstWindow += 1
+        case 2: totals.secondWindow += 1
+        default: totals.thirdWindow += 1
+        }
+        if !decoded.appKnown { totals.appNotInSchema += 1 }
         if let meaning = decoded.meaning {
             totals.decodedValues += 1
+            var named: Set<ExactString> = []
+            for event in meaning.events where named.insert(ExactString(event)).inserted {
+                totals.events[ExactString(event), default: 0] += 1
+            }
             if let revenue = meaning.revenue {
                 totals.withRevenue += 1
                 totals.revenueLow += revenue.low
                 totals.revenueHigh += revenue.high
             }
         }
-        campaigns[key] = totals
     }
 
     /// The campaigns in a stable order: by app, then source identifier (byte order), then SKAdNetwork 1.0-3.0's
-    /// campaign ids (in number order).
+    /// campaign ids (in number order), then ad network (byte order).
     var sortedCampaigns: [(key: CampaignKey, totals: CampaignTotals)] {
         campaigns.map { ($0.key, $0.value) }.sorted { first, second in
             let (a, b) = (first.key, second.key)
             if a.app != b.app { return a.app < b.app }
             switch (a.sourceIdentifier, b.sourceIdentifier) {
-            case let (x?, y?): return x.utf8.lexicographicallyPrecedes(y.utf8)
+            case let (x?, y?) where !x.utf8.elementsEqual(y.utf8): return x.utf8.lexicographicallyPrecedes(y.utf8)
             case (.some, nil): return true
             case (nil, .some): return false
-            case (nil, nil): return (a.campaignID ?? 0) < (b.campaignID ?? 0)
+            default:
+                if a.campaignID != b.campaignID { return (a.campaignID ?? 0) < (b.campaignID ?? 0) }
+                return (a.adNetworkIdentifier?.utf8 ?? []).lexicographicallyPrecedes(b.adNetworkIdentifier?.utf8 ?? [])
             }
         }
+    }
+
+    /// Counts one row of a period, received at `received`, on its UTC day (a report made to count ``days``).
+    mutating func count(receivedAt received: Date, verdict: Verdict, decoded: DecodedConversion?) {
+        guard days != nil else { return }
+        let day = Int64((received.timeIntervalSince1970 / 86_400).rounded(.down))
+        var totals = days?[day] ?? DayTotals()
+        totals.items += 1
+        if verdict == .valid { totals.valid += 1 }
+        if let revenue = decoded?.meaning?.revenue {
+            totals.revenue.add(currency: decoded?.currency, postbacks: 1, low: revenue.low, high: revenue.high)
+        }
+        days?[day] = totals
     }
 
     /// A window's share of postbacks without a value, 0 when it has none.
@@ -97,6 +151,8 @@ struct RunReport {
 struct ReportContext {
     /// The label standard input's items go by.
     let label: String
+    /// What the report counts: the inputs of a run, or the state a period was exported from.
+    let inputs: ReportInputs
     let started: Date
     let seconds: Double
     let schemaPath: String?
@@ -164,8 +220,30 @@ extension RunReport {
                 writer.member("revenue-low") { $0.raw(totals.revenueLow.description) }
                 writer.member("revenue-high") { $0.raw(totals.revenueHigh.description) }
                 writer.member("currency") { writer in totals.currency.map { writer.string($0) } ?? writer.null() }
+                writer.member("window-2-postbacks") { $0.integer(totals.secondWindow) }
+                writer.member("window-3-postbacks") { $0.integer(totals.thirdWindow) }
+                writer.member("app-not-in-schema") { $0.integer(totals.appNotInSchema) }
+                writer.member("events") { $0.counts(Self.sortedEvents(totals.events)) }
+                writer.member("ad-network-id") { writer in
+                    campaign.key.adNetworkIdentifier.map { writer.string($0.description) } ?? writer.null()
+                }
+                writer.member("network") { writer in totals.networkName.map { writer.string($0) } ?? writer.null() }
+                writer.member("app-name") { writer in totals.appName.map { writer.string($0) } ?? writer.null() }
                 writer.close()
             }
+        }
+        out.member("inputs") { writer in writer.array(context.inputs.names) { $0.string($1) } }
+        out.member("totals") { writer in
+            guard context.schemaPath != nil else { return writer.null() }
+            writeTotals(to: &writer)
+        }
+        out.member("events") { writer in
+            guard context.schemaPath != nil else { return writer.null() }
+            writeEvents(to: &writer)
+        }
+        out.member("days") { writer in
+            guard days != nil else { return writer.null() }
+            writeDays(to: &writer)
         }
         out.close()
         out.bytes.append(UInt8(ascii: "\n"))
@@ -211,6 +289,13 @@ struct JSONWriter {
         open()
         let names = order ?? counts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         for name in names { member(name) { $0.integer(counts[name] ?? 0) } }
+        close()
+    }
+
+    /// An object of counts in the order given, names as they are (two that only look alike stay two members).
+    mutating func counts(_ counts: [(name: String, count: Int)]) {
+        open()
+        for (name, count) in counts { member(name) { $0.integer(count) } }
         close()
     }
 

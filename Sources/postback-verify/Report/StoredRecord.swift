@@ -47,7 +47,9 @@ struct StoredRecord {
             let tier = record["tier"]?.numberValue?.int64Value.map { Int($0) }
             return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
                                    postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
-                                   valuesAreSigned: false, tier: tier)
+                                   valuesAreSigned: false, tier: tier,
+                                   adNetworkIdentifier: fields["ad-network-identifier"]?.stringValue
+                                       .map(ExactString.init))
         case .skadnetwork:
             // The signed members as verified (1.0 has no `version`; before 4.0 no index, and a campaign id).
             let version = fields["version"].map { $0.stringValue.flatMap { SKAdNetworkVersion(exactly: $0) } }
@@ -60,7 +62,8 @@ struct StoredRecord {
             return ConversionFacts(environment: environment, advertisedItemIdentifier: app, sourceIdentifier: source,
                                    postbackSequenceIndex: Int(index), fineValue: fine, coarseValue: coarse,
                                    valuesAreSigned: false, tier: nil, campaignID: campaign,
-                                   skAdNetworkVersion: version)
+                                   skAdNetworkVersion: version,
+                                   adNetworkIdentifier: fields["ad-network-id"]?.stringValue.map(ExactString.init))
         case .impression, .unknown:
             return nil
         }

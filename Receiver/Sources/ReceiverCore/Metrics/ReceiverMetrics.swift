@@ -45,6 +45,9 @@ public final class ReceiverMetrics: Sendable {
     /// `postback_receiver_request_timeouts_total`: connections closed because a request's head and body did not
     /// arrive within `--request-timeout` (slow or stalled clients).
     private let requestTimeouts: CoreMetrics.Counter
+    /// `postback_receiver_development_keys_trusted`: 1 while Apple's development keys are trusted
+    /// (`--allow-development`, which production traffic must never have), else 0; an alert can watch it.
+    private let developmentKeysTrusted: CoreMetrics.Gauge
     static let queueNames = ["verification", "commit"]
     /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
     private let decoded: DecodedCounters?
@@ -148,6 +151,8 @@ public final class ReceiverMetrics: Sendable {
         openConnections = CoreMetrics.Gauge(label: "postback_receiver_open_connections", factory: factory)
         maximumConnections = CoreMetrics.Gauge(label: "postback_receiver_max_connections", factory: factory)
         requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
+        developmentKeysTrusted = CoreMetrics.Gauge(label: "postback_receiver_development_keys_trusted",
+                                                   factory: factory)
         decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
@@ -250,6 +255,11 @@ public final class ReceiverMetrics: Sendable {
         queueCapacities[queue]?.record(capacity)
     }
 
+    /// Sets the gauge that says whether Apple's development keys are trusted (1) or not (0).
+    func developmentKeys(trusted: Bool) {
+        developmentKeysTrusted.record(trusted ? 1 : 0)
+    }
+
     /// Sets the open connections gauge and the cap.
     func connections(open: Int, maximum: Int) {
         openConnections.record(open)
@@ -267,93 +277,5 @@ public final class ReceiverMetrics: Sendable {
         buffer.reserveCapacity(16 * 1024)
         registry.emit(into: &buffer)
         return buffer
-    }
-}
-
-/// `--schema`'s series: valid AdAttributionKit postbacks by the schema's campaign names and window, the schema's
-/// event names, and the revenue ranges by campaign and currency. Label values come from the schema only, never
-/// from a postback: a `source-identifier` the schema does not name counts under `(unnamed)`, an app it does not
-/// have under `(app not in schema)`. Every series is made at start-up (as many as the schema has names).
-///
-/// - `postback_receiver_decoded_total{campaign, window}`
-/// - `postback_receiver_decoded_events_total{event}`: each event a decoded value means (a postback meaning
-///   `install` and `purchase` counts under both)
-/// - `postback_receiver_decoded_revenue_low_total{campaign, currency}` and `…_high_total`: the sums of the
-///   revenue ranges' bounds (the true revenue lies between the two sums)
-struct DecodedCounters: Sendable {
-    static let unnamedCampaign = "(unnamed)"
-    static let unknownApp = "(app not in schema)"
-
-    private let conversions: [String: [CoreMetrics.Counter]]
-    private let events: [String: CoreMetrics.Counter]
-    private let revenueLow: [RevenueKey: CoreMetrics.FloatingPointCounter]
-    private let revenueHigh: [RevenueKey: CoreMetrics.FloatingPointCounter]
-
-    struct RevenueKey: Hashable {
-        let campaign: String
-        let currency: String
-    }
-
-    init(_ schema: ConversionSchema, factory: any MetricsFactory) {
-        var campaigns: Set<String> = [Self.unnamedCampaign, Self.unknownApp]
-        var eventNames: Set<String> = []
-        var revenueKeys: Set<RevenueKey> = []
-        for app in schema.apps {
-            let currency = app.currency ?? "none"
-            // Named by source identifier, or (SKAdNetwork 1.0-3.0) by campaign id.
-            let names = Array(app.campaigns.values) + Array(app.campaignIDs.values)
-            campaigns.formUnion(names)
-            revenueKeys.insert(RevenueKey(campaign: Self.unnamedCampaign, currency: currency))
-            for name in names { revenueKeys.insert(RevenueKey(campaign: name, currency: currency)) }
-            for window in app.windows {
-                for meaning in Array(window.fine.values) + Array(window.coarse.values) {
-                    eventNames.formUnion(meaning.events)
-                }
-            }
-        }
-        var conversions: [String: [CoreMetrics.Counter]] = [:]
-        for campaign in campaigns {
-            conversions[campaign] = (1...3).map { window in
-                CoreMetrics.Counter(label: "postback_receiver_decoded_total",
-                                    dimensions: [("campaign", campaign), ("window", String(window))], factory: factory)
-            }
-        }
-        self.conversions = conversions
-        var events: [String: CoreMetrics.Counter] = [:]
-        for event in eventNames {
-            events[event] = CoreMetrics.Counter(label: "postback_receiver_decoded_events_total",
-                                                dimensions: [("event", event)], factory: factory)
-        }
-        self.events = events
-        var low: [RevenueKey: CoreMetrics.FloatingPointCounter] = [:]
-        var high: [RevenueKey: CoreMetrics.FloatingPointCounter] = [:]
-        for key in revenueKeys {
-            let dimensions = [("campaign", key.campaign), ("currency", key.currency)]
-            low[key] = CoreMetrics.FloatingPointCounter(label: "postback_receiver_decoded_revenue_low_total",
-                                                        dimensions: dimensions, factory: factory)
-            high[key] = CoreMetrics.FloatingPointCounter(label: "postback_receiver_decoded_revenue_high_total",
-                                                         dimensions: dimensions, factory: factory)
-        }
-        revenueLow = low
-        revenueHigh = high
-    }
-
-    /// The campaign label of a decoded conversion: the schema's name, or one of the two reserved labels.
-    static func campaignLabel(_ conversion: DecodedConversion) -> String {
-        conversion.campaign ?? (conversion.appKnown ? unnamedCampaign : unknownApp)
-    }
-
-    func count(_ conversion: DecodedConversion) {
-        let campaign = Self.campaignLabel(conversion)
-        if let perWindow = conversions[campaign], perWindow.indices.contains(conversion.window.number - 1) {
-            perWindow[conversion.window.number - 1].increment()
-        }
-        guard let meaning = conversion.meaning else { return }
-        for event in meaning.events { events[event]?.increment() }
-        if let revenue = meaning.revenue {
-            let key = RevenueKey(campaign: campaign, currency: conversion.currency ?? "none")
-            revenueLow[key]?.increment(by: NSDecimalNumber(decimal: revenue.low).doubleValue)
-            revenueHigh[key]?.increment(by: NSDecimalNumber(decimal: revenue.high).doubleValue)
-        }
     }
 }

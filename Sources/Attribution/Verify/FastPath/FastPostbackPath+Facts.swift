@@ -28,6 +28,7 @@ extension FastPostbackPath {
                   let body = Members(scanning: bytes.span(unsignedStart..<(unsignedEnd + 1)), names: bodyLayout.names),
                   let item = payload.integer(PostbackPayloadMember.advertisedItemIdentifier.slot),
                   let source = payload.string(PostbackPayloadMember.sourceIdentifier.slot),
+                  let network = payload.string(PostbackPayloadMember.adNetworkIdentifier.slot),
                   let index = payload.integer(PostbackPayloadMember.postbackSequenceIndex.slot)
             else { return nil }
             let tierDigit = bytes[tierAt]
@@ -38,7 +39,8 @@ extension FastPostbackPath {
                 coarseValue: body.choice(PostbackBodyMember.coarseConversionValue.slot, CoarseConversionValue.self),
                 valuesAreSigned: false,
                 tier: (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(tierDigit)
-                    ? Int(tierDigit - UInt8(ascii: "0")) : nil)
+                    ? Int(tierDigit - UInt8(ascii: "0")) : nil,
+                adNetworkIdentifier: ExactString(utf8: payload.bytes.array(network)))
         }
     }
 
