@@ -4,7 +4,12 @@
 # (--no-storage), the durable SQLite state + archive (fsync per group commit), and the same with --sync normal (no
 # fsync: what the receiver costs when the disk does not bound it); then its memory after a long durable run.
 #
-#   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--million]
+#   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--rounds N]
+#                                [--forward URL] [--million]
+#
+# --forward URL: each round also runs the durable SQLite receiver relaying every valid postback to URL (a fast
+# destination answering 200 to POST, e.g. a local nginx), right after the same run without it, and prints the
+# outbox's depth when the load stops and the seconds it takes to drain (the relay keeping up or not).
 #
 # RECEIVER_BENCH_POSTGRES=CONNINFO: also run the durable receiver with its state in that PostgreSQL database (e.g.
 # the POSTBACK_VERIFY_TEST_POSTGRES that `.ci/postgres start` prints); its postback_verify schema is dropped first.
@@ -17,12 +22,14 @@ duration=15
 connections=32
 million=0
 rounds=3
+forward=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --distinct) distinct="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --connections) connections="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
+        --forward) forward="$2"; shift 2 ;;
         --million) million=1; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
@@ -109,6 +116,26 @@ for round in $(seq "$rounds"); do
     rows="$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from received_postbacks').fetchone()[0])" "$work/archive.sqlite")"
     stop_receiver
     echo "  (durable run: $rows rows stored; every request answered 200 has its row)"
+    if [ -n "$forward" ]; then
+        rm -f "$work"/state* "$work"/archive*
+        start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000 \
+            --forward "$forward"
+        report "receiver durable SQLite + --forward" "$(load "$duration")"
+        # The outbox's depth when the load stops, then how long until nothing is owed (read from the outbox every
+        # 2 s by the receiver: the gauge's resolution).
+        depth() {
+            curl -s "http://127.0.0.1:$port/metrics" | python3 -c "import sys,re; m = re.search(r'postback_receiver_relay_outbox_depth\{[^}]*\} (\S+)', sys.stdin.read()); print(int(float(m.group(1))) if m else -1)"
+        }
+        sleep 2.5
+        left="$(depth)"
+        drain_start=$(date +%s.%N)
+        for _ in $(seq 600); do [ "$(depth)" = 0 ] && break; sleep 0.5; done
+        drain_end=$(date +%s.%N)
+        delivered="$(curl -s "http://127.0.0.1:$port/metrics" | python3 -c "import sys,re; print(int(sum(float(v) for v in re.findall(r'postback_receiver_relay_deliveries_total\{[^}]*outcome=\"delivered\"[^}]*\} (\S+)', sys.stdin.read()))))")"
+        stop_receiver
+        printf '  %-34s owed when the load stopped: %s; drained in %.1f s; %s delivered\n' "" "$left" \
+            "$(python3 -c "print($drain_end - $drain_start)")" "$delivered"
+    fi
     rm -f "$work"/state* "$work"/archive*
     start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000 \
         --sync normal

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -11,7 +15,7 @@ struct PostgresOutboxTests {
     static let day: Int64 = 86_400_000
 
     static func row(_ index: Int, verdict: String = "valid") -> ArchivedPostback {
-        ArchivedPostback(received: 1_795_305_600_000 + Int64(index), request: "request-\(index)",
+        ArchivedPostback(received: Date().millisecondsSince1970, request: "request-\(index)",
                          route: "appattribution", verdict: verdict, code: verdict == "valid" ? nil : "bad-signature",
                          key: Array("key-\(index)".utf8), body: Array("{\"n\":\(index)}".utf8),
                          record: Array("{\"source\":\"request-\(index)\"}".utf8))
@@ -73,33 +77,46 @@ struct PostgresOutboxTests {
     }
 
     @Test("four receivers claiming at once (FOR UPDATE SKIP LOCKED) take every delivery exactly once")
-    func concurrentClaims() async throws {
+    func concurrentClaims() throws {
         let (store, _, database) = try Self.open()
         let destination = try OutboxDestination(name: "https://mmp.example/", selection: .valid)
-        let count = 400
+        let count = 800
         try Self.store((1...count).map { Self.row($0) }, in: store, owing: [destination])
         let outboxes = try (1...4).map { _ in try PostgresOutbox(connectionString: database) }
-        let taken = try await withThrowingTaskGroup(of: [Int64].self) { group in
-            for (index, outbox) in outboxes.enumerated() {
-                group.addTask {
-                    var ids: [Int64] = []
+        // One thread per receiver (not tasks: the cooperative pool has a thread per core), started together.
+        let ready = Atomic<Int>(0)
+        let taken = Mutex<[Int: [Int64]]>([:])
+        let failures = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for (index, outbox) in outboxes.enumerated() {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                ready.add(1, ordering: .relaxed)
+                while ready.load(ordering: .relaxed) < outboxes.count { sched_yield() }
+                var ids: [Int64] = []
+                do {
                     while true {
-                        let batch = try outbox.claim(destination: destination.name, limit: 7,
+                        let batch = try outbox.claim(destination: destination.name, limit: 5,
                                                      holder: Int64(index + 1), leaseMilliseconds: 600_000,
                                                      horizonMilliseconds: Self.day)
-                        if batch.isEmpty { return ids }
+                        if batch.isEmpty { break }
                         ids += batch.map(\.id)
                     }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
                 }
+                taken.withLock { $0[index] = ids }
             }
-            var all: [[Int64]] = []
-            for try await ids in group { all.append(ids) }
-            return all
         }
-        let flat = taken.flatMap { $0 }
+        done.wait()
+        #expect(failures.withLock { $0 }.isEmpty)
+        let byHolder = taken.withLock { $0 }
+        let flat = byHolder.values.flatMap { $0 }
         #expect(flat.count == count, "taken \(flat.count) times for \(count) deliveries")
         #expect(Set(flat).count == count, "a delivery was taken twice")
-        #expect(taken.filter { !$0.isEmpty }.count >= 2, "the claims did not interleave: \(taken.map(\.count))")
+        #expect(byHolder.values.filter { !$0.isEmpty }.count >= 2,
+                "the claims did not interleave: \(byHolder.mapValues(\.count))")
     }
 
     @Test("a dead holder's deliveries are handed back after its lease, counted reclaimed; its late 2xx still counts")
