@@ -11,6 +11,7 @@
 # destination answering 200 to POST, e.g. a local nginx), right after the same run without it, and prints the
 # outbox's depth when the load stops and the seconds it takes to drain (the relay keeping up or not).
 #
+# RECEIVER_BENCH_BIN=DIR: the release binaries in DIR (postback-receiver, postback-verify) instead of building them.
 # RECEIVER_BENCH_POSTGRES=CONNINFO: also run the durable receiver with its state in that PostgreSQL database (e.g.
 # the POSTBACK_VERIFY_TEST_POSTGRES that `.ci/postgres start` prints); its postback_verify schema is dropped first.
 # --million: also run the durable receiver until it has answered 1,000,000 requests and print its peak and
@@ -35,9 +36,13 @@ while [ $# -gt 0 ]; do
     esac
 done
 command -v wrk > /dev/null || { echo "bench.sh: needs wrk (apt-get install wrk)" >&2; exit 2; }
-swift build -c release --package-path Receiver --product postback-receiver > /dev/null
-swift build -c release --package-path Receiver --product postback-verify > /dev/null
-bin="$(swift build -c release --package-path Receiver --show-bin-path)"
+if [ -n "${RECEIVER_BENCH_BIN:-}" ]; then
+    bin="$RECEIVER_BENCH_BIN"   # a directory holding release builds of postback-receiver and postback-verify
+else
+    swift build -c release --package-path Receiver --product postback-receiver > /dev/null
+    swift build -c release --package-path Receiver --product postback-verify > /dev/null
+    bin="$(swift build -c release --package-path Receiver --show-bin-path)"
+fi
 work="$(mktemp -d /var/tmp/receiver-bench.XXXXXX)"
 trap 'kill $(jobs -p) 2> /dev/null || true; rm -rf "$work"' EXIT
 python3 Benchmarks/make-corpus.py --out "$work/corpus" -n "$distinct" > /dev/null
