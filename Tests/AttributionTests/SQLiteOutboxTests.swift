@@ -1,5 +1,5 @@
 import Attribution
-import AttributionStores
+@testable import AttributionStores
 import Foundation
 import Synchronization
 import Testing
@@ -108,5 +108,29 @@ struct SQLiteOutboxTests {
         #expect(try outbox.claim(destination: destination.name, limit: 5, holder: 1, leaseMilliseconds: 5_000,
                                  horizonMilliseconds: 60_000).isEmpty)
         #expect(try outbox.entries(deadOnly: true).first?.answer == "gave up: owed longer than the horizon")
+    }
+
+    @Test("Regression (one transaction): an append that fails leaves neither the rows nor their deliveries")
+    func failedAppendOwesNothing() throws {
+        let (archive, outbox, _, directory) = try Self.open()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = try OutboxDestination(name: "https://mmp.example/", selection: .valid)
+        // SQLite refuses the second row's delivery, after the first row and its delivery were inserted.
+        let path = directory.appendingPathComponent("received.sqlite").path
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        connection.setBusyTimeout(milliseconds: 5000)
+        try connection.execute("""
+            CREATE TRIGGER refuse BEFORE INSERT ON relay_deliveries
+            WHEN (SELECT count(*) FROM relay_deliveries) >= 1 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END
+            """)
+        #expect(throws: AttributionError.self) {
+            try archive.append([Self.row(1), Self.row(2)], owing: [destination])
+        }
+        let rows = try connection.prepare("SELECT count(*) FROM received_postbacks")
+        #expect(try rows.step() && rows.int64(0) == 0)
+        #expect(try outbox.entries(deadOnly: false).isEmpty)
+        try connection.execute("DROP TRIGGER refuse")
+        try archive.append([Self.row(3)], owing: [destination])
+        #expect(try outbox.entries(deadOnly: false).map(\.request) == ["request-3"])
     }
 }
