@@ -62,6 +62,9 @@ cli_rate() {
 
 # Starts the receiver with the given options; sets $receiver_pid and $port.
 start_receiver() {
+    # Emptied here, not only by the background job's redirection, which may come after the first read below (which
+    # then found the previous receiver's port).
+    : > "$work/listening"
     "$bin/postback-receiver" --host 127.0.0.1 --port 0 "${keys[@]}" "$@" > "$work/listening" 2> "$work/receiver.log" &
     receiver_pid=$!
     for _ in $(seq 100); do
