@@ -69,7 +69,8 @@ enum OutboxCommand {
                 if let id = options.requeue, count == 0 {
                     return fail("no dead delivery has id \(id) (list them with --dead)", usage: false)
                 }
-                errors.write(line: "postback-verify outbox: \(count) dead deliver\(count == 1 ? "y" : "ies") owed again")
+                let deliveries = count == 1 ? "delivery" : "deliveries"
+                errors.write(line: "postback-verify outbox: \(count) dead \(deliveries) owed again")
                 errors.flush()
                 return 0
             }

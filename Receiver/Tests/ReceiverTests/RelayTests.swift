@@ -67,8 +67,8 @@ struct RelayTests {
     }
 
     @Test("refuses destinations that cannot be used, with a usage error",
-          arguments: ["ftp://mmp.example/", "https://user:secret@mmp.example/", "not a url", "appattribution=https://a",
-                      "https://mmp.example/?q=1"])
+          arguments: ["ftp://mmp.example/", "https://user:secret@mmp.example/", "not a url",
+                      "appattribution=https://a", "https://mmp.example/?q=1"])
     func refusedDestinations(text: String) {
         #expect(throws: StartupFailure.self) { try RelayDestination.forward(text, selection: .valid) }
     }

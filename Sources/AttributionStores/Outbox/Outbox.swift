@@ -4,10 +4,11 @@ import Attribution
 /// SQLite archive, ``PostgresOutbox`` in a PostgreSQL state): what the relay takes work from and records outcomes
 /// in, and what `postback-verify outbox` lists and re-queues.
 ///
-/// A delivery is handed to one holder at a time, under a lease: ``claim(destination:limit:holder:leaseMilliseconds:horizonMilliseconds:)``
-/// takes due rows no live lease covers (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so receivers sharing the state never
-/// take the same row); a holder that dies hands them back when the lease runs out. A row owed longer than the
-/// horizon is never attempted again: it is marked dead, with its last answer.
+/// A delivery is handed to one holder at a time, under a lease:
+/// ``claim(destination:limit:holder:leaseMilliseconds:horizonMilliseconds:)`` takes due rows no live lease covers
+/// (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so receivers sharing the state never take the same row); a holder that dies
+/// hands them back when the lease runs out. A row owed longer than the horizon is never attempted again: it is
+/// marked dead, with its last answer.
 public protocol Outbox: Sendable {
     /// Takes at most `limit` due deliveries of `destination` for `holder`, leased for `leaseMilliseconds`; first
     /// marks dead those owed longer than `horizonMilliseconds`.

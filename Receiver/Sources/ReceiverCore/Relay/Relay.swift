@@ -113,7 +113,8 @@ final class Relay: Service, Sendable {
             var finished: [DeliveryOutcome] = []
             while true {
                 let stopping = isStopping
-                if !finished.isEmpty && (finished.count >= max(1, limit / 2) || inFlight == 0 || stopping || tickFired) {
+                if !finished.isEmpty
+                    && (finished.count >= max(1, limit / 2) || inFlight == 0 || stopping || tickFired) {
                     let outcomes = finished
                     do throws(AttributionError) {
                         try await offload(queue) { [outbox, holder, settings] () throws(AttributionError) in

@@ -78,8 +78,8 @@ public struct RelayDestination: Sendable {
     /// An `http` or `https` URL with a host and no user or password (the name is a metrics label and appears in
     /// logs: a credential there would leak).
     private static func url(_ text: String, option: String) throws(StartupFailure) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
             throw StartupFailure(.usage, "\(option) takes an http:// or https:// URL with a host, not \(text)")
         }
         guard url.user == nil, url.password == nil else {

@@ -31,7 +31,8 @@ struct RetrySchedule: Sendable {
         case 400..<500 where status != 408 && status != 429:
             return .dead
         default:
-            if status == 429 || status == 503, let retryAfter, let delay = Self.delay(retryAfter: retryAfter, now: now) {
+            if status == 429 || status == 503, let retryAfter,
+               let delay = Self.delay(retryAfter: retryAfter, now: now) {
                 return .retry(afterMilliseconds: delay)
             }
             return .retry(afterMilliseconds: backoff(afterAttempt: attempt))
