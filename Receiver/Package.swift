@@ -23,10 +23,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         // The packages those depend on, which their own ranges would let float: pinned here too, because a root
         // package's `exact:` is the only way SwiftPM lets a package fix a dependency's dependency.
         // ReceiverDocumentationTests checks that this list is the whole resolved graph, every entry exact.
-        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-algorithms.git", exact: "1.2.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
@@ -70,6 +70,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .executableTarget(

@@ -4,8 +4,14 @@
 # (--no-storage), the durable SQLite state + archive (fsync per group commit), and the same with --sync normal (no
 # fsync: what the receiver costs when the disk does not bound it); then its memory after a long durable run.
 #
-#   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--million]
+#   Receiver/Benchmarks/bench.sh [--distinct N] [--duration SECONDS] [--connections C] [--rounds N]
+#                                [--forward URL] [--million]
 #
+# --forward URL: each round also runs the durable SQLite receiver relaying every valid postback to URL (a fast
+# destination answering 200 to POST, e.g. a local nginx), right after the same run without it, and prints the
+# outbox's depth when the load stops and the seconds it takes to drain (the relay keeping up or not).
+#
+# RECEIVER_BENCH_BIN=DIR: the release binaries in DIR (postback-receiver, postback-verify) instead of building them.
 # RECEIVER_BENCH_POSTGRES=CONNINFO: also run the durable receiver with its state in that PostgreSQL database (e.g.
 # the POSTBACK_VERIFY_TEST_POSTGRES that `.ci/postgres start` prints); its postback_verify schema is dropped first.
 # --million: also run the durable receiver until it has answered 1,000,000 requests and print its peak and
@@ -17,20 +23,26 @@ duration=15
 connections=32
 million=0
 rounds=3
+forward=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --distinct) distinct="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --connections) connections="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
+        --forward) forward="$2"; shift 2 ;;
         --million) million=1; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
 command -v wrk > /dev/null || { echo "bench.sh: needs wrk (apt-get install wrk)" >&2; exit 2; }
-swift build -c release --package-path Receiver --product postback-receiver > /dev/null
-swift build -c release --package-path Receiver --product postback-verify > /dev/null
-bin="$(swift build -c release --package-path Receiver --show-bin-path)"
+if [ -n "${RECEIVER_BENCH_BIN:-}" ]; then
+    bin="$RECEIVER_BENCH_BIN"   # a directory holding release builds of postback-receiver and postback-verify
+else
+    swift build -c release --package-path Receiver --product postback-receiver > /dev/null
+    swift build -c release --package-path Receiver --product postback-verify > /dev/null
+    bin="$(swift build -c release --package-path Receiver --show-bin-path)"
+fi
 work="$(mktemp -d /var/tmp/receiver-bench.XXXXXX)"
 trap 'kill $(jobs -p) 2> /dev/null || true; rm -rf "$work"' EXIT
 python3 Benchmarks/make-corpus.py --out "$work/corpus" -n "$distinct" > /dev/null
@@ -50,6 +62,9 @@ cli_rate() {
 
 # Starts the receiver with the given options; sets $receiver_pid and $port.
 start_receiver() {
+    # Emptied here, not only by the background job's redirection, which may come after the first read below (which
+    # then found the previous receiver's port).
+    : > "$work/listening"
     "$bin/postback-receiver" --host 127.0.0.1 --port 0 "${keys[@]}" "$@" > "$work/listening" 2> "$work/receiver.log" &
     receiver_pid=$!
     for _ in $(seq 100); do
@@ -109,6 +124,26 @@ for round in $(seq "$rounds"); do
     rows="$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from received_postbacks').fetchone()[0])" "$work/archive.sqlite")"
     stop_receiver
     echo "  (durable run: $rows rows stored; every request answered 200 has its row)"
+    if [ -n "$forward" ]; then
+        rm -f "$work"/state* "$work"/archive*
+        start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000 \
+            --forward "$forward"
+        report "receiver durable SQLite + --forward" "$(load "$duration")"
+        # The outbox's depth when the load stops, then how long until nothing is owed (read from the outbox every
+        # 2 s by the receiver: the gauge's resolution).
+        depth() {
+            curl -s "http://127.0.0.1:$port/metrics" | python3 -c "import sys,re; m = re.search(r'postback_receiver_relay_outbox_depth\{[^}]*\} (\S+)', sys.stdin.read()); print(int(float(m.group(1))) if m else -1)"
+        }
+        sleep 2.5
+        left="$(depth)"
+        drain_start=$(date +%s.%N)
+        for _ in $(seq 600); do [ "$(depth)" = 0 ] && break; sleep 0.5; done
+        drain_end=$(date +%s.%N)
+        delivered="$(curl -s "http://127.0.0.1:$port/metrics" | python3 -c "import sys,re; print(int(sum(float(v) for v in re.findall(r'postback_receiver_relay_deliveries_total\{[^}]*outcome=\"delivered\"[^}]*\} (\S+)', sys.stdin.read()))))")"
+        stop_receiver
+        printf '  %-34s owed when the load stopped: %s; drained in %.1f s; %s delivered\n' "" "$left" \
+            "$(python3 -c "print($drain_end - $drain_start)")" "$delivered"
+    fi
     rm -f "$work"/state* "$work"/archive*
     start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000 \
         --sync normal

@@ -13,7 +13,8 @@
 # label value the receiver does not export returns none, and fails). The expressions are taken from Prometheus's
 # /api/v1/rules (what it loaded from alerts.yml), whose rules must also evaluate without error. Dashboard queries
 # are evaluated whole, with $job = the scrape job. Then the alerts the traffic must fire (PostbackReceiverUnknownKid,
-# DevelopmentKeysTrusted) and not fire (NotReady, ServerErrors, InvalidQuotaNear) are checked in /api/v1/alerts.
+# DevelopmentKeysTrusted) and not fire (NotReady, ServerErrors, InvalidQuotaNear, the relay's three) are checked in
+# /api/v1/alerts.
 #
 # The receiver: $POSTBACK_RECEIVER if set (CI: the release build), else the debug build (built here, as e2e.sh does).
 # Needs promtool and prometheus (Debian: apt-get install prometheus), curl and python3. Traffic only to 127.0.0.1.
@@ -56,8 +57,11 @@ fail() {
 }
 
 # The receiver: Apple's development keys allowed (Apple's development example is then valid), no fixture key (the
-# fixtures' postbacks then name a kid it does not know: unknown-key).
+# fixtures' postbacks then name a kid it does not know: unknown-key); a relay destination on a loopback port nothing
+# listens on (its deliveries are retried: the relay's series exist and the relay alerts do not fire).
+closed_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 "$receiver" --host 127.0.0.1 --port 0 --state "$work/state.sqlite" --allow-development \
+    --forward "http://127.0.0.1:$closed_port/postbacks" \
     > "$work/receiver.out" 2> "$work/receiver.err" &
 receiver_pid=$!
 port=""
@@ -269,7 +273,8 @@ if alerts.get("PostbackReceiverUnknownKid") != "firing":
 if alerts.get("PostbackReceiverDevelopmentKeysTrusted") != "firing":
     failures.append("PostbackReceiverDevelopmentKeysTrusted is not firing on a receiver run with --allow-development")
 for name in ("PostbackReceiverNotReady", "PostbackReceiverServerErrors", "PostbackReceiverInvalidQuotaNear",
-             "PostbackReceiverNoPostbacks", "PostbackReceiverInvalidSignatureSurge"):
+             "PostbackReceiverNoPostbacks", "PostbackReceiverInvalidSignatureSurge", "PostbackReceiverRelayBehind",
+             "PostbackReceiverRelayNearHorizon", "PostbackReceiverRelayDead"):
     if name in alerts:
         failures.append(f"{name} is {alerts[name]} against a healthy receiver")
 

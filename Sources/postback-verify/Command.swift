@@ -11,6 +11,9 @@ enum Command {
         if let first = arguments.first, first.utf8.elementsEqual("export".utf8) {
             return ExportCommand.main(Array(arguments.dropFirst()))
         }
+        if let first = arguments.first, first.utf8.elementsEqual("outbox".utf8) {
+            return OutboxCommand.main(Array(arguments.dropFirst()))
+        }
         let errors = StandardStream(descriptor: 2)
         let options: CommandLineOptions
         let keyRing: KeyRing

@@ -10,6 +10,7 @@ enum HelpText {
 
         USAGE: postback-verify [OPTIONS] [PATH ...]
                postback-verify export --state PATH|URL [--after CURSOR]   (see postback-verify export --help)
+               postback-verify outbox --state PATH|URL [--dead]           (see postback-verify outbox --help)
 
         ARGUMENTS:
           PATH                    A file or directory; none, or -, reads standard input.

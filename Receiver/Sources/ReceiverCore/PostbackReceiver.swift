@@ -1,4 +1,5 @@
 import Attribution
+import AttributionStores
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -23,7 +24,7 @@ public enum PostbackReceiver {
         // The library's one pipeline, as the command line's: the fast path, the token cache (Apple's retries skip
         // the ECDSA), and the duplicate marking the store's answers call for.
         let pipeline = PostbackPipeline(keyRing: configuration.verifier.keyRing, policy: configuration.verifier.policy)
-        let sink = try await makeSink(configuration, pipeline: pipeline, metrics: metrics)
+        let (sink, outbox) = try await makeSink(configuration, pipeline: pipeline, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
                 maximumGroupSize: configuration.maximumGroupSize, concurrency: configuration.concurrentCommits,
@@ -62,6 +63,10 @@ public enum PostbackReceiver {
                                 connections: connections, metrics: metrics)
         }
         var services: [any Service] = (committer.map { [$0] } ?? []) + [verification]
+        if let outbox, !configuration.relayDestinations.isEmpty {
+            // First in the list, so stopped last: after the commits that write its outbox rows.
+            services.insert(relay(configuration, outbox: outbox, metrics: metrics, logger: logger), at: 0)
+        }
         let metricsBound = metricsAddressGate(configuration)
         if let address = configuration.metricsAddress {
             // Its own listener, for the monitoring network only: the postback listener then answers 404 there,
@@ -153,15 +158,33 @@ public enum PostbackReceiver {
 
     static func makeSink(_ configuration: ReceiverConfiguration, pipeline: PostbackPipeline, metrics: ReceiverMetrics)
         async throws
-        -> (any PostbackSink)? {
+        -> (sink: (any PostbackSink)?, outbox: (any Outbox)?) {
         switch configuration.storage {
         case .none:
-            return nil
+            return (nil, nil)
         case .durable(let state, let archive):
-            return try DurableSink.open(
+            let opened = try DurableSink.open(
                 state, archivePath: archive, synchronous: configuration.synchronous,
                 retentionDays: configuration.retentionDays,
-                quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), pipeline: pipeline, metrics: metrics)
+                quota: InvalidQuota(perHour: configuration.invalidQuotaPerHour), pipeline: pipeline, metrics: metrics,
+                destinations: configuration.relayDestinations.map(\.outbox))
+            return (opened.sink, opened.outbox)
         }
+    }
+
+    /// The relay of the stored postbacks to `--forward`, `--forward-all` and `--webhook` destinations.
+    static func relay(_ configuration: ReceiverConfiguration, outbox: any Outbox, metrics: ReceiverMetrics,
+                      logger: Logger) -> Relay {
+        var settings = Relay.Settings()
+        settings.maximumInFlight = configuration.relayMaximumInFlight
+        settings.deadline = .milliseconds(configuration.relayDeadlineMilliseconds)
+        settings.horizonMilliseconds = configuration.relayHorizonMilliseconds
+        settings.schedule.maximumMilliseconds = configuration.relayMaximumBackoffMilliseconds
+        settings.schedule.initialMilliseconds = min(settings.schedule.initialMilliseconds,
+                                                    configuration.relayMaximumBackoffMilliseconds)
+        return Relay(destinations: configuration.relayDestinations, outbox: outbox, settings: settings,
+                     metrics: RelayMetrics(destinations: configuration.relayDestinations.map(\.outbox.name),
+                                           factory: metrics.factory),
+                     logger: logger)
     }
 }

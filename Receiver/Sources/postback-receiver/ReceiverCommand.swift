@@ -129,6 +129,73 @@ struct ReceiverCommand: AsyncParsableCommand {
                                    + "request is escaped.", valueName: "text|json"))
     var logFormat = "text"
 
+    @Option(help: ArgumentHelp(
+        "Relay each stored valid postback (first sightings) to this endpoint as Apple sent it: a base URL (Apple's "
+            + "path appended) or appattribution=URL,skadnetwork=URL; repeatable.", valueName: "url"))
+    var forward: [String] = []
+
+    @Option(help: ArgumentHelp("As --forward, but every body Apple sent (invalid ones too; never a duplicate), for a "
+                                   + "partner that verifies on its own; repeatable.", valueName: "url"))
+    var forwardAll: [String] = []
+
+    @Option(help: ArgumentHelp("Post each valid postback's record to this URL, signed as Standard Webhooks says; "
+                                   + "repeatable, each with its --webhook-secret.", valueName: "url"))
+    var webhook: [String] = []
+
+    @Option(help: ArgumentHelp("The file holding the secret (whsec_ then base64) of the --webhook at the same "
+                                   + "position.", valueName: "file"))
+    var webhookSecret: [String] = []
+
+    @Option(help: ArgumentHelp("Relay requests in flight per destination, and its connections (1-1024).",
+                               valueName: "n"))
+    var relayInFlight = 16
+
+    @Option(help: ArgumentHelp("A relay request's deadline, connecting included (0.1-600).", valueName: "seconds"))
+    var relayDeadline = 10.0
+
+    @Option(help: ArgumentHelp("Give a delivery up (kept as dead) once owed this long (30s, 90m, 12h, 9d; 1s-3650d).",
+                               valueName: "duration"))
+    var relayHorizon = "9d"
+
+    @Option(help: ArgumentHelp("The longest wait between two attempts of a delivery (1-86400).",
+                               valueName: "seconds"))
+    var relayMaxBackoff = 600.0
+
+    /// `--relay-horizon`'s value in milliseconds: a whole number and `s`, `m`, `h` or `d`.
+    static func horizonMilliseconds(_ text: String) -> Int64? {
+        guard let unit = text.utf8.last, let number = Int64(text.dropLast()), number > 0 else { return nil }
+        let scale: Int64
+        switch unit {
+        case UInt8(ascii: "s"): scale = 1_000
+        case UInt8(ascii: "m"): scale = 60_000
+        case UInt8(ascii: "h"): scale = 3_600_000
+        case UInt8(ascii: "d"): scale = 86_400_000
+        default: return nil
+        }
+        let (product, overflow) = number.multipliedReportingOverflow(by: scale)
+        return overflow || product > 3650 * 86_400_000 ? nil : product
+    }
+
+    /// The relay's destinations, as checked values; the webhooks' secrets are read only when `readSecrets`.
+    private func relayDestinations(readSecrets: Bool) throws -> [RelayDestination] {
+        var destinations = try forward.map { try RelayDestination.forward($0, selection: .valid) }
+            + forwardAll.map { try RelayDestination.forward($0, selection: .all) }
+        for (url, path) in zip(webhook, webhookSecret) {
+            let signer = readSecrets ? try WebhookSigner(contentsOfFile: path)
+                : try WebhookSigner(secret: "whsec_AAAAAAAAAAAAAAAAAAAAAA==", path: path)
+            destinations.append(try RelayDestination.webhook(url, signer: signer))
+        }
+        var names: [String] = []
+        for destination in destinations {
+            let name = destination.outbox.name
+            if names.contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
+                throw StartupFailure(.usage, "\(name) is given twice as a relay destination: give each once")
+            }
+            names.append(name)
+        }
+        return destinations
+    }
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, not \(port)") }
         _ = try Self.usage { () throws(AttributionError) in try StateLocation.retentionDays(retention) }
@@ -171,6 +238,29 @@ struct ReceiverCommand: AsyncParsableCommand {
             }
         }
         _ = try verifierOptions()
+        guard webhook.count == webhookSecret.count else {
+            throw ValidationError("each --webhook needs its --webhook-secret FILE (\(webhook.count) --webhook, "
+                                  + "\(webhookSecret.count) --webhook-secret)")
+        }
+        guard (1...1024).contains(relayInFlight) else { throw ValidationError("--relay-in-flight must be 1 to 1024") }
+        guard (0.1...600).contains(relayDeadline) else {
+            throw ValidationError("--relay-deadline must be from 0.1 to 600 seconds")
+        }
+        guard (1...86400).contains(relayMaxBackoff) else {
+            throw ValidationError("--relay-max-backoff must be from 1 to 86400 seconds")
+        }
+        guard Self.horizonMilliseconds(relayHorizon) != nil else {
+            throw ValidationError("--relay-horizon takes a whole number and s, m, h or d (9d, 12h, 30s), at most "
+                                  + "3650d, not \(TerminalText.escaped(relayHorizon))")
+        }
+        do {
+            if try !relayDestinations(readSecrets: false).isEmpty && noStorage {
+                throw ValidationError("--forward, --forward-all and --webhook relay stored postbacks: they cannot go "
+                                      + "with --no-storage")
+            }
+        } catch let failure as StartupFailure {
+            throw ValidationError(failure.message)
+        }
     }
 
     /// A mistake the library found in an option's value (`invalid-option`), as a usage error: the library's message,
@@ -249,6 +339,11 @@ struct ReceiverCommand: AsyncParsableCommand {
         configuration.queueDepth = queueDepth
         configuration.metricsAddress = metricsAddress.flatMap(Self.splitAddress)
         configuration.synchronous = ReceiverConfiguration.Synchronous(rawValue: sync) ?? .full
+        configuration.relayDestinations = try relayDestinations(readSecrets: true)
+        configuration.relayMaximumInFlight = relayInFlight
+        configuration.relayDeadlineMilliseconds = Int64((relayDeadline * 1000).rounded())
+        configuration.relayHorizonMilliseconds = Self.horizonMilliseconds(relayHorizon) ?? 9 * 86_400_000
+        configuration.relayMaximumBackoffMilliseconds = Int64((relayMaxBackoff * 1000).rounded())
         let metrics = ReceiverMetrics(schema: configuration.schema)
         metrics.bootstrapMetricsSystem()
         if noStorage {

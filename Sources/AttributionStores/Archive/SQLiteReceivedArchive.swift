@@ -20,6 +20,10 @@ import Synchronization
 /// thread restarts the log itself (`RESTART`, brief: the other thread has folded almost all of it) only when it
 /// reaches 64 MiB, which continuous writes would otherwise keep growing.
 ///
+/// The archive holds the relay's outbox too (``SQLiteOutbox``, tables `relay_outbox_schema` and `relay_deliveries`):
+/// ``append(_:owing:)`` writes each row's owed deliveries in the row's transaction, so a delivery is owed from the
+/// moment its postback is stored.
+///
 /// Rows get increasing ids (SQLite gives each new row one more than the largest id in the table), committed one
 /// writer at a time: the id is the row's ``ArchiveCursor``. Delete old rows as you like; deleting the newest
 /// rows would let their ids be given again, behind a consumer's cursor.
@@ -70,11 +74,14 @@ public final class SQLiteReceivedArchive: Sendable {
     private final class Writer {
         let connection: SQLiteConnection
         let insert: SQLiteStatement
+        /// The outbox's insert (``SQLiteOutbox/insert``).
+        let owe: SQLiteStatement
         var logPages: Int32 = 0
 
-        init(connection: SQLiteConnection, insert: SQLiteStatement) {
+        init(connection: SQLiteConnection, insert: SQLiteStatement, owe: SQLiteStatement) {
             self.connection = connection
             self.insert = insert
+            self.owe = owe
         }
     }
 
@@ -87,6 +94,7 @@ public final class SQLiteReceivedArchive: Sendable {
         let synchronous = "PRAGMA synchronous=\(syncsEveryCommit ? "FULL" : "NORMAL")"
         let connection: SQLiteConnection
         let insert: SQLiteStatement
+        let owe: SQLiteStatement
         let folding: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, readOnly: false)
@@ -100,6 +108,7 @@ public final class SQLiteReceivedArchive: Sendable {
             do {
                 try connection.execute(Self.schema)
                 try Self.checkVersion(connection, path: path)
+                try connection.execute(SQLiteOutbox.schema)
                 try connection.execute("COMMIT")
             } catch {
                 try? connection.execute("ROLLBACK")
@@ -109,6 +118,7 @@ public final class SQLiteReceivedArchive: Sendable {
                 INSERT INTO received_postbacks (received, request, route, verdict, code, key, body, record, kept)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            owe = try connection.prepare(SQLiteOutbox.insert)
             folding = try SQLiteConnection(path: path, readOnly: false)
             try folding.execute(synchronous)
         } catch let refusal as AttributionError {
@@ -116,7 +126,7 @@ public final class SQLiteReceivedArchive: Sendable {
         } catch {
             throw Self.error(error, path: path, doing: "open")
         }
-        let writer = Writer(connection: connection, insert: insert)
+        let writer = Writer(connection: connection, insert: insert, owe: owe)
         sqlite3_wal_hook(connection.handle, { context, _, _, pages in
             guard let context else { return SQLITE_OK }
             Unmanaged<Writer>.fromOpaque(context).takeUnretainedValue().logPages = pages
@@ -126,16 +136,28 @@ public final class SQLiteReceivedArchive: Sendable {
         checkpointer = Locked(folding)
     }
 
-    /// Inserts every row of `rows` in one transaction; throws (and stores none) when SQLite fails (a full disk, a
-    /// read-only file, an I/O error).
-    public func append(_ rows: [ArchivedPostback]) throws(AttributionError) {
+    /// Inserts every row of `rows` in one transaction, with an outbox row for each destination of `destinations`
+    /// that is owed it (``OutboxDestination/owes(_:)``); throws (and stores none of it) when SQLite fails (a full
+    /// disk, a read-only file, an I/O error).
+    /// - Parameters:
+    ///   - rows: the received postbacks, in arrival order.
+    ///   - destinations: the relay's destinations (none without a relay).
+    /// - Throws: ``AttributionError`` when nothing was stored.
+    public func append(_ rows: [ArchivedPostback], owing destinations: [OutboxDestination] = [])
+        throws(AttributionError) {
         guard !rows.isEmpty else { return }
         let pages = try writer.withLock { (writer: inout Writer) throws(AttributionError) -> Int32 in
             let connection = writer.connection
             do throws(SQLiteFailure) {
                 try connection.execute("BEGIN IMMEDIATE")
                 do throws(SQLiteFailure) {
-                    for row in rows { try Self.insert(row, with: writer.insert) }
+                    for row in rows {
+                        try Self.insert(row, with: writer.insert)
+                        let id = connection.lastInsertRowID
+                        for destination in destinations where destination.owes(row) {
+                            try Self.owe(id, received: row.received, to: destination.name, with: writer.owe)
+                        }
+                    }
                     try connection.execute("COMMIT")
                 } catch {
                     if connection.isInTransaction { try? connection.execute("ROLLBACK") }
@@ -177,6 +199,16 @@ public final class SQLiteReceivedArchive: Sendable {
         try statement.bind(7, blob: row.body)
         try statement.bind(8, text: row.record)
         try statement.bind(9, text: row.kept.rawValue)
+        _ = try statement.step()
+    }
+
+    private static func owe(_ id: Int64, received: Int64, to destination: String, with statement: SQLiteStatement)
+        throws(SQLiteFailure) {
+        defer { statement.reset() }
+        try statement.bind(1, id)
+        try statement.bind(2, text: destination)
+        try statement.bind(3, received)
+        try statement.bind(4, received)
         _ = try statement.step()
     }
 

@@ -69,12 +69,24 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// of it happened: no claim is left, no row stored, and the next sighting is first seen. `archiving` runs
     /// once per attempt, while the claimed keys are locked: keep it quick. `synchronousCommit` (the default)
     /// makes the commit wait for the server's disk, so that a postback answered after it survives the server's
-    /// crash.
+    /// crash. Each row a destination of `destinations` is owed (``OutboxDestination/owes(_:)``) gets its delivery
+    /// in the relay's outbox (``PostgresOutbox``, which must have been opened once on this database) in the same
+    /// transaction.
+    /// - Parameters:
+    ///   - sightings: the group's valid postbacks, in order.
+    ///   - time: when they were seen.
+    ///   - synchronousCommit: wait for the server's disk.
+    ///   - destinations: the relay's destinations (none without a relay).
+    ///   - archiving: the rows to store, made from the answers.
+    /// - Returns: each sighting's answer.
+    /// - Throws: ``AttributionError`` when nothing was stored.
     public func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool = true,
+                      owing destinations: [OutboxDestination] = [],
                       archiving: ([DeduplicationAnswer]) -> [ArchivedPostback])
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
-            try database.claim(sightings, at: time, synchronousCommit: synchronousCommit, archiving: archiving)
+            try database.claim(sightings, at: time, synchronousCommit: synchronousCommit, owing: destinations,
+                               archiving: archiving)
         }
     }
 

@@ -284,6 +284,22 @@ enum PostgresSchema {
                              $7::bytea[], $8::text[], $9::text[])
         """
 
+    /// ``archive`` with the group's owed deliveries in the same statement: `$12` request ids and `$13` destination
+    /// names, a pair per delivery, each joined to the row the request's id stored (``PostgresOutbox``'s table).
+    static let archiveOwing = """
+        WITH confirmed AS (
+            DELETE FROM postback_verify.claims WHERE token = $10 AND owner = $11),
+        stored AS (
+            INSERT INTO postback_verify.received_postbacks
+                (received, request, route, verdict, code, key, body, record, kept)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[],
+                                 $7::bytea[], $8::text[], $9::text[])
+            RETURNING id, request)
+        INSERT INTO postback_relay.deliveries (postback, destination, status, owed_since, due)
+        SELECT s.id, o.destination, 'owed', \(now), \(now)
+        FROM stored s JOIN unnest($12::text[], $13::text[]) AS o(request, destination) ON o.request = s.request
+        """
+
     /// Export: at most `$3` rows after the cursor (`$1` transaction id as text, `$2` row id), in cursor order,
     /// written by transactions older than every transaction still running (the snapshot's `xmin`): a transaction
     /// still running, or one that starts later, can only commit rows with a greater cursor.

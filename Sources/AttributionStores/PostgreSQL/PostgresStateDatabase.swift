@@ -113,6 +113,7 @@ package final class PostgresStateDatabase {
     /// claim, no row), and the next sighting of these postbacks is first seen. `synchronousCommit` makes the
     /// commit wait for the server's disk (the session's other commits do not). With no sightings, only the rows.
     package func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool,
+                       owing destinations: [OutboxDestination] = [],
                        archiving rows: ([DeduplicationAnswer]) -> [ArchivedPostback])
         throws(AttributionError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
@@ -132,14 +133,25 @@ package final class PostgresStateDatabase {
                     answers = Self.answers(sightings, plan, duplicates, at: time)
                 }
                 let archived = rows(answers)
-                try connection.execute(PostgresSchema.archive, [
+                var parameters: [PostgresParameter] = [
                     .int64Array(archived.map(\.received)), .textArray(archived.map(\.request)),
                     .textArray(archived.map(\.route)), .textArray(archived.map(\.verdict)),
                     .optionalTextArray(archived.map(\.code)), .optionalBytesArray(archived.map(\.key)),
                     .optionalBytesArray(archived.map(\.body)),
                     .textArray(archived.map { String(decoding: $0.record, as: UTF8.self) }),
                     .textArray(archived.map(\.kept.rawValue)), .int64(token), .int64(owner),
-                ], prepare: true)
+                ]
+                let owed = archived.flatMap { row in
+                    destinations.filter { $0.owes(row) }.map { (row.request, $0.name) }
+                }
+                if destinations.isEmpty {
+                    try connection.execute(PostgresSchema.archive, parameters, prepare: true)
+                } else {
+                    // The deliveries are owed in the transaction that stores their rows: a crash after the commit
+                    // leaves them owed, one before it leaves neither.
+                    parameters += [.textArray(owed.map(\.0)), .textArray(owed.map(\.1))]
+                    try connection.execute(PostgresSchema.archiveOwing, parameters, prepare: true)
+                }
                 try connection.executeSimple("COMMIT")
                 return answers
             } catch {

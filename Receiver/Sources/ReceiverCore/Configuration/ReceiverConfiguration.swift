@@ -66,6 +66,16 @@ public struct ReceiverConfiguration: Sendable {
     /// The conversion-value schema (`--schema`): valid postbacks' records gain `decoded`, and the metrics count
     /// them by the schema's campaign and event names.
     public var schema: ConversionSchema?
+    /// Where stored postbacks are relayed (`--forward`, `--forward-all`, `--webhook`); none: no relay.
+    public var relayDestinations: [RelayDestination] = []
+    /// Requests in flight per destination (`--relay-in-flight`).
+    public var relayMaximumInFlight = 16
+    /// A relay request's deadline, in milliseconds (`--relay-deadline`).
+    public var relayDeadlineMilliseconds: Int64 = 10_000
+    /// How long a delivery stays owed before it is given up (`--relay-horizon`; Apple retries for nine days).
+    public var relayHorizonMilliseconds: Int64 = 9 * 86_400_000
+    /// The longest back-off between two attempts of a delivery (`--relay-max-backoff`), in milliseconds.
+    public var relayMaximumBackoffMilliseconds: Int64 = 600_000
 
     public init(verifier: AttributionVerifier) {
         self.verifier = verifier

@@ -18,7 +18,8 @@ import Prometheus
 /// `NotFound`, becomes the ``ReceiverRoute`` name.
 public final class ReceiverMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
+    /// Also where the relay's series are made (``RelayMetrics``).
+    let factory: PrometheusMetricsFactory
     /// `postback_receiver_verdicts_total{kind, verdict, code}`: code is the first error's code (`none` if valid).
     private let verdicts: [String: CoreMetrics.Counter]
     /// `postback_receiver_key_environment_total{environment}`: which keys verified the signatures that held.

@@ -39,11 +39,15 @@ struct DurableSink: PostbackSink {
     /// Marks the duplicates the store answers.
     let pipeline: PostbackPipeline
     let metrics: ReceiverMetrics?
+    /// The relay's destinations: each stored row a destination is owed gets its outbox row in the row's own
+    /// transaction, so a delivery is owed from the moment its postback is stored.
+    let destinations: [OutboxDestination]
     /// The storage's own thread: every group's steps run there, one group at a time.
     private let queue = DispatchQueue(label: "postback-receiver.storage")
 
     init(storage: Storage, synchronous: ReceiverConfiguration.Synchronous, quota: InvalidQuota,
-         pipeline: PostbackPipeline, metrics: ReceiverMetrics?) {
+         pipeline: PostbackPipeline, metrics: ReceiverMetrics?, destinations: [OutboxDestination] = []) {
+        self.destinations = destinations
         self.storage = storage
         self.synchronous = synchronous
         self.quota = quota
@@ -107,7 +111,8 @@ struct DurableSink: PostbackSink {
         case .shared(let store):
             var built: (outcomes: [SinkOutcome], rows: [ArchivedPostback], quotaTaken: [Int64]) = ([], [], [])
             do {
-                _ = try store.claim(sighted.sightings, at: arrival, synchronousCommit: synchronous == .full) {
+                _ = try store.claim(sighted.sightings, at: arrival, synchronousCommit: synchronous == .full,
+                                    owing: destinations) {
                     answers in
                     giveBack(built.quotaTaken)  // a transaction tried again builds its rows again
                     built = rows(group, sighted, answers)
@@ -126,7 +131,7 @@ struct DurableSink: PostbackSink {
             let claimed = type(of: ledger.store).claimedKeys(sighted.sightings, answers)
             let built = rows(group, sighted, answers)
             do {
-                try archive.append(built.rows)
+                try archive.append(built.rows, owing: destinations)
             } catch {
                 // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a
                 // row nobody stored (kept and released before the next claim if even that fails).
@@ -227,11 +232,14 @@ struct DurableSink: PostbackSink {
     /// The deduplication state and the received-postback archive: a SQLite state (shared with `postback-verify
     /// --state`) and the archive file at `archivePath` (by default beside it), or a PostgreSQL database shared
     /// by every receiver and run, which holds the archive too (then `archivePath` must be nil).
+    /// With `destinations`, the relay's outbox is opened too (made when missing), and returned.
     static func open(_ state: ReceiverConfiguration.State, archivePath: String?,
                      synchronous: ReceiverConfiguration.Synchronous, retentionDays: Int,
-                     quota: InvalidQuota, pipeline: PostbackPipeline, metrics: ReceiverMetrics?) throws
-        -> DurableSink {
+                     quota: InvalidQuota, pipeline: PostbackPipeline, metrics: ReceiverMetrics?,
+                     destinations: [OutboxDestination] = []) throws
+        -> (sink: DurableSink, outbox: (any Outbox)?) {
         let storage: Storage
+        var outbox: (any Outbox)?
         do {
             switch state {
             case .sqlite:
@@ -240,6 +248,7 @@ struct DurableSink: PostbackSink {
                 storage = .separate(ClaimLedger(store: deduplication),
                                     archive: try SQLiteReceivedArchive(path: path,
                                                                        syncsEveryCommit: synchronous == .full))
+                if !destinations.isEmpty { outbox = try SQLiteOutbox(path: path) }
             case .postgreSQL(let connection):
                 guard archivePath == nil else {
                     throw StorageFailure(AttributionError.Code.invalidOption.rawValue, "an archive file applies to "
@@ -247,11 +256,13 @@ struct DurableSink: PostbackSink {
                 }
                 storage = .shared(try PostgreSQLDeduplicationStore(connectionString: connection,
                                                                    retentionDays: retentionDays))
+                // Before the first group: its statement inserts into the outbox's table.
+                if !destinations.isEmpty { outbox = try PostgresOutbox(connectionString: connection) }
             }
         } catch let error as AttributionError {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
-        return DurableSink(storage: storage, synchronous: synchronous, quota: quota, pipeline: pipeline,
-                           metrics: metrics)
+        return (DurableSink(storage: storage, synchronous: synchronous, quota: quota, pipeline: pipeline,
+                            metrics: metrics, destinations: destinations), outbox)
     }
 }

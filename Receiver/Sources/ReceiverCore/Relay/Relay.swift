@@ -1,0 +1,264 @@
+import AsyncHTTPClient
+import Attribution
+import AttributionStores
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Synchronization
+
+/// Delivers what the outbox owes each destination: a loop per destination takes due deliveries under a lease,
+/// sends each (at most ``Settings/maximumInFlight`` at once, each under ``Settings/deadline``), and records each
+/// outcome in the outbox.
+///
+/// The relay never touches the path that answers Apple: the storing transaction writes the outbox rows, and the
+/// relay reads them on a connection and thread of its own. A destination that is down or slow leaves its rows
+/// owed in the outbox (bounded by disk, not memory: the relay holds at most the deliveries in flight); the
+/// receiver keeps answering. A delivery is sent again only when its outcome was not recorded (the receiver died, or
+/// the outbox failed, between the destination's answer and its recording): the lease runs out and the next taker
+/// counts it in `postback_receiver_relay_reclaimed_total`.
+final class Relay: Service, Sendable {
+    /// How the relay paces itself.
+    struct Settings: Sendable {
+        /// Requests in flight per destination (`--relay-in-flight`); connections are bounded by it too.
+        var maximumInFlight = 16
+        /// A request's deadline, connection included (`--relay-deadline`).
+        var deadline: Duration = .seconds(10)
+        /// How long a delivery stays owed before it is given up as dead (`--relay-horizon`; Apple's own nine days).
+        var horizonMilliseconds: Int64 = 9 * 86_400_000
+        /// The back-off.
+        var schedule = RetrySchedule()
+        /// How often an idle destination's loop looks for new deliveries.
+        var pollInterval: Duration = .milliseconds(100)
+
+        /// The lease on a delivery taken: twice the deadline and 5 s, time to record its outcome. A receiver that
+        /// dies hands its deliveries back this long after it took them; one whose recording outlasts it (a database
+        /// that stalls) may see a delivery sent again, counted as reclaimed.
+        var leaseMilliseconds: Int64 {
+            2 * (Int64(deadline.components.seconds) * 1000
+                + deadline.components.attoseconds / 1_000_000_000_000_000) + 5_000
+        }
+    }
+
+    let destinations: [RelayDestination]
+    let outbox: any Outbox
+    let settings: Settings
+    let metrics: RelayMetrics
+    let logger: Logger
+    /// This process's lease holder id.
+    let holder = Int64.random(in: 1...Int64.max)
+    private let stopping = Atomic<Bool>(false)
+
+    init(destinations: [RelayDestination], outbox: any Outbox, settings: Settings, metrics: RelayMetrics,
+         logger: Logger) {
+        self.destinations = destinations
+        self.outbox = outbox
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for destination in destinations {
+                    group.addTask { await self.deliver(to: destination) }
+                }
+                group.addTask { await self.watchBacklog() }
+            }
+        } onGracefulShutdown: {
+            self.stopping.store(true, ordering: .relaxed)
+        }
+    }
+
+    private var isStopping: Bool { stopping.load(ordering: .relaxed) || Task.isCancelled }
+
+    /// Runs `work` (a blocking outbox call) on `queue`, off the cooperative pool.
+    private func offload<Value: Sendable>(_ queue: DispatchQueue,
+                                          _ work: @escaping @Sendable () throws(AttributionError) -> Value)
+        async throws(AttributionError) -> Value {
+        let result: Result<Value, AttributionError> = await withCheckedContinuation { continuation in
+            queue.async {
+                do throws(AttributionError) {
+                    continuation.resume(returning: .success(try work()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// One destination's loop: take what is due as slots free up, send, record; on stop, take nothing more and
+    /// record what is in flight.
+    private func deliver(to destination: RelayDestination) async {
+        let name = destination.outbox.name
+        let queue = DispatchQueue(label: "postback-receiver.relay")
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60),
+                                             concurrentHTTP1ConnectionsPerHostSoftLimit: settings.maximumInFlight)
+        let deadline = TimeAmount.nanoseconds(
+            settings.deadline.components.seconds * 1_000_000_000
+                + settings.deadline.components.attoseconds / 1_000_000_000)
+        configuration.timeout = .init(connect: deadline, read: deadline)
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let limit = settings.maximumInFlight
+        await withTaskGroup(of: DeliveryOutcome?.self) { group in
+            var inFlight = 0
+            var ticking = false
+            var tickFired = false
+            var finished: [DeliveryOutcome] = []
+            while true {
+                let stopping = isStopping
+                if !finished.isEmpty
+                    && (finished.count >= max(1, limit / 2) || inFlight == 0 || stopping || tickFired) {
+                    let outcomes = finished
+                    do throws(AttributionError) {
+                        try await offload(queue) { [outbox, holder, settings] () throws(AttributionError) in
+                            try outbox.record(outcomes, holder: holder,
+                                              horizonMilliseconds: settings.horizonMilliseconds)
+                        }
+                        finished = []
+                    } catch {
+                        // Kept (at most the deliveries in flight) and recorded again; the leases cover them meanwhile.
+                        logger.error("relay: cannot record deliveries", metadata: [
+                            "destination": "\(name)", "error": "\(error.reason)"])
+                        if stopping && inFlight == 0 { break }
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                }
+                if stopping && inFlight == 0 && finished.isEmpty { break }
+                let free = limit - inFlight
+                if !stopping && finished.count < limit && (free >= max(1, limit / 2) || inFlight == 0) {
+                    let taken: [OwedDelivery]
+                    do throws(AttributionError) {
+                        taken = try await offload(queue) { [outbox, holder, settings] () throws(AttributionError) in
+                            try outbox.claim(destination: name, limit: free, holder: holder,
+                                             leaseMilliseconds: settings.leaseMilliseconds,
+                                             horizonMilliseconds: settings.horizonMilliseconds)
+                        }
+                    } catch {
+                        logger.error("relay: cannot take deliveries", metadata: [
+                            "destination": "\(name)", "error": "\(error.reason)"])
+                        taken = []
+                        if inFlight == 0 { try? await Task.sleep(for: .seconds(1)) }
+                    }
+                    for delivery in taken {
+                        metrics.attempted(name, reclaimed: delivery.wasReclaimed)
+                        inFlight += 1
+                        group.addTask { await self.attempt(delivery, to: destination, client: client) }
+                    }
+                    metrics.inFlight(name, inFlight)
+                }
+                if inFlight == 0 {
+                    try? await Task.sleep(for: settings.pollInterval)
+                    continue
+                }
+                if !ticking && !stopping {
+                    ticking = true
+                    group.addTask { [settings] in
+                        try? await Task.sleep(for: settings.pollInterval)
+                        return nil
+                    }
+                }
+                tickFired = false
+                guard let next = await group.next() else { continue }
+                if let outcome = next {
+                    inFlight -= 1
+                    finished.append(outcome)
+                    metrics.inFlight(name, inFlight)
+                } else {
+                    ticking = false
+                    tickFired = true
+                }
+            }
+            group.cancelAll()
+        }
+        try? await client.shutdown()
+    }
+
+    /// Sends one delivery and says what became of it.
+    private func attempt(_ delivery: OwedDelivery, to destination: RelayDestination, client: HTTPClient) async
+        -> DeliveryOutcome {
+        var request = HTTPClientRequest(url: destination.url(route: delivery.route).absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "postback-receiver")
+        switch destination.kind {
+        case .forward:
+            request.headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(delivery))
+            request.body = .bytes(ByteBuffer(bytes: delivery.body))
+        case .webhook(_, let signer):
+            let timestamp = Int64(Date().timeIntervalSince1970)
+            request.headers.add(name: "webhook-id", value: delivery.request)
+            request.headers.add(name: "webhook-timestamp", value: String(timestamp))
+            request.headers.add(name: "webhook-signature",
+                                value: signer.signature(id: delivery.request, timestamp: timestamp,
+                                                        body: delivery.record))
+            request.body = .bytes(ByteBuffer(bytes: delivery.record))
+        }
+        let name = destination.outbox.name
+        let outcome: DeliveryOutcome
+        do {
+            let response = try await client.execute(request, deadline: .now() + .nanoseconds(
+                Int64(settings.deadline.components.seconds) * 1_000_000_000
+                    + settings.deadline.components.attoseconds / 1_000_000_000))
+            let status = Int(response.status.code)
+            // The start of the answer is kept on the row; the rest is not read (a destination cannot make the
+            // relay buffer a large body).
+            var answer = "\(status)"
+            var kept: [UInt8] = []
+            for try await chunk in response.body {
+                kept += chunk.readableBytesView.prefix(200 - kept.count)
+                if kept.count >= 200 { break }
+            }
+            if !kept.isEmpty { answer += " " + TerminalText.escaped(String(decoding: kept, as: UTF8.self)) }
+            let fate = settings.schedule.fate(status: status, retryAfter: response.headers.first(name: "Retry-After"),
+                                              attempt: delivery.attempts)
+            outcome = DeliveryOutcome(id: delivery.id, fate: fate, answer: answer)
+        } catch {
+            outcome = DeliveryOutcome(
+                id: delivery.id,
+                fate: .retry(afterMilliseconds: settings.schedule.backoff(afterAttempt: delivery.attempts)),
+                answer: "no answer: \(error)")
+        }
+        switch outcome.fate {
+        case .delivered: metrics.finished(name, .delivered)
+        case .retry: metrics.finished(name, .retried)
+        case .dead: metrics.finished(name, .dead)
+        }
+        return outcome
+    }
+
+    /// The `Idempotency-Key` of a forwarded postback: its deduplication key (AdAttributionKit's
+    /// `postback-identifier`; SKAdNetwork's `transaction-id`, sequence index, version and network, joined by `:`),
+    /// the same on every attempt and every receiver; the request id when it has none or it is not printable ASCII
+    /// (an invalid body forwarded by `--forward-all`).
+    static func idempotencyKey(_ delivery: OwedDelivery) -> String {
+        guard let key = delivery.key, !key.isEmpty else { return delivery.request }
+        let joined = key.map { $0 == 0x1F ? UInt8(ascii: ":") : $0 }
+        guard joined.count <= 512, joined.allSatisfy({ (0x21...0x7E).contains($0) }) else { return delivery.request }
+        return String(decoding: joined, as: UTF8.self)
+    }
+
+    /// Reads every destination's backlog from the outbox every 2 s, for the depth and oldest-age gauges.
+    private func watchBacklog() async {
+        let queue = DispatchQueue(label: "postback-receiver.relay.backlog")
+        while !isStopping {
+            if let backlog = try? await offload(queue, { [outbox] () throws(AttributionError) in
+                try outbox.backlog()
+            }) {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                for destination in destinations {
+                    let entry = backlog[destination.outbox.name]
+                    let age = entry?.oldestOwedSince.map { Double(max(0, now - $0)) / 1000 } ?? 0
+                    metrics.backlog(destination.outbox.name, owed: entry?.owed ?? 0, oldestAgeSeconds: age)
+                }
+            }
+            try? await Task.sleep(for: .seconds(2))
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Attribution
+
+/// The deliveries a receiver owes its destinations, kept beside the stored postbacks (``SQLiteOutbox`` in a
+/// SQLite archive, ``PostgresOutbox`` in a PostgreSQL state): what the relay takes work from and records outcomes
+/// in, and what `postback-verify outbox` lists and re-queues.
+///
+/// A delivery is handed to one holder at a time, under a lease:
+/// ``claim(destination:limit:holder:leaseMilliseconds:horizonMilliseconds:)`` takes due rows no live lease covers
+/// (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so receivers sharing the state never take the same row); a holder that dies
+/// hands them back when the lease runs out. A row owed longer than the horizon is never attempted again: it is
+/// marked dead, with its last answer.
+public protocol Outbox: Sendable {
+    /// Takes at most `limit` due deliveries of `destination` for `holder`, leased for `leaseMilliseconds`; first
+    /// marks dead those owed longer than `horizonMilliseconds`.
+    /// - Parameters:
+    ///   - destination: the destination's name.
+    ///   - limit: most deliveries taken.
+    ///   - holder: the taking receiver's id (random per process).
+    ///   - leaseMilliseconds: how long other holders keep off them.
+    ///   - horizonMilliseconds: how long a delivery may stay owed.
+    /// - Returns: the deliveries, oldest due first.
+    /// - Throws: ``AttributionError`` when the store fails; nothing was taken then.
+    func claim(destination: String, limit: Int, holder: Int64, leaseMilliseconds: Int64,
+               horizonMilliseconds: Int64) throws(AttributionError) -> [OwedDelivery]
+
+    /// Records what became of deliveries `holder` took; a retry whose next attempt would fall past the horizon is
+    /// marked dead instead. A delivered row is deleted whoever holds it now.
+    /// - Parameters:
+    ///   - outcomes: one per attempt.
+    ///   - holder: the receiver that made the attempts.
+    ///   - horizonMilliseconds: how long a delivery may stay owed.
+    /// - Throws: ``AttributionError`` when the store fails; nothing was recorded then.
+    func record(_ outcomes: [DeliveryOutcome], holder: Int64, horizonMilliseconds: Int64) throws(AttributionError)
+
+    /// How far behind each destination with owed deliveries is.
+    /// - Returns: by destination name.
+    /// - Throws: ``AttributionError`` when the store fails.
+    func backlog() throws(AttributionError) -> [String: OutboxBacklog]
+
+    /// The deliveries with status `dead` (or every one, owed too, when `deadOnly` is false), in id order.
+    /// - Parameter deadOnly: only the dead ones.
+    /// - Returns: the rows.
+    /// - Throws: ``AttributionError`` when the store fails.
+    func entries(deadOnly: Bool) throws(AttributionError) -> [OutboxEntry]
+
+    /// Makes dead deliveries owed again, due now, their horizon counted from now: the one `id`, or every dead one
+    /// when `id` is nil.
+    /// - Parameter id: the row, or nil for all.
+    /// - Returns: how many were re-queued.
+    /// - Throws: ``AttributionError`` when the store fails.
+    func requeue(_ id: Int64?) throws(AttributionError) -> Int
+}
+
+/// What a delivery's `answer` column says when its horizon passed: one phrase for both stores.
+enum OutboxAnswers {
+    static let horizonPassed = "gave up: owed longer than the horizon"
+}
