@@ -172,18 +172,13 @@ enum ExportCommand {
             let option = OptionArgument(argument)
             let name = option.name
             func value() throws(UsageError) -> String { try option.value(from: &remaining) }
+            if try ArchiveOptions.parse(name, state: &options.state, archivePath: &options.archivePath,
+                                        value: value) {
+                continue
+            }
             switch name {
             case "-h", "--help":
                 options.showsHelp = true
-            case "--state":
-                guard options.state == nil else { throw UsageError("--state given twice") }
-                let text = try value()
-                options.state = try UsageError.wrapping { () throws(AttributionError) in try StateLocation(text) }
-            case "--archive":
-                guard options.archivePath == nil else { throw UsageError("--archive given twice") }
-                let path = try value()
-                guard !path.isEmpty else { throw UsageError("--archive needs a file path") }
-                options.archivePath = path
             case "--since", "--until":
                 let text = try value()
                 let date = try time(text, option: name)
