@@ -57,6 +57,20 @@ failures: list[str] = []
 figures: list[str] = []
 
 
+def nonblocking_connect(port: int) -> socket.socket | None:
+    """A socket connecting to the receiver without waiting; None when the connection failed at once."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        sock.connect(("127.0.0.1", port))
+    except BlockingIOError:
+        pass
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
 def check(condition: bool, message: str) -> None:
     print(("ok   " if condition else "FAIL ") + message, flush=True)
     if not condition:
@@ -199,14 +213,8 @@ class SlowClients:
         return (head + "Content-Length: 16000\r\n\r\n").encode() + b"x" * 16000
 
     def connect(self, index: int) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            sock.connect(("127.0.0.1", self.port))
-        except BlockingIOError:
-            pass
-        except OSError:
-            sock.close()
+        sock = nonblocking_connect(self.port)
+        if sock is None:
             return
         data = self.request_bytes(index)
         # Slow body clients send the head at once, then the body a byte a second.
@@ -293,14 +301,8 @@ class IdleClients:
         self.reconnects: list[tuple[float, int]] = []
 
     def connect(self, index: int) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            sock.connect(("127.0.0.1", self.port))
-        except BlockingIOError:
-            pass
-        except OSError:
-            sock.close()
+        sock = nonblocking_connect(self.port)
+        if sock is None:
             self.reconnects.append((time.monotonic() + 0.1, index))
             return
         self.selector.register(sock, selectors.EVENT_READ, {"index": index, "next": time.monotonic() + 0.5})
