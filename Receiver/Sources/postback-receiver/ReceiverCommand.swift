@@ -289,14 +289,15 @@ struct ReceiverCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Log lines wait in memory for a few milliseconds (ReceiverLogHandler): all of them are written before
-        // the process exits, however run ends.
+        // Log lines wait in memory for a few milliseconds (ReceiverLogHandler): they are written before the
+        // process exits, however run ends, unless standard error has stalled for 1 s (they are then counted lost).
         defer { ReceiverLogHandler.stopBuffering() }
         do {
             try await serve()
         } catch let failure as StartupFailure {
-            ReceiverLogHandler.stopBuffering()  // the lines logged before it come before its line
-            FileHandle.standardError.write(Data("postback-receiver: \(failure.message)\n".utf8))
+            // Queued after the lines logged before it, and written with them by the stop above: a stalled standard
+            // error cannot hold the exit.
+            ReceiverLogHandler.writeUnformatted("postback-receiver: \(failure.message)\n")
             throw ExitCode(failure.status.rawValue)
         }
     }
@@ -306,7 +307,7 @@ struct ReceiverCommand: AsyncParsableCommand {
     private func serve() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let format = ReceiverLogHandler.Format(rawValue: logFormat) ?? .text
-        LoggingSystem.bootstrap { _ in ReceiverLogHandler(format: format, level: level) }
+        ReceiverLogHandler.bootstrap(format: format, level: level)
         let logger = Logger(label: "postback-receiver")
         let verification = try verifierOptions()
         let verifier: AttributionVerifier

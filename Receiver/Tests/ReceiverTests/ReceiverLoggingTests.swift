@@ -6,7 +6,8 @@ import Logging
 @testable import ReceiverCore
 import Testing
 
-/// The request log: one line per request through Hummingbird's `LogRequestsMiddleware`, written by
+/// The request log: one line per request once it is answered (`RequestLogMiddleware`: Hummingbird's
+/// `LogRequestsMiddleware`'s fields, then the answer's status, verdict, code and latency), written by
 /// `ReceiverLogHandler` as text or JSON, every value from the request escaped; and the request id that line carries
 /// is the one the stored row and a retry's `duplicate-of-source` name.
 @Suite struct ReceiverLoggingTests {
@@ -124,7 +125,8 @@ import Testing
         }
     }
 
-    @Test("every request is one log line; a stored postback's row and its retry name the id that line carries",
+    @Test("every request is one log line, with its answer's status, verdict, code and latency; a stored postback's "
+              + "row and its retry name the id that line carries",
           arguments: ReceiverLogHandler.Format.allCases)
     func requestLinesAndIDs(format: ReceiverLogHandler.Format) async throws {
         let receiver = try TestReceiver()
@@ -151,6 +153,38 @@ import Testing
         #expect(first?["source"] as? String == ids[0])
         #expect(retry?["source"] as? String == ids[1])
         #expect(retry?["duplicate-of-source"] as? String == ids[0])
+        // What each answer was: its status, a postback's verdict and code, and the latency.
+        let fields = requestLines.map { Self.fields(of: $0, format: format) }
+        #expect(fields.map { $0["status"] } == ["200", "200", "404", "200"])
+        #expect(fields.map { $0["postback.verdict"] } == ["valid", "invalid", nil, nil])
+        #expect(fields.map { $0["postback.code"] } == [nil, "duplicate", nil, nil])
+        for field in fields {
+            let latency = field["latency_ms"] ?? ""
+            #expect(latency.wholeMatch(of: /[0-9]+\.[0-9]{3}/) != nil, "latency_ms=\(latency)")
+        }
+        if format == .text {
+            // Hummingbird's fields where they were, the answer's after them.
+            let keys = requestLines[1].split(separator: " ").dropFirst(3).map { $0.prefix { $0 != "=" } }
+            #expect(keys == ["hb.request.id", "hb.request.method", "hb.request.path", "latency_ms", "postback.code",
+                             "postback.verdict", "status"])
+        }
+    }
+
+    /// A line's metadata as text: JSON members, or `key=value` fields of a text line (the values in these tests
+    /// have no spaces).
+    static func fields(of line: String, format: ReceiverLogHandler.Format) -> [String: String] {
+        switch format {
+        case .json:
+            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+            return object.compactMapValues { $0 as? String }
+        case .text:
+            var fields: [String: String] = [:]
+            for field in line.dropLast().split(separator: " ").dropFirst(3) {
+                let parts = field.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+            }
+            return fields
+        }
     }
 
     @Test("a request's path reaches the log escaped: an escape sequence in it is \\u001b, never the byte")

@@ -50,6 +50,7 @@ struct PostbackEndpoint: Sendable {
             metrics.notStored(.failure)
             return Self.empty(.internalServerError)  // only when stopping: nothing was stored
         }
+        RequestOutcome.current?.record(verified)
         let postback = ReceivedPostback(body: body, requestID: context.id, route: route,
                                         receivedMilliseconds: received, verified: verified, schema: schema)
         guard let committer else {
@@ -63,6 +64,7 @@ struct PostbackEndpoint: Sendable {
                 return Self.empty(.serviceUnavailable)
             }
             metrics.verdict(outcome.postback)
+            RequestOutcome.current?.record(outcome.postback.verified)  // after deduplication
             return Self.ok
         } catch is QueueOverloaded {
             metrics.notStored(.overloaded)
@@ -113,6 +115,7 @@ struct MetricsPage: Sendable {
     func render() -> Response {
         queues.record(into: metrics)
         metrics.connections(open: connections.current, maximum: connections.maximum)
+        metrics.logLines(droppedTotal: ReceiverLogHandler.droppedLineCount)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                         body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))
     }

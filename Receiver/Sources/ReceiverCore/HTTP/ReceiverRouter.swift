@@ -5,8 +5,9 @@ import NIOCore
 /// The receiver's routes, on Hummingbird's `Router`.
 ///
 /// Middleware first, so that every request passes through it, the router's 404 included: the request log
-/// (`LogRequestsMiddleware`, one line per request at `info`, with Hummingbird's request id, method and path, escaped
-/// by ``ReceiverLogHandler``) and `MetricsMiddleware` (request counts and durations, mapped to bounded labels by
+/// (``RequestLogMiddleware``, one line per request at `info` once it is answered, with Hummingbird's request id,
+/// method and path, the answer's status, a postback's verdict and code, and the latency, escaped by
+/// ``ReceiverLogHandler``) and `MetricsMiddleware` (request counts and durations, mapped to bounded labels by
 /// ``ReceiverMetrics``). Then `POST` on Apple's two postback paths, `GET /healthz`, `GET /readyz`, and `GET /metrics`
 /// unless it has a listener of its own (`--metrics-address`). Anything else is the router's 404, which the
 /// connection guard answers and closes without reading the body.
@@ -17,7 +18,7 @@ enum ReceiverRouter {
     static func postbacks(endpoint: PostbackEndpoint, readiness: Readiness, metricsPage: MetricsPage?)
         -> Router<BasicRequestContext> {
         let router = Router()
-        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: RequestLogMiddleware(.info))
         router.add(middleware: MetricsMiddleware())
         router.post(ReceiverRoute.appAttribution.routerPath!) { request, context in
             await endpoint.receive(request, context: context, route: .appAttribution)

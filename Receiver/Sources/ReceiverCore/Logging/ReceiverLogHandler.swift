@@ -16,7 +16,8 @@ import Synchronization
 /// A line is written as bytes, straight into one buffer: a value that is printable ASCII without a quote or a
 /// backslash is copied as it is (what the library's escaping leaves of it), any other goes through the library's
 /// `TerminalText` or JSON escaping. Standard error gets the lines in batches (``BatchedLineWriter``): a line waits
-/// there a few milliseconds at most, and ``stopBuffering()`` writes them all before the process exits.
+/// there a few milliseconds at most, never holds its caller when standard error stalls (past 1 MiB waiting, lines
+/// are dropped and counted), and ``stopBuffering()`` writes them all before the process exits, waiting 1 s at most.
 public struct ReceiverLogHandler: LogHandler {
     /// `--log-format`.
     public enum Format: String, Sendable, CaseIterable {
@@ -43,11 +44,35 @@ public struct ReceiverLogHandler: LogHandler {
         self.output = output
     }
 
-    /// Writes the lines still waiting for standard error and every later line as it comes. The receiver calls it
-    /// as it stops and before it prints a start-up failure, so that a graceful stop loses no line and the
-    /// failure's line comes after the lines before it.
+    /// Makes this handler the process's log (`LoggingSystem.bootstrap`, once per process), on standard error, and
+    /// the line telling how many lines standard error did not take one of the same format.
+    public static func bootstrap(format: Format, level: Logger.Level) {
+        BatchedLineWriter.standardError.setDropNotice { count in
+            Array(line(format: format, time: Date(), level: .warning,
+                       message: "\(count) log lines dropped: standard error did not take them",
+                       metadata: ["log.lines.dropped": "\(count)"]).utf8)
+        }
+        LoggingSystem.bootstrap { _ in ReceiverLogHandler(format: format, level: level) }
+    }
+
+    /// Writes the lines still waiting for standard error, waiting for it 1 s at most (a stalled standard error
+    /// must not hold a stop back: the lines still waiting then are dropped and counted); later lines are written
+    /// as they come. The receiver calls it as it stops, after a start-up failure's line, so that a graceful stop
+    /// loses no line standard error takes.
     public static func stopBuffering() {
-        BatchedLineWriter.standardError.close()
+        BatchedLineWriter.standardError.close(timeout: BatchedLineWriter.standardErrorCloseTimeout)
+    }
+
+    /// Queues `line` (its newline included) for standard error as it is, after the lines logged before it: a
+    /// start-up failure's line, the program's own words (escaped by whoever wrote them).
+    public static func writeUnformatted(_ line: String) {
+        BatchedLineWriter.standardError.append(Array(line.utf8))
+    }
+
+    /// Log lines standard error has not taken (dropped past the 1 MiB cap, refused, or lost at a stop): the
+    /// metric `postback_receiver_log_lines_dropped_total`.
+    static var droppedLineCount: Int {
+        BatchedLineWriter.standardError.droppedLineCount
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

@@ -2,6 +2,7 @@ import Attribution
 import CoreMetrics
 import Foundation
 import Prometheus
+import Synchronization
 
 /// The receiver's metrics, on a Prometheus registry that `GET /metrics` renders.
 ///
@@ -48,6 +49,11 @@ public final class ReceiverMetrics: Sendable {
     /// `postback_receiver_development_keys_trusted`: 1 while Apple's development keys are trusted
     /// (`--allow-development`, which production traffic must never have), else 0; an alert can watch it.
     private let developmentKeysTrusted: CoreMetrics.Gauge
+    /// `postback_receiver_log_lines_dropped_total`: log lines standard error did not take (past the 1 MiB of
+    /// lines waiting for it, refused, or still waiting when a stop gave up on it). Brought up to the log's count
+    /// when `/metrics` is rendered; `reportedDrops` is how much of that count it holds already.
+    private let logLinesDropped: CoreMetrics.Counter
+    private let reportedDrops = Mutex(0)
     static let queueNames = ["verification", "commit"]
     /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
     private let decoded: DecodedCounters?
@@ -153,6 +159,7 @@ public final class ReceiverMetrics: Sendable {
         requestTimeouts = CoreMetrics.Counter(label: "postback_receiver_request_timeouts_total", factory: factory)
         developmentKeysTrusted = CoreMetrics.Gauge(label: "postback_receiver_development_keys_trusted",
                                                    factory: factory)
+        logLinesDropped = CoreMetrics.Counter(label: "postback_receiver_log_lines_dropped_total", factory: factory)
         decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
@@ -264,6 +271,15 @@ public final class ReceiverMetrics: Sendable {
     func connections(open: Int, maximum: Int) {
         openConnections.record(open)
         maximumConnections.record(maximum)
+    }
+
+    /// Brings the dropped log lines counter up to `total`, the log's count since the process started.
+    func logLines(droppedTotal total: Int) {
+        let increase = reportedDrops.withLock { reported in
+            defer { reported = max(reported, total) }
+            return max(0, total - reported)
+        }
+        if increase > 0 { logLinesDropped.increment(by: increase) }
     }
 
     /// Counts a connection closed by the request deadline.
