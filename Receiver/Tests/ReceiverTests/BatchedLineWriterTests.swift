@@ -143,8 +143,8 @@ import Testing
 
     static let dropNotice = " log lines dropped: standard error did not take them"
 
-    @Test("a stalled pipe never holds a caller: lines past the cap are dropped and counted, the cap holds, and once "
-              + "the pipe is read, the lines kept come whole and in order, then one line counting the dropped",
+    /// Once the pipe is read, the lines kept come whole and in order, then one line counting the dropped ones.
+    @Test("a stalled pipe never holds a caller: lines past the cap are dropped, counted, and said once it is read",
           .timeLimit(.minutes(1)))
     func stalledPipeDropsAndCounts() async throws {
         let pipe = try StalledPipe()

@@ -125,8 +125,8 @@ import Testing
         }
     }
 
-    @Test("every request is one log line, with its answer's status, verdict, code and latency; a stored postback's "
-              + "row and its retry name the id that line carries",
+    /// The line carries the answer's status, verdict, code and latency.
+    @Test("every request is one log line; a stored postback's row and its retry name the id that line carries",
           arguments: ReceiverLogHandler.Format.allCases)
     func requestLinesAndIDs(format: ReceiverLogHandler.Format) async throws {
         let receiver = try TestReceiver()

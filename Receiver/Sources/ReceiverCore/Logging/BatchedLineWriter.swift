@@ -162,12 +162,8 @@ final class BatchedLineWriter: @unchecked Sendable {
             while pending.isEmpty && unreportedDrops == 0 {
                 condition.wait()
             }
-            let waitsForMore = !isClosed && flushers == 0 && pending.count < threshold
             condition.unlock()
-            if waitsForMore {
-                // A relative sleep: a change of the wall clock cannot hold lines back.
-                Thread.sleep(forTimeInterval: interval)
-            }
+            waitForMoreLines()
             condition.lock()
             swap(&batch, &pending)
             let lines = batch.count
@@ -194,6 +190,23 @@ final class BatchedLineWriter: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
             batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Waits up to ``interval`` for more lines to join the batch, less once the batch reaches ``threshold``, the
+    /// writer closes or a caller flushes. Relative sleeps of a millisecond at most on the monotonic clock: a change
+    /// of the wall clock cannot hold lines back.
+    private func waitForMoreLines() {
+        let wake = ContinuousClock.now + .microseconds(Int64((interval * 1_000_000).rounded()))
+        while true {
+            condition.lock()
+            let isUrgent = isClosed || flushers > 0 || pending.count >= threshold
+            condition.unlock()
+            let now = ContinuousClock.now
+            if isUrgent || now >= wake { return }
+            let remaining = (wake - now).components
+            let seconds = Double(remaining.seconds) + Double(remaining.attoseconds) / 1e18
+            Thread.sleep(forTimeInterval: min(0.001, seconds))
         }
     }
 
