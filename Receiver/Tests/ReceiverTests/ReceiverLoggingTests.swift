@@ -170,6 +170,13 @@ import Testing
         }
     }
 
+    @Test("latency_ms is milliseconds with three decimals, from microseconds",
+          arguments: [(Duration.zero, "0.000"), (.microseconds(7), "0.007"), (.microseconds(1500), "1.500"),
+                      (.nanoseconds(999), "0.000"), (.seconds(12), "12000.000"), (.milliseconds(-3), "0.000")])
+    func latencyText(duration: Duration, text: String) {
+        #expect(RequestLogMiddleware<BasicRequestContext>.milliseconds(duration) == text)
+    }
+
     /// A line's metadata as text: JSON members, or `key=value` fields of a text line (the values in these tests
     /// have no spaces).
     static func fields(of line: String, format: ReceiverLogHandler.Format) -> [String: String] {
