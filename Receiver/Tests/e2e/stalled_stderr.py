@@ -114,6 +114,7 @@ def main() -> int:
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--requests", type=int, default=5000)
     arguments = parser.parse_args()
+    arguments.receiver = os.path.abspath(arguments.receiver)  # the receiver runs in a directory of its own
     started_at = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="stalled-stderr-") as directory:
         # Standard error on a pipe this script does not read until it says so.
@@ -161,6 +162,9 @@ def main() -> int:
                                                       rb"postback.verdict=invalid status=200$", line)
                                             for line in requests),
                   f"request lines without their status, verdict, code and latency: {requests[:1]!r}")
+            # Every POST accounted for: its line kept, or counted in the notice (which may count the scrape's too).
+            check(len(requests) + said in (arguments.requests, arguments.requests + 1),
+                  f"{len(requests)} POST lines kept and {said} dropped, for {arguments.requests} requests")
             report(failures, f"the pipe read: {len(requests)} request lines kept, then "
                              f"{NOTICE.search(read).group(0).decode() if notices else 'no notice'!r}")
 
