@@ -19,9 +19,13 @@ import Foundation
 
 /// A curve the target checks, with what signing and edge scalars need: libcrypto's group, n and p.
 final class Curve {
+    /// Which curve.
     let curve: ECPublicKey.Curve
+    /// libcrypto's group (kept for the process's life).
     let group: OpaquePointer
+    /// n, big-endian, `size` bytes.
     let order: [UInt8]
+    /// p, big-endian, `size` bytes.
     let prime: [UInt8]
     /// Bytes in r, s and a coordinate: 32 for P-256, 24 for P-192.
     let size: Int
@@ -32,6 +36,7 @@ final class Curve {
     /// Edge scalars, big-endian, `size` bytes each.
     let edges: [[UInt8]]
 
+    /// The curve libcrypto names `nid`, its signing key of private scalar `hex`, and Apple's keys on it.
     init(_ curve: ECPublicKey.Curve, nid: Int32, privateScalar hex: String, apple: [ECPublicKey]) {
         guard let group = EC_GROUP_new_by_curve_name(nid), let context = BN_CTX_new() else {
             fatalError("libcrypto has no group \(curve)")
@@ -184,15 +189,20 @@ let validP256Check: ES256SignatureCheck = {
 }()
 
 /// What the input asks for: how r and s are made, and how they are then changed.
+/// (Input byte 2, modulo the count of cases.)
 enum Mutation: Int, CaseIterable {
     case none, highS, flipR, flipS, flipDigest, edgeR, edgeS, edgeBoth, rPlusN, swap, otherKey
 }
 
 /// The fuzz input read as one check.
 struct Check {
+    /// The curve, and so the size of r and s.
     let curve: Curve
+    /// Which of the curve's keys: 0 is the signing key.
     var keyIndex: Int
+    /// The SHA-256 digest checked (32 bytes).
     var digest: [UInt8]
+    /// r and s, big-endian, `curve.size` bytes each.
     var r: [UInt8]
     var s: [UInt8]
     /// Whether the signing key signed (r, s) over the digest and no mutation broke it: then it must be valid.
@@ -275,6 +285,7 @@ struct Check {
         return out
     }
 
+    /// The check in hex, for a disagreement's message.
     var hex: String {
         func text(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
         return "\(curve.curve) key \(keyIndex) digest \(text(digest)) r \(text(r)) s \(text(s))"

@@ -23,56 +23,82 @@ struct P192VectorTests {
 
         /// One key (DER SubjectPublicKeyInfo and its uncompressed point) and its vectors.
         struct Group: Decodable {
+            /// The key's DER SubjectPublicKeyInfo, hex.
             let publicKeyDer: String
+            /// `04 || x || y`, hex.
             let publicKeyUncompressed: String
+            /// The key's vectors.
             let tests: [Test]
         }
 
         /// One message and DER signature, with OpenSSL's answer.
         struct Test: Decodable {
+            /// The vector's number, unique in the file.
             let tcId: Int
+            /// What the vector is.
             let comment: String
+            /// Its kinds (`ValidSignature`, `HighS`, `ModifiedR`, `RangeS`, `BerEncodedSignature`...).
             let flags: [String]
+            /// The message, hex (its SHA-256 is signed).
             let msg: String
+            /// The DER signature, hex.
             let sig: String
+            /// `valid` or `invalid`: OpenSSL's answer.
             let result: String
         }
 
         /// A key encoding OpenSSL does not load.
         struct InvalidKey: Decodable {
+            /// What is wrong with the key.
             let comment: String
+            /// The encoding, hex.
             let publicKeyDer: String
+            /// Always `invalid`.
             let result: String
         }
     }
 
     /// One signature vector: key, message, DER signature and OpenSSL's answer.
     struct VectorCase: Sendable, CustomTestStringConvertible {
+        /// The vector's number in the file.
         let tcId: Int
+        /// What the vector is.
         let comment: String
+        /// Its kinds, as the file gives them.
         let flags: [String]
+        /// The group's key, DER SubjectPublicKeyInfo.
         let publicKeyDER: [UInt8]
+        /// The message whose SHA-256 is checked.
         let message: [UInt8]
+        /// The DER signature.
         let signature: [UInt8]
+        /// OpenSSL's answer.
         let isValid: Bool
 
+        /// The test case's name: number and comment.
         var testDescription: String { "tcId \(tcId): \(comment)" }
     }
 
     /// One key encoding that must not load.
     struct InvalidKeyCase: Sendable, CustomTestStringConvertible {
+        /// What is wrong with the key.
         let comment: String
+        /// The encoding.
         let publicKeyDER: [UInt8]
 
+        /// The test case's name: the comment.
         var testDescription: String { comment }
     }
 
+    /// The vector file, decoded.
     static func file() throws -> VectorFile {
         try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: vectorFile))
     }
 
+    /// The bytes of a hex string.
     static func bytes(_ hex: String) -> [UInt8] { WycheproofECDSATests.hexBytes(hex) }
 
+    /// Every signature vector, with its group's key.
     static func loadCases() throws -> [VectorCase] {
         try file().testGroups.flatMap { group in
             group.tests.map { test in
@@ -83,6 +109,7 @@ struct P192VectorTests {
         }
     }
 
+    /// Every key encoding that must not load.
     static func loadInvalidKeys() throws -> [InvalidKeyCase] {
         try file().invalidKeys.map { InvalidKeyCase(comment: $0.comment, publicKeyDER: bytes($0.publicKeyDer)) }
     }
