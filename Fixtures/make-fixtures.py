@@ -1735,6 +1735,10 @@ SKAdNetwork examples are in `valid/skadnetwork-apple/` and `invalid/skadnetwork-
 built-in keys by the first two commands. `skadnetwork/dedupe/` is D1 on `transaction-id` plus
 `postback-sequence-index`, with mixed verdicts like `dedupe/`.
 
+`p192/` holds ECDSA P-192 / SHA-256 vectors (DER signatures, as SKAdNetwork 1.0 and 2.0 sign), not postbacks:
+written by their own script, `p192/make-p192-vectors.py`, from a fixed seed, labelled by OpenSSL, and read by
+`P192VectorTests` (see `p192/PROVENANCE.md`). This script leaves them alone.
+
 ## Regenerating
 
 ```sh

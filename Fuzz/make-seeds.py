@@ -46,7 +46,21 @@ def base64url_decode(segment):
         return None
 
 
+def ecdsa_seeds():
+    """fuzz-ecdsa-differential: each curve, raw and signed, with every mutation (Check.decode's layout)."""
+    for curve in (0, 1):
+        for mode in (0, 1):
+            for mutation in range(11):
+                label = f"{curve}/{mode}/{mutation}".encode()
+                digest = hashlib.sha256(b"digest " + label).digest()
+                body = hashlib.sha256(b"r " + label).digest() + hashlib.sha256(b"s " + label).digest()
+                yield bytes([curve | mode << 1, 0, mutation, 7, 3]) + digest + body
+
+
 def seeds(target):
+    if target == "fuzz-ecdsa-differential":
+        yield from ecdsa_seeds()
+        return
     items = list(fixture_items())
     if target == "fuzz-item":
         yield from items

@@ -3,11 +3,12 @@
 #
 #   Fuzz/run.sh TARGET SECONDS [libFuzzer options or input files ...]
 #
-# TARGET is fuzz-item, fuzz-json, fuzz-json-differential or fuzz-base64url (Fuzz/TARGET.swift). The library
-# (Sources/Attribution) is compiled once into Fuzz/work/build as module Attribution with -sanitize=fuzzer,address;
-# the target links it with libcrypto, SQLite and libpq (the state stores). The corpus grows in Fuzz/work/corpus/TARGET
-# (gitignored), seeded from Fixtures/ (and JSONTestSuite for the JSON targets) by Fuzz/make-seeds.py; crashes,
-# leaks and timeouts are written to Fuzz/work/artifacts/. Give a file instead of SECONDS's extra options to replay one input:
+# TARGET is fuzz-item, fuzz-json, fuzz-json-differential, fuzz-base64url or fuzz-ecdsa-differential
+# (Fuzz/TARGET.swift). The library (Sources/Attribution) is compiled once into Fuzz/work/build as module Attribution
+# with -sanitize=fuzzer,address; the target links it with libcrypto, SQLite and libpq (the state stores). The corpus
+# grows in Fuzz/work/corpus/TARGET (gitignored), seeded from Fixtures/ (and JSONTestSuite for the JSON targets) by
+# Fuzz/make-seeds.py; crashes, leaks and timeouts are written to Fuzz/work/artifacts/. Give a file instead of
+# SECONDS's extra options to replay one input:
 #   Fuzz/run.sh fuzz-json 0 Fuzz/work/artifacts/fuzz-json-crash-...
 #
 #   Fuzz/run.sh --typecheck      type-checks every target against the debug build's Attribution module (after
@@ -34,7 +35,8 @@ if [ "${1:-}" = --typecheck ]; then
 fi
 
 if [ $# -lt 2 ]; then
-    echo "usage: Fuzz/run.sh fuzz-item|fuzz-json|fuzz-json-differential|fuzz-base64url SECONDS [libFuzzer args]" >&2
+    echo "usage: Fuzz/run.sh fuzz-item|fuzz-json|fuzz-json-differential|fuzz-base64url|fuzz-ecdsa-differential" \
+        "SECONDS [libFuzzer args]" >&2
     exit 2
 fi
 target=$1 seconds=$2

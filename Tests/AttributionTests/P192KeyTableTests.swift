@@ -137,6 +137,60 @@ struct P192KeyTableTests {
         #expect(P192KeyTables.shared.table(forPoint: signer.publicKey.uncompressedPoint) != nil)
     }
 
+    /// R = k·G (libcrypto's point arithmetic) in Jacobian coordinates with Z = z: X = x·z², Y = y·z³.
+    static func jacobian(_ math: P192Math, _ point: OpaquePointer, z: P192Field.Element) -> P192JacobianPoint {
+        func element(_ value: OpaquePointer) -> P192Field.Element {
+            math.bytes(value).withUnsafeBufferPointer { P192Field.element(bigEndian: $0) }
+        }
+        let zz = P192Field.square(z)
+        return P192JacobianPoint(x: P192Field.multiply(element(math.x(point)), zz),
+                                 y: P192Field.multiply(element(math.y(point)), P192Field.multiply(zz, z)), z: z)
+    }
+
+    /// r as the table's scalar code reads it (24 big-endian bytes).
+    static func scalar(_ bytes: [UInt8]) -> P192Scalar.Element {
+        bytes.withUnsafeBufferPointer { P192Scalar.number(bigEndian: $0, at: 0) }
+    }
+
+    @Test("R must be on the curve: an R whose x matches r but that is off the curve is rejected")
+    func rOffTheCurveIsRejected() throws {
+        let math = try #require(P192Math())
+        var random = TestSeed.generator(for: "P192KeyTableTests.rOffTheCurveIsRejected", fixed: 0x192_0FF)
+        for round in 0..<64 {
+            let k = math.number(String(random.next() | 1, radix: 16) + String(random.next(), radix: 16))
+            let point = math.multiplyG(k)
+            let r = Self.scalar(math.bytes(math.mod(math.x(point), math.n)))
+            let z: P192Field.Element = (random.next() | 1, random.next(), random.next() >> 1)
+            let good = Self.jacobian(math, point, z: z)
+            // libcrypto's point, at any Z: on the curve, and x(R) ≡ r, so accepted.
+            #expect(good.isOnCurve, "round \(round)")
+            #expect(P192KeyTable.accepts(r: r, good), "round \(round)")
+            // −R has the same x: still accepted.
+            var negated = good
+            negated.y = P192Field.subtract(P192Field.zero, good.y)
+            #expect(P192KeyTable.accepts(r: r, negated), "round \(round)")
+            // Y changed: X still ≡ r·Z² (what the x check alone would accept), but R is off the curve.
+            var faulty = good
+            faulty.y = P192Field.add(good.y, P192Field.one)
+            #expect(P192Field.equal(P192Field.multiply(r, P192Field.square(faulty.z)), faulty.x))
+            #expect(!faulty.isOnCurve, "round \(round)")
+            #expect(!P192KeyTable.accepts(r: r, faulty), "round \(round)")
+            faulty = good
+            faulty.y.1 ^= 1 << (random.next() % 64)
+            #expect(!P192KeyTable.accepts(r: r, faulty), "round \(round)")
+        }
+        #expect(!P192JacobianPoint.infinity.isOnCurve)
+        #expect(!P192KeyTable.accepts(r: P192Field.one, .infinity))
+        // x(R) ≥ n: accepted with r = x(R) − n (the second branch), and not once Y is off the curve.
+        let big = try #require(math.pointWithXAtLeastN())
+        let rSmall = Self.scalar(math.bytes(math.sub(math.x(big), math.n)))
+        let jacobianBig = Self.jacobian(math, big, z: (3, 5, 7))
+        #expect(P192KeyTable.accepts(r: rSmall, jacobianBig))
+        var faultyBig = jacobianBig
+        faultyBig.y = P192Field.add(faultyBig.y, faultyBig.y)
+        #expect(!P192KeyTable.accepts(r: rSmall, faultyBig))
+    }
+
     /// `minuend − value` for a 24-byte big-endian value (minuend in hex, larger).
     static func subtract(from minuend: String, _ value: ArraySlice<UInt8>) -> [UInt8] {
         let context = BN_CTX_new()
@@ -338,6 +392,13 @@ final class P192Math {
         let x = newNumber()
         _ = EC_POINT_get_affine_coordinates(group, point, x, nil, context)
         return x
+    }
+
+    /// The point's affine y.
+    func y(_ point: OpaquePointer) -> OpaquePointer {
+        let y = newNumber()
+        _ = EC_POINT_get_affine_coordinates(group, point, nil, y, context)
+        return y
     }
 
     /// A curve point whose x is more than n (x = n + 1, n + 2, ... until one is on the curve; x = n would make

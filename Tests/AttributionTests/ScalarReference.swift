@@ -47,7 +47,8 @@ extension ScalarLimbs {
     }
     static func equal(_ a: Element, _ b: Element) -> Bool { bytes(a) == bytes(b) }
     static func isZero(_ a: Element) -> Bool { bytes(a).allSatisfy { $0 == 0 } }
-    static func random(using generator: inout SystemRandomNumberGenerator) -> Element {
+    /// A number of ``byteCount`` random bytes (any value below 2^(8·byteCount), n and above included).
+    static func random(using generator: inout some RandomNumberGenerator) -> Element {
         limbs((0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
@@ -151,7 +152,7 @@ enum ScalarChecks<Limbs: ScalarLimbs> {
     /// more).
     static func reductionAndRange(edges: [Limbs.Element]) throws {
         let reference = try ScalarReference<Limbs>()
-        var generator = SystemRandomNumberGenerator()
+        var generator = TestSeed.generator(for: "ScalarChecks<\(Limbs.self)>.reductionAndRange")
         for value in edges + (0..<2000).map({ _ in Limbs.random(using: &generator) }) {
             #expect(equal(Limbs.reduced(value), reference.mod(value)), "\(value)")
             let inRange = !Limbs.isZero(value) && reference.mod(value).map { Limbs.equal($0, value) } == true
@@ -172,7 +173,7 @@ enum ScalarChecks<Limbs: ScalarLimbs> {
     /// Montgomery form is the plain product (how u1 and u2 are made).
     static func products(edges: [Limbs.Element]) throws {
         let reference = try ScalarReference<Limbs>()
-        var generator = SystemRandomNumberGenerator()
+        var generator = TestSeed.generator(for: "ScalarChecks<\(Limbs.self)>.products")
         let values = edges.map(Limbs.reduced) + (0..<300).map { _ in Limbs.reduced(Limbs.random(using: &generator)) }
         for a in values {
             #expect(equal(plain(Limbs.montgomery(a)), a), "\(a)")
@@ -187,7 +188,7 @@ enum ScalarChecks<Limbs: ScalarLimbs> {
     /// s⁻¹ mod n as libcrypto's `BN_mod_inverse` computes it, for edge and random s in 1 … n − 1.
     static func inverses(edges: [Limbs.Element]) throws {
         let reference = try ScalarReference<Limbs>()
-        var generator = SystemRandomNumberGenerator()
+        var generator = TestSeed.generator(for: "ScalarChecks<\(Limbs.self)>.inverses")
         let values = edges.map(Limbs.reduced) + (0..<200).map { _ in Limbs.reduced(Limbs.random(using: &generator)) }
         for s in values where !Limbs.isZero(s) {
             #expect(equal(plain(Limbs.inverse(Limbs.montgomery(s))), reference.modInverse(s)), "\(s)")

@@ -14,6 +14,8 @@ enum P192Field {
 
     static let zero: Element = (0, 0, 0)
     static let one: Element = (1, 0, 0)
+    /// The curve's b (FIPS 186-4 §D.1.2.1), a plain element: this field has no Montgomery form.
+    static let b: Element = (0xFEB8_DEEC_C146_B9B1, 0x0FA7_E9AB_7224_3049, 0x6421_0519_E59C_80E7)
 
     /// The element from 24 big-endian bytes (a value below p). The length is checked in every build: a buffer
     /// pointer's subscript is checked in debug builds only.
@@ -188,6 +190,22 @@ struct P192JacobianPoint {
     static let infinity = P192JacobianPoint(x: P192Field.one, y: P192Field.one, z: P192Field.zero)
 
     var isInfinity: Bool { P192Field.isZero(z) }
+
+    /// True when the point (not infinity) satisfies the curve's equation in Jacobian form,
+    /// Y² = X³ − 3·X·Z⁴ + b·Z⁶: 5M + 4S. A point the arithmetic got wrong leaves the curve (all but certainly), so
+    /// ``P192KeyTable`` asks this of every R before it can accept a signature with it, as ``P256JacobianPoint``'s
+    /// callers do: a fault in this file's code is then a rejection, never an acceptance.
+    var isOnCurve: Bool {
+        typealias F = P192Field
+        guard !isInfinity else { return false }
+        let zz = F.square(z)
+        let z4 = F.square(zz)
+        let z6 = F.multiply(z4, zz)
+        let xz4 = F.multiply(x, z4)
+        let right = F.add(F.subtract(F.multiply(F.square(x), x), F.add(F.add(xz4, xz4), xz4)),
+                          F.multiply(F.b, z6))
+        return F.equal(F.square(y), right)
+    }
 
     /// self + (x2, y2), an affine point (never infinity): 8M + 3S; the doubling and the opposite cases handled.
     mutating func add(affineX x2: P192Field.Element, y y2: P192Field.Element) {
