@@ -47,10 +47,20 @@ public protocol DeduplicationStore: Sendable {
     /// whose store cannot keep them. Throws what a claim would throw. The default does nothing (a store in
     /// memory always answers).
     func probe() throws
+
+    /// Shows that this owner still holds its claims on `keys` before their records are written (handed to an
+    /// output, stored): a monotonic clock read while its lease was renewed less than the lease minus a margin ago;
+    /// otherwise it renews first, and throws when it cannot (then write nothing from these claims). Returns the
+    /// keys among them that another owner took over while this owner's lease had lapsed, each with the record
+    /// it is now a duplicate of: write that item as that duplicate (its claim is no longer this owner's to
+    /// confirm). The default returns none: a store whose claims cannot lapse (one in memory).
+    func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference]
 }
 
 extension DeduplicationStore {
     public func probe() throws {}
+
+    public func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference] { [:] }
 
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer] {

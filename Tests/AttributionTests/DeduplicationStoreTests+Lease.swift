@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import Testing
+@testable import Attribution
+@testable import AttributionStores
+
+/// The lease an owner holds its claims by (issue 31, item 2): renewed on a connection of its own that no claim
+/// holds up, never lost to a dropped connection within the lease, and never trusted past the lease minus its
+/// margin: an owner that cannot renew confirms nothing, and one whose lease lapsed finds the claims taken over
+/// meanwhile and answers them as the other owner's duplicates. Real stores, real locks, short leases.
+extension DeduplicationStoreTests {
+    /// Holds `store`'s lock for `seconds` on another thread, as a slow claim would; returns what to wait on.
+    static func holdLock(of store: any DeduplicationStore, for seconds: Double) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        let hold: @Sendable () -> Void = {
+            switch store {
+            case let file as SQLiteDeduplicationStore: file.holdingLock(for: seconds)
+            case let database as PostgreSQLDeduplicationStore: database.holdingLock(for: seconds)
+            default: break
+            }
+            done.signal()
+        }
+        Thread.detachNewThread(hold)
+        return done
+    }
+
+    /// How many renewals of `store`'s lease failed.
+    static func renewalFailures(_ store: any DeduplicationStore) -> Int? {
+        switch store {
+        case let file as SQLiteDeduplicationStore: file.renewalFailures
+        case let database as PostgreSQLDeduplicationStore: database.renewalFailures
+        default: nil
+        }
+    }
+
+    @Test("""
+        Regression: a claim held up longer than three leases holds up no renewal: the heartbeat, on its own \
+        connection, keeps the claims the owner's (another owner cannot take them), and the owner confirms after
+        """, arguments: sharedKinds)
+    func slowClaimHoldsUpNoRenewal(_ kind: Kind) throws {
+        let location = try #require(try Self.location(kind))
+        let lease = 1.0
+        let slow = try Self.store(kind, at: location, leaseSeconds: lease)
+        let other = try Self.store(kind, at: location, leaseSeconds: lease)
+        #expect(try slow.claim([Self.sighting("S", "slow", 1)], at: Self.monday) == [.firstSeen])
+        let held = Self.holdLock(of: slow, for: 3 * lease)
+        Thread.sleep(forTimeInterval: 2 * lease)
+        let meanwhile = try other.claim([Self.sighting("S", "other", 1)], at: Self.monday)
+        #expect(meanwhile.first?.duplicateOf?.source == "slow", "still the slow owner's claim")
+        #expect(meanwhile.first?.duplicateOf?.isPending == true)
+        held.wait()
+        try slow.confirm([ExactString("S")])
+        let after = try other.claim([Self.sighting("S", "other", 2)], at: Self.monday)
+        #expect(after.first?.duplicateOf?.source == "slow")
+        #expect(after.first?.duplicateOf?.isPending == false, "confirmed by its owner")
+        #expect(Self.renewalFailures(slow) == 0)
+    }
+
+    /// Another connection to the state at `location` that holds what `kind`'s lease renewal needs (SQLite: the
+    /// write lock; PostgreSQL: the owner's row), and can take a claim over before letting go.
+    final class RenewalBlocker {
+        let kind: Kind
+        let sqlite: SQLiteConnection?
+        let postgres: PostgresConnection?
+        /// The blocked owner's id (the only owner the state lists).
+        let owner: Int64
+
+        init(_ kind: Kind, at location: String) throws {
+            self.kind = kind
+            if kind == .sqlite {
+                let connection = try SQLiteConnection(path: location, readOnly: false)
+                connection.setBusyTimeout(milliseconds: 5000)
+                try connection.execute("BEGIN IMMEDIATE")
+                let owners = try connection.prepare("SELECT id FROM owners")
+                try #require(try owners.step())
+                owner = owners.int64(0)
+                sqlite = connection
+                postgres = nil
+            } else {
+                let connection = try PostgresConnection(try PostgresConnectionString(location)) { _ in }
+                try connection.execute("BEGIN")
+                owner = try connection.execute("SELECT id FROM postback_verify.owners FOR UPDATE").int64(0, 0)
+                postgres = connection
+                sqlite = nil
+            }
+        }
+
+        /// Gives `key`'s claim to another, live owner (id 77, on another machine, at other-run:5), then lets go.
+        func takeOverAndCommit(_ key: String) throws {
+            if let sqlite {
+                try sqlite.execute("""
+                    DELETE FROM claims WHERE owner = \(owner);
+                    INSERT INTO claims SELECT id, id, \(owner) FROM postbacks WHERE key <> '\(key)';
+                    INSERT INTO claims SELECT id, id, 77 FROM postbacks WHERE key = '\(key)';
+                    INSERT INTO owners VALUES (77, 'elsewhere', 1, \(Date().millisecondsSince1970 + 3_600_000));
+                    UPDATE postbacks SET source = 'other-run', line = 5 WHERE key = '\(key)';
+                    COMMIT
+                    """)
+            } else if let postgres {
+                let now = "(extract(epoch FROM now()) * 1000)::bigint"
+                try postgres.execute("INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, \(now) + 3600000)")
+                try postgres.execute("INSERT INTO postback_verify.claims VALUES (9, 77, \(now))")
+                try postgres.execute("UPDATE postback_verify.postbacks SET claim = 9, source = 'other-run', line = 5 "
+                                     + "WHERE key = '\(key)'::bytea")
+                try postgres.execute("COMMIT")
+            }
+        }
+    }
+
+    @Test("""
+        Regression: an owner that cannot renew its lease (another connection holds what the renewal needs) \
+        confirms nothing past the lease minus its margin, and counts the failures; once it renews, a claim taken \
+        over meanwhile is the other owner's duplicate, and the rest are confirmed
+        """, arguments: sharedKinds)
+    func staleOwnerRefusesToConfirm(_ kind: Kind) throws {
+        let location = try #require(try Self.location(kind))
+        let lease = 1.0
+        let owner = try Self.store(kind, at: location, leaseSeconds: lease)
+        #expect(try owner.claim([Self.sighting("T", "mine", 1), Self.sighting("U", "mine", 2)], at: Self.monday)
+                == [.firstSeen, .firstSeen])
+        let blocker = try RenewalBlocker(kind, at: location)
+        Thread.sleep(forTimeInterval: 1.3 * lease)
+        let started = ContinuousClock.now
+        let refused = #expect(throws: AttributionError.self) {
+            try owner.confirm([ExactString("T"), ExactString("U")])
+        }
+        #expect(refused?.code == .unavailable)
+        #expect(refused?.reason.contains("cannot renew the lease") == true)
+        #expect(ContinuousClock.now - started < .seconds(5), "refused at once, not after a 60 s wait")
+        #expect((Self.renewalFailures(owner) ?? 0) >= 2, "the heartbeat's failures, and the confirm's own")
+
+        try blocker.takeOverAndCommit("T")
+        let lost = try owner.reaffirm([ExactString("T"), ExactString("U")])
+        #expect(lost.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } == [ExactString("T")])
+        #expect(lost[ExactString("T")]?.source == "other-run")
+        #expect(lost[ExactString("T")]?.isPending == true)
+        try owner.confirm([ExactString("T"), ExactString("U")])
+
+        let later = try Self.store(kind, at: location, leaseSeconds: lease)
+        let answers = try later.claim([Self.sighting("T", "later", 1), Self.sighting("U", "later", 2)],
+                                      at: Self.monday)
+        #expect(answers.map { $0.duplicateOf?.source } == ["other-run", "mine"])
+        #expect(answers.map { $0.duplicateOf?.isPending } == [true, false], "T still the other's; U confirmed")
+        withExtendedLifetime(blocker) {}
+    }
+
+    @Test("""
+        Regression: a run whose PostgreSQL connections are cut (pg_terminate_backend) keeps its claims within \
+        its lease: another owner cannot take them, the run reconnects and confirms, each key is counted once
+        """, .enabled(if: TestPostgres.enabled))
+    func cutConnectionKeepsClaims() throws {
+        let location = try TestPostgres.database()
+        let keys = (0..<256).map { "cut-\($0)" }
+        let first = try PostgreSQLDeduplicationStore(connectionString: location, leaseSeconds: 20)
+        let claimed = try first.claim(keys.map { Self.sighting($0, "first", 1) }, at: Self.monday)
+        #expect(claimed.allSatisfy { $0 == .firstSeen })
+        Thread.sleep(forTimeInterval: 20.0 / 6 + 0.5)  // the heartbeat's connection opened too
+        let others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        let cut = try TestPostgres.execute("SELECT pg_terminate_backend(pid) \(others)", on: location)
+        #expect(cut.rowCount == 2, "the store's connection and its heartbeat's")
+        for _ in 0..<100 where try TestPostgres.execute("SELECT count(*) \(others)", on: location).int64(0, 0) > 0 {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+
+        let second = try PostgreSQLDeduplicationStore(connectionString: location, leaseSeconds: 20)
+        let meanwhile = try second.claim(keys.map { Self.sighting($0, "second", 2) }, at: Self.monday)
+        #expect(meanwhile.allSatisfy { $0.duplicateOf?.source == "first" && $0.duplicateOf?.isPending == true },
+                "a lost connection is not death: the claims stay the first run's")
+        try first.confirm(keys.map { ExactString($0) })
+        try first.probe()  // the confirm, sent without waiting, is done
+        let after = try second.claim(keys.map { Self.sighting($0, "second", 3) }, at: Self.monday)
+        #expect(after.allSatisfy { $0.duplicateOf?.source == "first" && $0.duplicateOf?.isPending == false })
+        #expect(try Self.count(second) == keys.count)
+    }
+}
