@@ -101,7 +101,8 @@ extension DeduplicationStoreTests {
                     """)
             } else if let postgres {
                 let now = "(extract(epoch FROM now()) * 1000)::bigint"
-                try postgres.execute("INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, \(now) + 3600000)")
+                try postgres.execute(
+                    "INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, \(now) + 3600000)")
                 try postgres.execute("INSERT INTO postback_verify.claims VALUES (9, 77, \(now))")
                 try postgres.execute("UPDATE postback_verify.postbacks SET claim = 9, source = 'other-run', line = 5 "
                                      + "WHERE key = '\(key)'::bytea")

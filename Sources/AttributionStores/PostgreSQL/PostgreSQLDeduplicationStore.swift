@@ -14,8 +14,9 @@ import Foundation
 /// next sighting once its lease has run out, or at once by a store on its own machine when its process is gone.
 /// A lost connection is not death: the next call reconnects, and the owner keeps its claims within its lease
 /// (a call whose connection drops under it is made again once, reconnected, when making it twice is harmless);
-/// while the server stays away, calls throw ``AttributionError`` (code `unavailable`). Closing (the last reference going) releases any claim
-/// still held. `docs/state.md` documents the schema and how to run several machines on one database.
+/// while the server stays away, calls throw ``AttributionError`` (code `unavailable`). Closing (the last
+/// reference going) releases any claim still held. `docs/state.md` documents the schema and how to run several
+/// machines on one database.
 public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// The connection (not thread-safe), used by one call at a time.
     private let database: Locked<PostgresStateDatabase>

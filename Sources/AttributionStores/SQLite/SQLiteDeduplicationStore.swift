@@ -9,7 +9,8 @@ import Foundation
 /// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
 /// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
 /// transaction, serialised with the instance's other calls; a thread of the store's own renews its owner's
-/// lease while it holds claims, on a second connection to the file, so that no claim holds a renewal up. Closing (the last reference going) releases any claim still held.
+/// lease while it holds claims, on a second connection to the file, so that no claim holds a renewal up.
+/// Closing (the last reference going) releases any claim still held.
 /// `docs/state.md` documents the schema.
 public final class SQLiteDeduplicationStore: DeduplicationStore {
     private let database: Locked<StateDatabase>
