@@ -36,6 +36,22 @@ extension DeduplicationStoreTests {
         }
     }
 
+    /// The owners the state at `location` lists: each one's id and how many milliseconds its lease has left (by
+    /// this machine's clock, which a test server shares).
+    static func leasesLeft(_ kind: Kind, at location: String) throws -> [Int64: Int64] {
+        let now = Date().millisecondsSince1970
+        var left: [Int64: Int64] = [:]
+        if kind == .sqlite {
+            let owners = try SQLiteConnection(path: location, readOnly: true)
+                .prepare("SELECT id, lease_until FROM owners")
+            while try owners.step() { left[owners.int64(0)] = owners.int64(1) - now }
+        } else {
+            let owners = try TestPostgres.execute("SELECT id, lease_until FROM postback_verify.owners", on: location)
+            for row in 0..<owners.rowCount { left[owners.int64(row, 0)] = owners.int64(row, 1) - now }
+        }
+        return left
+    }
+
     @Test("""
         Regression: a claim held up longer than three leases holds up no renewal: the heartbeat, on its own \
         connection, keeps the claims the owner's (another owner cannot take them), and the owner confirms after
@@ -46,13 +62,24 @@ extension DeduplicationStoreTests {
         let slow = try Self.store(kind, at: location, leaseSeconds: lease)
         let other = try Self.store(kind, at: location, leaseSeconds: lease)
         #expect(try slow.claim([Self.sighting("S", "slow", 1)], at: Self.monday) == [.firstSeen])
+        let owner = try #require(try Self.leasesLeft(kind, at: location).keys.first)
         let held = Self.holdLock(of: slow, for: 3 * lease)
-        Thread.sleep(forTimeInterval: 2 * lease)
+        // Renewals at most a third of the lease apart: the lease never has less than two thirds left (less some
+        // slack for a busy machine), sampled every 20 ms for two leases while the store's lock is held.
+        var least = Int64.max
+        let sampling = Date().addingTimeInterval(2 * lease)
+        while Date() < sampling {
+            least = min(least, try #require(try Self.leasesLeft(kind, at: location)[owner]))
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(least > Int64(lease * 1000) / 2, "least lease left: \(least) ms of \(Int(lease * 1000))")
+        print("\(kind): least lease left while the lock was held: \(least) ms of \(Int(lease * 1000)) ms")
         let meanwhile = try other.claim([Self.sighting("S", "other", 1)], at: Self.monday)
         #expect(meanwhile.first?.duplicateOf?.source == "slow", "still the slow owner's claim")
         #expect(meanwhile.first?.duplicateOf?.isPending == true)
         held.wait()
         try slow.confirm([ExactString("S")])
+        try slow.probe()  // PostgreSQL's confirm, sent without waiting, is done
         let after = try other.claim([Self.sighting("S", "other", 2)], at: Self.monday)
         #expect(after.first?.duplicateOf?.source == "slow")
         #expect(after.first?.duplicateOf?.isPending == false, "confirmed by its owner")
@@ -139,6 +166,7 @@ extension DeduplicationStoreTests {
         #expect(lost[ExactString("T")]?.source == "other-run")
         #expect(lost[ExactString("T")]?.isPending == true)
         try owner.confirm([ExactString("T"), ExactString("U")])
+        try owner.probe()  // PostgreSQL's confirm, sent without waiting, is done
 
         let later = try Self.store(kind, at: location, leaseSeconds: lease)
         let answers = try later.claim([Self.sighting("T", "later", 1), Self.sighting("U", "later", 2)],
