@@ -205,3 +205,53 @@ extension DeduplicationStoreTests {
         #expect(try Self.count(second) == keys.count)
     }
 }
+
+extension PostbackPipelineTests {
+    @Test("""
+        Regression: a batch claimed before its run's lease lapsed is written with the claims it still holds: \
+        nothing while the lease cannot be renewed, then the item another owner took over meanwhile as that owner's \
+        duplicate, the others as first seen
+        """, arguments: DeduplicationStoreTests.sharedKinds)
+    func takenOverClaimIsWrittenAsDuplicate(_ kind: DeduplicationStoreTests.Kind) throws {
+        let verifier = try BatchVerifierTests.trusting()
+        let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy,
+                                        records: .jsonLines(explain: false, fastPath: true))
+        let batch = VerifiedBatch(items: try Self.requests().map {
+            InputItem(source: $0.source, line: 1, content: .bytes(ArraySlice($0.body)))
+        })
+        pipeline.steps.finish(batch)
+        let location = try #require(try DeduplicationStoreTests.location(kind))
+        let store = try DeduplicationStoreTests.store(kind, at: location, leaseSeconds: 1)
+        let ledger = ClaimLedger(store: store)
+        let answers = try pipeline.claim([batch], through: ledger, at: DeduplicationStoreTests.monday)[0]
+        var firsts: [(index: Int, key: ExactString)] = []
+        for (index, answer) in answers.enumerated() {
+            if case .first(let key) = answer { firsts.append((index, key)) }
+        }
+        try #require(firsts.count >= 2)
+        let taken = firsts[0]
+
+        let blocker = try DeduplicationStoreTests.RenewalBlocker(kind, at: location)
+        Thread.sleep(forTimeInterval: 1.3)
+        #expect(throws: AttributionError.self, "stale, and cannot renew: nothing is written") {
+            try pipeline.reaffirm(batch, answers, through: ledger)
+        }
+        try blocker.takeOverAndCommit(taken.key.description)
+        let written = try pipeline.reaffirm(batch, answers, through: ledger)
+        guard case .duplicate(let reference, _) = written[taken.index] else {
+            Issue.record("the item taken over is not a duplicate: \(written[taken.index])")
+            return
+        }
+        #expect(reference.source == "other-run" && reference.line == 5 && reference.isPending)
+        for other in firsts.dropFirst() {
+            guard case .first(let key) = written[other.index] else {
+                Issue.record("item \(other.index), still this run's claim, is not first seen")
+                continue
+            }
+            #expect(key == other.key)
+        }
+        pipeline.mark(batch, written, keepingTime: true)
+        let record = String(decoding: batch.records[taken.index], as: UTF8.self)
+        #expect(record.contains("\"duplicate-of-source\":\"other-run\""), "\(record)")
+    }
+}
