@@ -203,6 +203,7 @@ extension DeduplicationStoreTests {
         let after = try second.claim(keys.map { Self.sighting($0, "second", 3) }, at: Self.monday)
         #expect(after.allSatisfy { $0.duplicateOf?.source == "first" && $0.duplicateOf?.isPending == false })
         #expect(try Self.count(second) == keys.count)
+        #expect(first.renewalFailures == 0, "a dropped connection made again at once is no failed renewal")
     }
 }
 

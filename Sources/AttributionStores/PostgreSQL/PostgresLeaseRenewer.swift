@@ -36,14 +36,21 @@ final class PostgresLeaseRenewer {
             }.0
             self.connection = connection
         }
-        do throws(PostgresFailure) {
-            try connection.reconnectIfNeeded()
-            return try connection.execute(PostgresSchema.renew, [
-                .int64(owner), .int64(leaseMilliseconds), .text(DeduplicationOwner.thisHost),
-                .int64(Int64(DeduplicationOwner.thisProcess)), .int64(leaseMilliseconds / 3),
-            ], prepare: true).bool(0, 0)
-        } catch {
-            throw AttributionError(error.connectionLost ? .unavailable : .failed, error.message)
+        // A connection found dropped (a restart, pg_terminate_backend) is made again at once, and the renewal
+        // with it: renewing twice is harmless, and a dropped connection is no failure when the server is back.
+        var reconnected = false
+        while true {
+            do throws(PostgresFailure) {
+                try connection.reconnectIfNeeded()
+                return try connection.execute(PostgresSchema.renew, [
+                    .int64(owner), .int64(leaseMilliseconds), .text(DeduplicationOwner.thisHost),
+                    .int64(Int64(DeduplicationOwner.thisProcess)), .int64(leaseMilliseconds / 3),
+                ], prepare: true).bool(0, 0)
+            } catch where error.connectionLost && !reconnected {
+                reconnected = true
+            } catch {
+                throw AttributionError(error.connectionLost ? .unavailable : .failed, error.message)
+            }
         }
     }
 }
