@@ -14,7 +14,10 @@ import Foundation
 ///   is writing (``DuplicateReference/isPending``): concurrent runs and requests count each postback once.
 /// - A claim whose owner died (its lease ran out without a heartbeat, or it ran on this machine and its process
 ///   is gone) is taken over by the next sighting, which is `firstSeen`. Stores renew their owner's lease while
-///   claims are outstanding, on a thread of their own, so a caller stalled on a slow reader keeps its claims.
+///   claims are outstanding, on a thread and a connection of their own, so a caller stalled on a slow reader (or
+///   a slow claim) keeps its claims; a lost connection alone is not death. An owner that could not show a
+///   renewal for the lease minus a margin writes and confirms nothing more from its claims until it has renewed
+///   (``reaffirm(_:)``, and ``confirm(_:)`` throws meanwhile).
 ///
 /// So a crash can at worst report a postback valid twice (its records were written, the confirm was not), never
 /// lose one, and a later sighting is never a duplicate of a record its owner gave up on. Keys compare by their
