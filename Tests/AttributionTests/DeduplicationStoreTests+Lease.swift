@@ -89,12 +89,16 @@ extension DeduplicationStoreTests {
     /// Another connection to the state at `location` that holds what `kind`'s lease renewal needs (SQLite: the
     /// write lock; PostgreSQL: the owner's row), and can take a claim over before letting go.
     final class RenewalBlocker {
+        /// The store's kind.
         let kind: Kind
+        /// SQLite: the connection holding the write lock.
         let sqlite: SQLiteConnection?
+        /// PostgreSQL: the connection holding the owner's row.
         let postgres: PostgresConnection?
         /// The blocked owner's id (the only owner the state lists).
         let owner: Int64
 
+        /// Takes what the renewal needs, in a transaction left open.
         init(_ kind: Kind, at location: String) throws {
             self.kind = kind
             if kind == .sqlite {

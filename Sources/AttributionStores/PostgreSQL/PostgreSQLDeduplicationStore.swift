@@ -22,7 +22,9 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     private let database: Locked<PostgresStateDatabase>
     /// The heartbeat's own connection: a renewal never waits for `database`'s lock (a slow claim).
     private let renewer: Locked<PostgresLeaseRenewer>
+    /// The lease as this owner's claims and heartbeat show it (shared with the database).
     private let lease: LeaseRecord
+    /// The thread that renews the lease every sixth of it.
     private let heartbeat: LeaseHeartbeat
     /// The server and database, for messages: host, port, database and user, never the password.
     public let target: String

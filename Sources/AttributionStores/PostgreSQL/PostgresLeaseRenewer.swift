@@ -9,9 +9,13 @@ import Foundation
 ///
 /// Not thread-safe: ``PostgreSQLDeduplicationStore`` holds it under a lock of its own.
 final class PostgresLeaseRenewer {
+    /// The heartbeat's connection, made at the first renewal.
     private var connection: PostgresConnection?
+    /// Where to connect (never printed: messages name the server without the password).
     private let connectionString: String
+    /// The owner whose lease this renews.
     private let owner: Int64
+    /// The lease, in milliseconds.
     private let leaseMilliseconds: Int64
 
     /// A renewer for `owner`, whose lease lasts `leaseMilliseconds`, connecting to `connectionString` at its first

@@ -16,7 +16,9 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     private let database: Locked<StateDatabase>
     /// The heartbeat's own connection: a renewal never waits for `database`'s lock (a slow claim).
     private let renewer: Locked<SQLiteLeaseRenewer>
+    /// The lease as this owner's claims and heartbeat show it (shared with the database).
     private let lease: LeaseRecord
+    /// The thread that renews the lease every sixth of it.
     private let heartbeat: LeaseHeartbeat
     /// The file's path, as given.
     public let path: String

@@ -9,10 +9,15 @@ import Foundation
 ///
 /// Not thread-safe: ``SQLiteDeduplicationStore`` holds it under a lock of its own.
 final class SQLiteLeaseRenewer {
+    /// The heartbeat's own connection to the file.
     private let connection: SQLiteConnection
+    /// Reads the owner's lease (``StateSchema/leaseOf``).
     private let leaseOf: SQLiteStatement
+    /// Renews it (``StateSchema/renewOwner``).
     private let renewOwner: SQLiteStatement
+    /// The owner whose lease this renews.
     private let owner: Int64
+    /// The lease, in milliseconds.
     private let leaseMilliseconds: Int64
 
     /// Opens a second connection to the state at `path` for the owner `owner`, whose lease lasts `leaseMilliseconds`.

@@ -9,6 +9,7 @@ import Foundation
 /// before it writes or confirms anything more from its claims (``isStale(at:)``).
 package final class LeaseRecord: @unchecked Sendable {
     // @unchecked: every stored variable is read and written with `lock` held.
+    /// Guards every variable below.
     private let lock = NSLock()
     /// The lease.
     package let lease: Duration
@@ -16,12 +17,19 @@ package final class LeaseRecord: @unchecked Sendable {
     package let margin: Duration
     /// What the failure messages name (a path, a server; never a password).
     private let target: String
+    /// The lease, in seconds, as given.
     private let leaseSeconds: Double
+    /// When the last renewal shown was sent (nil before the first claim).
     private var lastRenewal: ContinuousClock.Instant?
+    /// A renewal found the lease lapsed, and the owner has not checked its claims since.
     private var lapsedClaims = false
+    /// Renewals that failed since the store opened.
     private var failures = 0
+    /// The last renewal failed (a streak is told once).
     private var failing = false
+    /// The owner holds claims (set by the claiming side).
     private var holding = false
+    /// The store is closing.
     private var closed = false
 
     /// A record for a lease of `leaseSeconds`, of the store at `target`.
