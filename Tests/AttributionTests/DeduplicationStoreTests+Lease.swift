@@ -180,6 +180,58 @@ extension DeduplicationStoreTests {
         withExtendedLifetime(blocker) {}
     }
 
+    /// The statement of the owner's that waits on a row another connection holds.
+    enum WaitingStatement: String, CaseIterable, Sendable {
+        /// A claim of a key another connection holds.
+        case claim
+        /// A confirm of part of a call (sent without waiting), one of whose rows another connection holds.
+        case confirm
+    }
+
+    @Test("""
+        Regression: a PostgreSQL claim or confirm statement waiting three leases on a row another connection holds \
+        holds up no renewal (neither locks nor renews the owner's row): the owner's other claims stay its own
+        """, .enabled(if: TestPostgres.enabled), arguments: WaitingStatement.allCases)
+    func slowStatementHoldsUpNoRenewal(_ waiting: WaitingStatement) throws {
+        let location = try TestPostgres.database()
+        let lease = 1.0
+        let owner = try PostgreSQLDeduplicationStore(connectionString: location, leaseSeconds: lease)
+        let other = try PostgreSQLDeduplicationStore(connectionString: location, leaseSeconds: lease)
+        #expect(try owner.claim([Self.sighting("S", "owner", 1), Self.sighting("P", "owner", 2)], at: Self.monday)
+                == [.firstSeen, .firstSeen])
+        #expect(try other.claim([Self.sighting("X", "other", 1)], at: Self.monday) == [.firstSeen])
+        let held = waiting == .claim ? "X" : "P"
+        let holder = try PostgresConnection(try PostgresConnectionString(location)) { _ in }
+        try holder.execute("BEGIN")
+        try holder.execute("SELECT 1 FROM postback_verify.postbacks WHERE key = '\(held)'::bytea FOR UPDATE")
+        let done = DispatchSemaphore(value: 0)
+        let answer = Locked<[DeduplicationAnswer]?>(nil)
+        if waiting == .claim {
+            Thread.detachNewThread {
+                let answers = try? owner.claim([Self.sighting("X", "owner", 3)], at: Self.monday)
+                answer.withLock { $0 = answers }
+                done.signal()
+            }
+        } else {
+            try owner.confirm([ExactString("P")])  // sent; the server waits on P's row
+        }
+        Thread.sleep(forTimeInterval: 3 * lease)
+        let meanwhile = try other.claim([Self.sighting("S", "other", 2)], at: Self.monday)
+        #expect(meanwhile.first?.duplicateOf?.source == "owner", "the waiting owner's claim on S is still its own")
+        #expect(meanwhile.first?.duplicateOf?.isPending == true)
+        try holder.execute("ROLLBACK")
+        if waiting == .claim {
+            done.wait()
+            #expect(answer.withLock { $0 }?.first?.duplicateOf?.source == "other", "X: the other's pending claim")
+        } else {
+            try owner.probe()  // the confirm is done
+            let confirmed = try other.claim([Self.sighting("P", "other", 3)], at: Self.monday)
+            #expect(confirmed.first?.duplicateOf?.source == "owner")
+            #expect(confirmed.first?.duplicateOf?.isPending == false)
+        }
+        #expect(owner.renewalFailures == 0)
+    }
+
     @Test("""
         Regression: a run whose PostgreSQL connections are cut (pg_terminate_backend) keeps its claims within \
         its lease: another owner cannot take them, the run reconnects and confirms, each key is counted once

@@ -158,20 +158,21 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// than the lease minus the margin (throwing when it cannot), and after a renewal that found the lease lapsed,
     /// finds the claims other owners took over meanwhile. Called with the store's lock held.
     private func keepLease(_ database: PostgresStateDatabase) throws(AttributionError) {
-        if lease.isStale(), let failure = renewLease() {
+        if lease.isStale(), let failure = renewLease(forced: true) {
             throw AttributionError(.unavailable, "cannot renew the lease on the claims in \(target) (\(failure)): "
                                    + "nothing more is written or confirmed from them until it is")
         }
         if lease.takeLapse() { try database.checkClaimsAfterLapse() }
     }
 
-    /// Renews the lease on the heartbeat's connection when claims are held (the heartbeat thread calls this, and
-    /// a caller whose lease is stale); the failure's message, or nil.
+    /// Renews the lease on the heartbeat's connection when claims are held, or, `forced`, in any case until the
+    /// store closes (the heartbeat thread calls this; a caller whose lease is stale forces it before it claims or
+    /// confirms); the failure's message, or nil.
     @discardableResult
-    fileprivate func renewLease() -> String? {
-        guard lease.holdsClaims else { return nil }
+    fileprivate func renewLease(forced: Bool = false) -> String? {
+        guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
         return renewer.withLock { renewer -> String? in
-            guard lease.holdsClaims else { return nil }
+            guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
             let started = ContinuousClock.now
             do throws(AttributionError) {
                 lease.renewed(at: started, lapsed: try renewer.renew())

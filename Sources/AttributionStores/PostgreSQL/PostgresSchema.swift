@@ -178,8 +178,9 @@ enum PostgresSchema {
     /// (ms), `$10` this host, `$11` this process id, `$12` this owner's earlier calls to confirm whole first, `$13`
     /// owners the caller knows are dead (on its machine, their process gone).
     ///
-    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row written (its lease renewed),
-    /// and the call's `claims` row inserted when it claimed a key (once: the caller may run the statement again
+    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row inserted when it has none
+    /// (an existing one is neither locked nor renewed: only the heartbeat renews, on its own connection, so a claim
+    /// that waits on another call's rows holds no renewal up), and the call's `claims` row inserted when it claimed a key (once: the caller may run the statement again
     /// with the same token). A key not there is inserted as this call's. A key there is taken over (its row
     /// becomes this call's) when it is past the retention, or is pending (its `claim` in `claims`) for another
     /// owner that is dead: its lease ran out, or it is among `$13`. A lost connection is not death (the owner
@@ -197,7 +198,7 @@ enum PostgresSchema {
             DELETE FROM postback_verify.claims WHERE token = ANY($12::bigint[]) AND owner = $7),
         owner AS (
             INSERT INTO postback_verify.owners AS o (id, host, pid, lease_until) VALUES ($7, $10, $11, \(now) + $9)
-            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until),
+            ON CONFLICT (id) DO NOTHING),
         claimed AS (
             INSERT INTO postback_verify.postbacks AS p (key, first_seen, source, line, content, claim)
             SELECT i.key, $5, i.source, i.line, i.content, $8
@@ -234,15 +235,14 @@ enum PostgresSchema {
         """
 
     /// Confirms owner `$3`'s calls `$1` (tokens) whole: their `claims` rows deleted, one per call; and, of calls
-    /// confirmed only in part, the postbacks `$2` (keys) of calls `$4` (tokens) one by one. Renews the lease
-    /// (`$5` ms). Rows another owner took over meanwhile have its token, and are left as they are.
+    /// confirmed only in part, the postbacks `$2` (keys) of calls `$4` (tokens) one by one. Leaves the owner's
+    /// row alone (the heartbeat renews the lease: a confirm waiting on a row another call holds must not hold the
+    /// owner's row meanwhile). Rows another owner took over meanwhile have its token, and are left as they are.
     static let confirm = """
         WITH whole AS (
-            DELETE FROM postback_verify.claims WHERE token = ANY($1::bigint[]) AND owner = $3),
-        part AS (
-            UPDATE postback_verify.postbacks SET claim = NULL
-            WHERE key = ANY($2::bytea[]) AND claim = ANY($4::bigint[]))
-        UPDATE postback_verify.owners SET lease_until = \(now) + $5 WHERE id = $3
+            DELETE FROM postback_verify.claims WHERE token = ANY($1::bigint[]) AND owner = $3)
+        UPDATE postback_verify.postbacks SET claim = NULL
+        WHERE key = ANY($2::bytea[]) AND claim = ANY($4::bigint[])
         """
 
     /// Withdraws the claims of calls `$2` (tokens) on keys `$1`: their records were not delivered; and forgets

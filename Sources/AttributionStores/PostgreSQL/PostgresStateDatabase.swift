@@ -39,6 +39,8 @@ package final class PostgresStateDatabase {
     /// Claims another owner took over while this owner's lease had lapsed, with the record each now duplicates,
     /// until ``reaffirm(_:)`` hands them to the caller.
     private var takenOver: [ExactString: DuplicateReference] = [:]
+    /// A claim registered the owner (its row, with a whole lease).
+    private var isRegistered = false
     private var closed = false
     /// This owner's calls not yet wholly confirmed or released: each call's token and how many of the keys it
     /// claimed are still pending (bounded by what the caller has claimed and not settled).
@@ -105,7 +107,7 @@ package final class PostgresStateDatabase {
             return try sendClaim(sightings, plan, seen: seen, cutoff: cutoff, token: token,
                                  confirming: confirmedAlong.whole)
         }
-        lease.renewed(at: started)
+        registered(at: started)
         let answers = Self.answers(sightings, plan, duplicates, at: time)
         var claimed = 0
         for (index, answer) in answers.enumerated() {
@@ -170,7 +172,7 @@ package final class PostgresStateDatabase {
                 throw error
             }
         }
-        if !sightings.isEmpty { lease.renewed(at: started) }
+        if !sightings.isEmpty { registered(at: started) }
         return answers
     }
 
@@ -283,7 +285,6 @@ package final class PostgresStateDatabase {
         try run("cannot confirm postbacks in", idempotent: true) { () throws(PostgresFailure) in
             try connection.send(PostgresSchema.confirm, [
                 .int64Array(whole), .bytesArray(partKeys.map(\.utf8)), .int64(owner), .int64Array(partCalls),
-                .int64(leaseMilliseconds),
             ])
         }
         lease.holdsClaims = !outstanding.isEmpty
@@ -333,6 +334,14 @@ package final class PostgresStateDatabase {
         try run("cannot reach") { () throws(PostgresFailure) in
             try connection.execute("SELECT 1")
         }
+    }
+
+    /// After a claim sent at `started` succeeded: the first one registered the owner with a whole lease, which it
+    /// shows; later ones leave the lease to the heartbeat.
+    private func registered(at started: ContinuousClock.Instant) {
+        guard !isRegistered else { return }
+        isRegistered = true
+        lease.renewed(at: started)
     }
 
     /// Checks, after a renewal found this owner's lease lapsed, which of its pending claims another owner took

@@ -118,7 +118,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     /// finds the claims other owners took over meanwhile. Called with the store's lock held.
     private func keepLease(_ database: StateDatabase) throws(AttributionError) {
         if lease.isStale() {
-            if let failure = renewLease() {
+            if let failure = renewLease(forced: true) {
                 throw AttributionError(.unavailable, "cannot renew the lease on the claims in state file \(path) "
                                        + "(\(failure)): nothing more is written or confirmed from them until it is")
             }
@@ -126,13 +126,14 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         if lease.takeLapse() { try database.checkClaimsAfterLapse() }
     }
 
-    /// Renews the lease on the heartbeat's connection when claims are held (the heartbeat thread calls this, and
-    /// a caller whose lease is stale); the failure's message, or nil.
+    /// Renews the lease on the heartbeat's connection when claims are held, or, `forced`, in any case until the
+    /// store closes (the heartbeat thread calls this; a caller whose lease is stale forces it before it claims or
+    /// confirms); the failure's message, or nil.
     @discardableResult
-    fileprivate func renewLease() -> String? {
-        guard lease.holdsClaims else { return nil }
+    fileprivate func renewLease(forced: Bool = false) -> String? {
+        guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
         return renewer.withLock { renewer -> String? in
-            guard lease.holdsClaims else { return nil }
+            guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
             let started = ContinuousClock.now
             do throws(SQLiteFailure) {
                 lease.renewed(at: started, lapsed: try renewer.renew())

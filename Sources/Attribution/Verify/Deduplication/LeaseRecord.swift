@@ -94,6 +94,9 @@ package final class LeaseRecord: @unchecked Sendable {
         set { lock.withLock { holding = newValue } }
     }
 
+    /// True once the store is closing.
+    package var isClosed: Bool { lock.withLock { closed } }
+
     /// The store is closing: the heartbeat renews nothing more.
     package func close() {
         lock.withLock { closed = true }
