@@ -181,8 +181,8 @@ enum PostgresSchema {
     /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row inserted when it has none
     /// (an existing one is neither locked nor renewed: only the heartbeat renews, on its own connection, so a claim
     /// that waits on another call's rows holds no renewal up), and the call's `claims` row inserted when it
-    /// claimed a key (once: the caller may run the statement again with the same token). A key not there is inserted as this call's. A key there is taken over (its row
-    /// becomes this call's) when it is past the retention, or is pending (its `claim` in `claims`) for another
+    /// claimed a key (once: the caller may run the statement again with the same token). A key not there is
+    /// inserted as this call's. A key there is taken over (its row becomes this call's) when it is past the retention, or is pending (its `claim` in `claims`) for another
     /// owner that is dead: its lease ran out, or it is among `$13`. A lost connection is not death (the owner
     /// reconnects within its lease). Each pending duplicate comes back with its owner's id, host and process, so
     /// that the caller can tell an owner on its own machine whose process is gone, and run the statement again
