@@ -178,21 +178,21 @@ enum PostgresSchema {
     /// (ms), `$10` this host, `$11` this process id, `$12` this owner's earlier calls to confirm whole first, `$13`
     /// owners the caller knows are dead (on its machine, their process gone).
     ///
-    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row inserted when it has none
-    /// (an existing one is neither locked nor renewed: only the heartbeat renews, on its own connection, so a claim
-    /// that waits on another call's rows holds no renewal up), and the call's `claims` row inserted when it
-    /// claimed a key (once: the caller may run the statement again with the same token). A key not there is
-    /// inserted as this call's. A key there is taken over (its row becomes this call's) when it is past the retention, or is pending (its `claim` in `claims`) for another
-    /// owner that is dead: its lease ran out, or it is among `$13`. A lost connection is not death (the owner
-    /// reconnects within its lease). Each pending duplicate comes back with its owner's id, host and process, so
-    /// that the caller can tell an owner on its own machine whose process is gone, and run the statement again
-    /// with it in `$13`. Any other row stays as it is: `ON CONFLICT DO UPDATE` locks
-    /// it and reads its latest committed version (which a plain SELECT in the same statement could not see), so a
-    /// key committed by a concurrent call is never missed. Only the rows that are not this call's come back (the
-    /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed. Every
-    /// part of the statement sees one snapshot, so the calls `$12` confirmed here still show in `claims` to the
-    /// last SELECT: it counts them confirmed, as a confirm followed by a claim would (regression test: the
-    /// conformance suite's `claimConfirming` over PostgreSQL).
+    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row inserted when it has none (an
+    /// existing one is neither locked nor renewed: only the heartbeat renews, on its own connection, so a claim that
+    /// waits on another call's rows holds no renewal up), and the call's `claims` row inserted when it claimed a key
+    /// (once: the caller may run the statement again with the same token). A key not there is inserted as this call's.
+    /// A key there is taken over (its row becomes this call's) when it is past the retention, or is pending (its
+    /// `claim` in `claims`) for another owner that is dead: its lease ran out, or it is among `$13`. A lost connection
+    /// is not death (the owner reconnects within its lease). Each pending duplicate comes back with its owner's id,
+    /// host and process, so that the caller can tell an owner on its own machine whose process is gone, and run the
+    /// statement again with it in `$13`. Any other row stays as it is: `ON CONFLICT DO UPDATE` locks it and reads its
+    /// latest committed version (which a plain SELECT in the same statement could not see), so a key committed by a
+    /// concurrent call is never missed. Only the rows that are not this call's come back (the duplicates, with
+    /// `pending` true while their claim is not confirmed): every other key was claimed. Every part of the statement
+    /// sees one snapshot, so the calls `$12` confirmed here still show in `claims` to the last SELECT: it counts them
+    /// confirmed, as a confirm followed by a claim would (regression test: the conformance suite's `claimConfirming`
+    /// over PostgreSQL).
     static let claim = """
         WITH confirmed AS (
             DELETE FROM postback_verify.claims WHERE token = ANY($12::bigint[]) AND owner = $7),
