@@ -13,6 +13,11 @@ struct ClaimedKeys {
     /// Every claimed row.
     var rows: [Int64] { byHash.values.map(\.row) + colliding.values }
 
+    /// Every claim: its key, the key's hash and its row.
+    var entries: [(key: ExactString, hash: Int64, row: Int64)] {
+        byHash.map { ($1.key, $0, $1.row) } + colliding.map { ($0, StateKeyHash.of($0.utf8), $1) }
+    }
+
     /// The row claimed for `key`, whose hash is `hash`.
     func row(_ key: ExactString, hash: Int64) -> Int64? {
         if let entry = byHash[hash], entry.key == key { return entry.row }

@@ -13,13 +13,10 @@ extension DeduplicationStoreTests {
     /// Another owner holding a claim, and the way it goes: each store's ways for an owner to die.
     struct OtherOwner: Sendable, CustomTestStringConvertible {
         enum Ending: Sendable {
-            /// Its process exits (SQLite on this machine: the process id is checked).
+            /// Its process on this machine exits (the process id is checked), its lease still running.
             case processExits
-            /// It stops renewing its lease, and the lease runs out (another machine; PostgreSQL: a hung process
-            /// whose connection still holds its lock).
+            /// It stops renewing its lease, and the lease runs out (another machine, or a hung process).
             case leaseRunsOut
-            /// Its connection ends (PostgreSQL: the server ends its session, and its advisory lock).
-            case connectionEnds
         }
 
         let kind: Kind
@@ -31,10 +28,10 @@ extension DeduplicationStoreTests {
         OtherOwner(kind: .sqlite, ending: .processExits, testDescription: "SQLite: its process on this machine exits"),
         OtherOwner(kind: .sqlite, ending: .leaseRunsOut,
                    testDescription: "SQLite: on another machine, its lease runs out"),
-        OtherOwner(kind: .postgres, ending: .connectionEnds,
-                   testDescription: "PostgreSQL: its connection ends (its process died, on any machine)"),
+        OtherOwner(kind: .postgres, ending: .processExits,
+                   testDescription: "PostgreSQL: its process on this machine exits, its lease still running"),
         OtherOwner(kind: .postgres, ending: .leaseRunsOut,
-                   testDescription: "PostgreSQL: it hangs past its lease, its connection open and its lock held"),
+                   testDescription: "PostgreSQL: it hangs past its lease, its connection open"),
     ].filter { kinds.contains($0.kind) }
 
     /// How long the owners whose lease runs out hold it: long enough for three calls first.
@@ -81,24 +78,26 @@ extension DeduplicationStoreTests {
             try claimedByAnother(location, key: key, host: "elsewhere", pid: 1,
                                  leaseUntil: leaseEnds.millisecondsSince1970)
             return HeldClaim(keptAlive: [], end: waitForLease)
-        case (.postgres, .connectionEnds):
-            let owner = try PostgreSQLDeduplicationStore(connectionString: location)
-            #expect(try owner.claim([sighting(key, "other-run", 5)], at: monday) == [.firstSeen])
-            return HeldClaim(keptAlive: [owner]) {
-                // As with kill -9: the server ends the session, and its lock, without a word from the store.
-                let killed = try TestPostgres.execute("""
-                    SELECT pg_terminate_backend(l.pid) FROM postback_verify.postbacks p
-                        JOIN postback_verify.claims c ON c.token = p.claim
-                        JOIN pg_locks l ON l.locktype = 'advisory' AND l.objsubid = 1
-                            AND ((l.classid::bigint << 32) | l.objid::bigint) = c.owner
-                    WHERE p.key = '\(key)'::bytea
-                    """, on: location)
-                #expect(killed.rowCount == 1)
+        case (.postgres, .processExits):
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+            process.arguments = ["60"]
+            try process.run()
+            let live = try PostgresConnection(try PostgresConnectionString(location)) { _ in }
+            let now = "(extract(epoch FROM now()) * 1000)::bigint"
+            try live.execute("INSERT INTO postback_verify.owners VALUES (77, $1, $2, \(now) + 3600000)",
+                             [.text(DeduplicationOwner.thisHost), .int64(Int64(process.processIdentifier))])
+            try live.execute("INSERT INTO postback_verify.claims VALUES (1, 77, \(now))")
+            try live.execute("INSERT INTO postback_verify.postbacks (key, first_seen, source, line, claim) "
+                             + "VALUES ('\(key)'::bytea, \(monday.millisecondsSince1970), 'other-run', 5, 1)")
+            // Killed as with kill -9, and reaped: its connection may stay, its lease runs, but it is gone.
+            return HeldClaim(keptAlive: [process, live]) {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
             }
         case (.postgres, .leaseRunsOut):
-            // A hung owner: its connection is open and holds its lock, but its lease is not renewed.
+            // A hung owner: its connection is open, but its lease is not renewed.
             let hung = try PostgresConnection(try PostgresConnectionString(location)) { _ in }
-            try hung.execute("SELECT pg_advisory_lock(77)")
             try hung.execute("INSERT INTO postback_verify.owners VALUES (77, 'elsewhere', 1, "
                              + "(extract(epoch FROM now()) * 1000)::bigint + \(Int(otherLease * 1000)))")
             try hung.execute("INSERT INTO postback_verify.claims VALUES (1, 77, "
@@ -126,13 +125,7 @@ extension DeduplicationStoreTests {
         #expect(try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday) == [pending])
 
         try held.end()
-        // A server ends a session a moment after it is asked to: the claim is free once it has.
-        var answer = try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday)
-        for _ in 0..<100 where answer != [.firstSeen] && other.ending == .connectionEnds {
-            Thread.sleep(forTimeInterval: 0.05)
-            answer = try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday)
-        }
-        #expect(answer == [.firstSeen])
+        #expect(try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday) == [.firstSeen])
         try store.confirm([ExactString("D")])
         #expect(try store.deduplicate(Self.sighting("D", "later", 1), at: Self.monday).duplicateOf?.source == "mine")
         withExtendedLifetime(held.keptAlive) {}

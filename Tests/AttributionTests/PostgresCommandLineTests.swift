@@ -225,7 +225,10 @@ final class PostgresCommandLineTests {
         #expect(unconfirmed.int64(0, 0) == 0)
     }
 
-    @Test("The server restarted mid-run: the run stops with status 2 and a clear message; once it is back, nothing is lost")
+    @Test("""
+        Regression: the server restarted mid-run: the run reconnects and goes on (a lost connection is not death), \
+        and nothing is lost
+        """)
     func serverRestartedMidRun() throws {
         // A server of its own: the others' tests keep theirs.
         let server = try TestPostgres.start(watching: getpid())
@@ -258,12 +261,9 @@ final class PostgresCommandLineTests {
         received.append(output.fileHandleForReading.readDataToEndOfFile())
         let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 2, "\(message)")
-        #expect(message.hasPrefix("postback-verify: error: "), "\(message)")
-        #expect(message.contains("PostgreSQL state (") && message.contains("connection to the server was lost")
-                && message.contains("run again once the server is back"), "\(message)")
+        #expect(process.terminationStatus == 0, "\(message)")
         let first = Self.records(received)
-        #expect(first.count >= 600 && first.count < 1000, "\(first.count) records")
+        #expect(first.count == 1000, "\(first.count) records")
 
         // The server is back: the same input again.
         let again = try scratch.run(["--format", "jsonl", "--quiet", "--state", state, file])

@@ -9,14 +9,22 @@ import Foundation
 /// password file (`~/.pgpass`, or `PGPASSFILE`), as for `psql`, and no message ever quotes it. The database's
 /// `postback_verify` schema is created on first use, and refused, untouched, unless it is exactly ours
 /// (``AttributionError``). Each call is one statement, one round trip to the server, serialised with the instance's
-/// other calls; a thread of the store's own renews its lease. The instance is one owner: if its process dies,
-/// on any machine, its claims are taken over by the next sighting at once (its connection's advisory lock goes
-/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``AttributionError``
-/// (code `unavailable`), and the next call reconnects. Closing (the last reference going) releases any claim
-/// still held. `docs/state.md` documents the schema and how to run several machines on one database.
+/// other calls; a thread of the store's own renews its lease every sixth of it, on a second connection, so that
+/// no claim or slow statement holds a renewal up. The instance is one owner: its claims are taken over by the
+/// next sighting once its lease has run out, or at once by a store on its own machine when its process is gone.
+/// A lost connection is not death: the next call reconnects, and the owner keeps its claims within its lease
+/// (a call whose connection drops under it is made again once, reconnected, when making it twice is harmless);
+/// while the server stays away, calls throw ``AttributionError`` (code `unavailable`). Closing (the last
+/// reference going) releases any claim still held. `docs/state.md` documents the schema and how to run several
+/// machines on one database.
 public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// The connection (not thread-safe), used by one call at a time.
     private let database: Locked<PostgresStateDatabase>
+    /// The heartbeat's own connection: a renewal never waits for `database`'s lock (a slow claim).
+    private let renewer: Locked<PostgresLeaseRenewer>
+    /// The lease as this owner's claims and heartbeat show it (shared with the database).
+    private let lease: LeaseRecord
+    /// The thread that renews the lease every sixth of it.
     private let heartbeat: LeaseHeartbeat
     /// The server and database, for messages: host, port, database and user, never the password.
     public let target: String
@@ -25,20 +33,27 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// - Parameters:
     ///   - connectionString: a libpq connection string or `postgresql://` URL.
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
-    ///   - leaseSeconds: how long this store's claims outlive a process that stopped renewing them while its
-    ///     connection stayed open (a process that exits or dies loses them at once).
+    ///   - leaseSeconds: how long this store's claims outlive a process that stopped renewing them (one that
+    ///     dies on the machine of the store that sees its claim next loses them at once). The store writes or
+    ///     confirms nothing more from its claims once it could not show a renewal for the lease minus a third
+    ///     (``reaffirm(_:)``).
     public init(connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         let opened = try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
                                                leaseSeconds: leaseSeconds)
         target = opened.target
+        lease = opened.lease
+        renewer = Locked(PostgresLeaseRenewer(connectionString: connectionString, owner: opened.owner,
+                                              leaseMilliseconds: opened.leaseMilliseconds))
         database = Locked(opened)
         let beat = WeakStoreLink<PostgreSQLDeduplicationStore>()
-        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.store?.renewLease() }
+        heartbeat = LeaseHeartbeat(interval: lease.heartbeatInterval) { beat.store?.renewLease() }
         beat.store = self
     }
 
     deinit {
         heartbeat.stop()
+        // A renewal in flight finishes first: none writes the owner's row again after closing forgets it.
+        renewer.withLock { _ in lease.close() }
         database.withLock { $0.close() }
     }
 
@@ -51,7 +66,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     public func claim(_ sightings: [PostbackSighting], at time: Date)
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
-            try database.claim(sightings, at: time)
+            try keepLease(database)
+            return try database.claim(sightings, at: time)
         }
     }
 
@@ -59,7 +75,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
-            try database.claim(sightings, at: time, confirming: confirming)
+            try keepLease(database)
+            return try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
@@ -90,10 +107,30 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
+    /// Confirms this owner's claims on `keys`; throws, confirming nothing, when its lease could not be shown
+    /// (see ``reaffirm(_:)``).
     public func confirm(_ keys: [ExactString]) throws(AttributionError) {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
+            try keepLease(database)
             try database.confirm(keys)
         }
+    }
+
+    /// See ``DeduplicationStore/reaffirm(_:)``: a clock read unless the lease is stale or lapsed.
+    public func reaffirm(_ keys: [ExactString]) throws(AttributionError) -> [ExactString: DuplicateReference] {
+        try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
+            try keepLease(database)
+            return database.reaffirm(keys)
+        }
+    }
+
+    /// How many renewals of this store's lease failed since it opened (each streak is also told on standard
+    /// error): a receiver's metric.
+    public var renewalFailures: Int { lease.failureCount }
+
+    /// Holds the store's lock for `seconds`, as a slow claim would (tests: the heartbeat must not wait for it).
+    package func holdingLock(for seconds: Double) {
+        database.withLock { _ in Thread.sleep(forTimeInterval: seconds) }
     }
 
     public func release(_ keys: [ExactString]) throws(AttributionError) {
@@ -117,8 +154,33 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
-    /// Renews the lease (the heartbeat thread calls this).
-    fileprivate func renewLease() {
-        database.withLock { try? $0.heartbeat() }
+    /// Before the caller's claims are written or confirmed: renews at once when the last renewal shown is older
+    /// than the lease minus the margin (throwing when it cannot), and after a renewal that found the lease lapsed,
+    /// finds the claims other owners took over meanwhile. Called with the store's lock held.
+    private func keepLease(_ database: PostgresStateDatabase) throws(AttributionError) {
+        if lease.isStale(), let failure = renewLease(forced: true) {
+            throw AttributionError(.unavailable, "cannot renew the lease on the claims in \(target) (\(failure)): "
+                                   + "nothing more is written or confirmed from them until it is")
+        }
+        if lease.takeLapse() { try database.checkClaimsAfterLapse() }
+    }
+
+    /// Renews the lease on the heartbeat's connection when claims are held, or, `forced`, in any case until the
+    /// store closes (the heartbeat thread calls this; a caller whose lease is stale forces it before it claims or
+    /// confirms); the failure's message, or nil.
+    @discardableResult
+    fileprivate func renewLease(forced: Bool = false) -> String? {
+        guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
+        return renewer.withLock { renewer -> String? in
+            guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
+            let started = ContinuousClock.now
+            do throws(AttributionError) {
+                lease.renewed(at: started, lapsed: try renewer.renew())
+                return nil
+            } catch {
+                lease.failed(error.reason)
+                return error.reason
+            }
+        }
     }
 }

@@ -92,16 +92,27 @@ final class PostgresConnection {
     /// A call failed for want of a connection: the next one starts a new session, whatever PQstatus says.
     private var broken = false
 
-    /// Reconnects when the connection was lost; a no-op otherwise.
+    /// Reconnects when the connection was lost; a no-op otherwise. A statement sent without waiting whose outcome
+    /// the lost connection never told (a confirm: run twice, it changes nothing more) is run again on the new one.
     func reconnectIfNeeded() throws(PostgresFailure) {
         guard broken || PQstatus(handle) != CONNECTION_OK else { return }
         PQreset(handle)
         prepared.removeAll()  // a new session knows none of them
+        let unfinished = awaiting
         awaiting = nil
         broken = true  // until the session is set up
-        guard PQstatus(handle) == CONNECTION_OK else { throw connectionFailure() }
-        try onConnect(self)
-        broken = false
+        guard PQstatus(handle) == CONNECTION_OK else {
+            awaiting = unfinished
+            throw connectionFailure()
+        }
+        do throws(PostgresFailure) {
+            try onConnect(self)
+            broken = false
+            if let unfinished { try execute(unfinished.sql, unfinished.parameters, prepare: true) }
+        } catch {
+            if error.connectionLost { awaiting = unfinished }
+            throw error
+        }
     }
 
     /// Statements prepared on this session, by their text: the name each was prepared under.
@@ -165,6 +176,8 @@ final class PostgresConnection {
             }
         }
         guard let failure else { return }
+        // Its outcome is unknown: sent again once reconnected (``reconnectIfNeeded()``).
+        if failure.connectionLost { awaiting = sent }
         guard failure.isTransient else { throw failure }
         for attempt in 1...3 {
             do throws(PostgresFailure) {

@@ -14,8 +14,8 @@ import Attribution
 /// written, confirming deletes that one row, however many postbacks it claimed, so a postback's row is written
 /// once. `owners` has one row per store instance: where it runs (`host`, `pid`, for people) and until when its
 /// lease runs (`lease_until`, milliseconds since 1970 by the server's clock). An owner is alive while its lease
-/// runs **and** its connection holds the session advisory lock numbered by its id: a process that dies, on any
-/// machine, loses its claims at once.
+/// runs, unless it is known dead: its `host` is the checker's and its process is gone there. A lost connection
+/// alone is not death: the owner reconnects and keeps its claims within its lease.
 ///
 /// `received_postbacks` (version 2) is the receivers' archive: one row per stored request, written in the same
 /// transaction as the claims of its group (``PostgresStateDatabase/claim(_:at:synchronousCommit:archiving:)``),
@@ -175,26 +175,30 @@ enum PostgresSchema {
     /// Claims a batch in one statement. `$1` keys (distinct, in byte order, so that concurrent calls lock rows
     /// in one order and never deadlock), `$2` sources, `$3` lines, `$4` contents (NULL: none), `$5` first seen
     /// (ms), `$6` the retention cutoff (ms), `$7` this store's owner id, `$8` this call's token, `$9` the lease
-    /// (ms), `$10` this host, `$11` this process id, `$12` this owner's earlier calls to confirm whole first.
+    /// (ms), `$10` this host, `$11` this process id, `$12` this owner's earlier calls to confirm whole first, `$13`
+    /// owners the caller knows are dead (on its machine, their process gone).
     ///
-    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row written (its lease renewed),
-    /// and the call's `claims` row inserted when it claimed a key. A key not there is
-    /// inserted as this call's. A key there is taken over (its row becomes this call's) when it is past the
-    /// retention, or is pending (its `claim` in `claims`) for another owner that is dead: its lease ran out, or no
-    /// connection holds its advisory lock (`pg_try_advisory_xact_lock_shared` gets it; shared, so that two
-    /// checkers never take each other for the owner). Any other row stays as it is: `ON CONFLICT DO UPDATE` locks
-    /// it and reads its latest committed version (which a plain SELECT in the same statement could not see), so a
-    /// key committed by a concurrent call is never missed. Only the rows that are not this call's come back (the
-    /// duplicates, with `pending` true while their claim is not confirmed): every other key was claimed. Every
-    /// part of the statement sees one snapshot, so the calls `$12` confirmed here still show in `claims` to the
-    /// last SELECT: it counts them confirmed, as a confirm followed by a claim would (regression test: the
-    /// conformance suite's `claimConfirming` over PostgreSQL).
+    /// The calls `$12` are confirmed (their `claims` rows deleted), the owner's row inserted when it has none (an
+    /// existing one is neither locked nor renewed: only the heartbeat renews, on its own connection, so a claim that
+    /// waits on another call's rows holds no renewal up), and the call's `claims` row inserted when it claimed a key
+    /// (once: the caller may run the statement again with the same token). A key not there is inserted as this call's.
+    /// A key there is taken over (its row becomes this call's) when it is past the retention, or is pending (its
+    /// `claim` in `claims`) for another owner that is dead: its lease ran out, or it is among `$13`. A lost connection
+    /// is not death (the owner reconnects within its lease). Each pending duplicate comes back with its owner's id,
+    /// host and process, so that the caller can tell an owner on its own machine whose process is gone, and run the
+    /// statement again with it in `$13`. Any other row stays as it is: `ON CONFLICT DO UPDATE` locks it and reads its
+    /// latest committed version (which a plain SELECT in the same statement could not see), so a key committed by a
+    /// concurrent call is never missed. Only the rows that are not this call's come back (the duplicates, with
+    /// `pending` true while their claim is not confirmed): every other key was claimed. Every part of the statement
+    /// sees one snapshot, so the calls `$12` confirmed here still show in `claims` to the last SELECT: it counts them
+    /// confirmed, as a confirm followed by a claim would (regression test: the conformance suite's `claimConfirming`
+    /// over PostgreSQL).
     static let claim = """
         WITH confirmed AS (
             DELETE FROM postback_verify.claims WHERE token = ANY($12::bigint[]) AND owner = $7),
         owner AS (
             INSERT INTO postback_verify.owners AS o (id, host, pid, lease_until) VALUES ($7, $10, $11, \(now) + $9)
-            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until),
+            ON CONFLICT (id) DO NOTHING),
         claimed AS (
             INSERT INTO postback_verify.postbacks AS p (key, first_seen, source, line, content, claim)
             SELECT i.key, $5, i.source, i.line, i.content, $8
@@ -210,29 +214,35 @@ enum PostgresSchema {
                 FROM (SELECT p.first_seen < $6 OR EXISTS (
                           SELECT 1 FROM postback_verify.claims c
                           WHERE c.token = p.claim AND c.owner <> $7
-                              AND (NOT EXISTS (SELECT 1 FROM postback_verify.owners o
-                                               WHERE o.id = c.owner AND o.lease_until >= \(now))
-                                   OR pg_catalog.pg_try_advisory_xact_lock_shared(c.owner))) AS free) AS t)
+                              AND (c.owner = ANY($13::bigint[])
+                                   OR NOT EXISTS (SELECT 1 FROM postback_verify.owners o
+                                                  WHERE o.id = c.owner AND o.lease_until >= \(now))))
+                      AS free) AS t)
             RETURNING p.key, p.first_seen, p.source, p.line, p.content, p.claim),
         call AS (
             INSERT INTO postback_verify.claims (token, owner, claimed_at)
-            SELECT $8, $7, \(now) WHERE EXISTS (SELECT 1 FROM claimed WHERE claim = $8))
+            SELECT $8, $7, \(now) WHERE EXISTS (SELECT 1 FROM claimed WHERE claim = $8)
+            ON CONFLICT (token) DO NOTHING)
         SELECT d.key, d.first_seen, d.source, d.line, d.content,
                EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.token = d.claim
-                       AND NOT (c.token = ANY($12::bigint[]) AND c.owner = $7)) AS pending
-        FROM claimed d WHERE d.claim IS DISTINCT FROM $8
+                       AND NOT (c.token = ANY($12::bigint[]) AND c.owner = $7)) AS pending,
+               w.owner, w.host, w.pid
+        FROM claimed d LEFT JOIN LATERAL (
+            SELECT c.owner, o.host, o.pid FROM postback_verify.claims c
+                JOIN postback_verify.owners o ON o.id = c.owner
+            WHERE c.token = d.claim AND c.owner <> $7) AS w ON true
+        WHERE d.claim IS DISTINCT FROM $8
         """
 
     /// Confirms owner `$3`'s calls `$1` (tokens) whole: their `claims` rows deleted, one per call; and, of calls
-    /// confirmed only in part, the postbacks `$2` (keys) of calls `$4` (tokens) one by one. Renews the lease
-    /// (`$5` ms). Rows another owner took over meanwhile have its token, and are left as they are.
+    /// confirmed only in part, the postbacks `$2` (keys) of calls `$4` (tokens) one by one. Leaves the owner's
+    /// row alone (the heartbeat renews the lease: a confirm waiting on a row another call holds must not hold the
+    /// owner's row meanwhile). Rows another owner took over meanwhile have its token, and are left as they are.
     static let confirm = """
         WITH whole AS (
-            DELETE FROM postback_verify.claims WHERE token = ANY($1::bigint[]) AND owner = $3),
-        part AS (
-            UPDATE postback_verify.postbacks SET claim = NULL
-            WHERE key = ANY($2::bytea[]) AND claim = ANY($4::bigint[]))
-        UPDATE postback_verify.owners SET lease_until = \(now) + $5 WHERE id = $3
+            DELETE FROM postback_verify.claims WHERE token = ANY($1::bigint[]) AND owner = $3)
+        UPDATE postback_verify.postbacks SET claim = NULL
+        WHERE key = ANY($2::bytea[]) AND claim = ANY($4::bigint[])
         """
 
     /// Withdraws the claims of calls `$2` (tokens) on keys `$1`: their records were not delivered; and forgets
@@ -248,8 +258,27 @@ enum PostgresSchema {
     /// the call pruned with the retention.
     static let close = "DELETE FROM postback_verify.owners WHERE id = $1"
 
-    /// The heartbeat: owner `$1`'s lease renewed by `$2` ms.
-    static let renew = "UPDATE postback_verify.owners SET lease_until = \(now) + $2 WHERE id = $1"
+    /// The heartbeat, on a connection of its own: owner `$1`'s lease renewed by `$2` ms (its row written again,
+    /// host `$3`, process `$4`, if it was pruned while the owner stalled). Answers whether the lease had lapsed,
+    /// or was within `$5` ms of its end (a checker whose statement began before this one may have read it
+    /// expired): the owner then checks which of its claims were taken over (``lostClaims``).
+    static let renew = """
+        WITH previous AS (
+            SELECT lease_until FROM postback_verify.owners WHERE id = $1),
+        renewed AS (
+            INSERT INTO postback_verify.owners (id, host, pid, lease_until) VALUES ($1, $3, $4, \(now) + $2)
+            ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until)
+        SELECT NOT EXISTS (SELECT 1 FROM previous WHERE lease_until >= \(now) + $5)
+        """
+
+    /// The rows of keys `$1` (this owner's pending claims) whose claim is no longer one of this owner's calls `$2`:
+    /// taken over while its lease had lapsed. With each, whether its new claim is still pending.
+    static let lostClaims = """
+        SELECT p.key, p.first_seen, p.source, p.line, p.content,
+               EXISTS (SELECT 1 FROM postback_verify.claims c WHERE c.token = p.claim)
+        FROM postback_verify.postbacks p
+        WHERE p.key = ANY($1::bytea[]) AND (p.claim IS NULL OR p.claim <> ALL($2::bigint[]))
+        """
 
     /// Pruning: at most `$2` rows first seen before `$1`, the oldest first, skipping rows a call holds.
     static let prune = """

@@ -12,10 +12,11 @@ import Foundation
 ///
 /// A batch costs one round trip to claim (one statement, ``PostgresSchema/claim``) and one to confirm; no
 /// transaction stays open in between, so a caller whose records wait on a slow reader holds up no one. The
-/// instance is one owner: its id is held as a session advisory lock by its connection, so when the process dies
-/// or its connection drops, on any machine, the next sighting of one of its claims takes it over; so does any
-/// sighting once its lease ran out (a heartbeat renews it, ``heartbeat()``). Not thread-safe: one caller at a
-/// time (``PostgreSQLDeduplicationStore`` holds it under a lock).
+/// instance is one owner: the next sighting of one of its claims takes it over once its lease ran out (a
+/// heartbeat renews it on a connection of its own, ``PostgresLeaseRenewer``), or at once when it ran on the
+/// checker's machine and its process is gone there. A dropped connection alone is not death: the owner
+/// reconnects and keeps its claims within its lease. Not thread-safe: one caller at a time
+/// (``PostgreSQLDeduplicationStore`` holds it under a lock).
 package final class PostgresStateDatabase {
     /// How long a statement may wait for a row another call holds, or run at all, before it fails.
     static let statementTimeoutSeconds = 60
@@ -28,11 +29,18 @@ package final class PostgresStateDatabase {
     /// The server and database, for messages (never the password).
     package let target: String
     private let retentionMilliseconds: Int64
-    private let leaseMilliseconds: Int64
     private let connection: PostgresConnection
-    /// This instance's owner id, and the advisory lock its connection holds (taken again after a reconnect).
-    private let owner: Int64
-    private var leaseRenewed: Int64 = 0
+    /// This instance's owner id.
+    package let owner: Int64
+    /// The lease, in milliseconds.
+    package let leaseMilliseconds: Int64
+    /// This owner's lease as its claims and its heartbeat show it.
+    package let lease: LeaseRecord
+    /// Claims another owner took over while this owner's lease had lapsed, with the record each now duplicates,
+    /// until ``reaffirm(_:)`` hands them to the caller.
+    private var takenOver: [ExactString: DuplicateReference] = [:]
+    /// A claim registered the owner (its row, with a whole lease).
+    private var isRegistered = false
     private var closed = false
     /// This owner's calls not yet wholly confirmed or released: each call's token and how many of the keys it
     /// claimed are still pending (bounded by what the caller has claimed and not settled).
@@ -54,11 +62,11 @@ package final class PostgresStateDatabase {
     package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(AttributionError) {
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
-        let owner = Int64.random(in: 1...Int64.max)
-        self.owner = owner
+        owner = Int64.random(in: 1...Int64.max)
         (connection, target) = try Self.connect(connectionString) { connection throws(PostgresFailure) in
-            try Self.startSession(connection, owner: owner)
+            try Self.startSession(connection)
         }
+        lease = LeaseRecord(leaseSeconds: leaseSeconds, target: target)
         try prepareSchema()
     }
 
@@ -90,13 +98,16 @@ package final class PostgresStateDatabase {
         let cutoff = seen - retentionMilliseconds
         let token = Int64.random(in: 1...Int64.max)
         let plan = ClaimPlan(sightings)
-        let duplicates = try run("cannot claim postbacks in") {
+        let started = ContinuousClock.now
+        // Run again after a lost connection (once reconnected): the same token makes a second run change nothing
+        // the first committed.
+        let duplicates = try run("cannot claim postbacks in", idempotent: true) {
             () throws(PostgresFailure) -> [ExactString: DuplicateReference] in
             if cutoff > prunedThrough { try prune(cutoff) }
             return try sendClaim(sightings, plan, seen: seen, cutoff: cutoff, token: token,
                                  confirming: confirmedAlong.whole)
         }
-        leaseRenewed = Date().millisecondsSince1970
+        registered(at: started)
         let answers = Self.answers(sightings, plan, duplicates, at: time)
         var claimed = 0
         for (index, answer) in answers.enumerated() {
@@ -105,6 +116,7 @@ package final class PostgresStateDatabase {
             claimed += 1
         }
         if claimed > 0 { outstanding[token] = claimed }
+        lease.holdsClaims = !outstanding.isEmpty
         return answers
     }
 
@@ -119,6 +131,7 @@ package final class PostgresStateDatabase {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
         let plan = ClaimPlan(sightings)
+        let started = ContinuousClock.now
         let answers = try run("cannot store received postbacks in") {
             () throws(PostgresFailure) -> [DeduplicationAnswer] in
             if !sightings.isEmpty && cutoff > prunedThrough { try prune(cutoff) }
@@ -159,7 +172,7 @@ package final class PostgresStateDatabase {
                 throw error
             }
         }
-        if !sightings.isEmpty { leaseRenewed = Date().millisecondsSince1970 }
+        if !sightings.isEmpty { registered(at: started) }
         return answers
     }
 
@@ -192,10 +205,25 @@ package final class PostgresStateDatabase {
     }
 
     /// Runs the claim statement (``PostgresSchema/claim``) as call `token`, confirming the calls `confirming`:
-    /// the rows that are not this call's, by key.
+    /// the rows that are not this call's, by key. When some are pending for an owner on this machine whose
+    /// process is gone, runs it once more with those owners known dead (only then: a second round trip).
     private func sendClaim(_ sightings: [PostbackSighting], _ plan: ClaimPlan, seen: Int64, cutoff: Int64,
                            token: Int64, confirming: [Int64])
         throws(PostgresFailure) -> [ExactString: DuplicateReference] {
+        var dead: [Int64] = []
+        while true {
+            let (duplicates, found) = try sendClaim(sightings, plan, seen: seen, cutoff: cutoff, token: token,
+                                                    confirming: dead.isEmpty ? confirming : [], dead: dead)
+            if found.isEmpty || !dead.isEmpty { return duplicates }
+            dead = found
+        }
+    }
+
+    /// One run of the claim statement: the duplicates, and the owners of pending ones that are known dead (on
+    /// this machine, their process gone).
+    private func sendClaim(_ sightings: [PostbackSighting], _ plan: ClaimPlan, seen: Int64, cutoff: Int64,
+                           token: Int64, confirming: [Int64], dead: [Int64])
+        throws(PostgresFailure) -> ([ExactString: DuplicateReference], dead: [Int64]) {
         let distinct = plan.distinct
         let result = try connection.execute(PostgresSchema.claim, [
             .bytesArray(distinct.map { sightings[$0].key.utf8 }),
@@ -204,9 +232,10 @@ package final class PostgresStateDatabase {
             .optionalBytesArray(distinct.map { sightings[$0].content?.bytes }),
             .int64(seen), .int64(cutoff), .int64(owner), .int64(token), .int64(leaseMilliseconds),
             .text(DeduplicationOwner.thisHost), .int64(Int64(DeduplicationOwner.thisProcess)),
-            .int64Array(confirming),
+            .int64Array(confirming), .int64Array(dead),
         ], prepare: true)
         var duplicates: [ExactString: DuplicateReference] = [:]
+        var found: Set<Int64> = []
         for row in 0..<result.rowCount {
             let key = ExactString(utf8: result.bytes(row, 0))
             guard plan.first[key] != nil else {
@@ -217,8 +246,12 @@ package final class PostgresStateDatabase {
                 firstSeen: Date(milliseconds: result.int64(row, 1)),
                 firstContent: result.isNull(row, 4) ? nil : ContentFingerprint(bytes: result.bytes(row, 4)),
                 isPending: result.bool(row, 5))
+            if !result.isNull(row, 6), !DeduplicationOwner.isAlive(
+                host: result.text(row, 7), process: result.int64(row, 8), leaseUntil: .max, now: 0) {
+                found.insert(result.int64(row, 6))
+            }
         }
-        return duplicates
+        return (duplicates, Array(found))
     }
 
     /// Each sighting's answer: a duplicate of the row the claim returned for its key, a duplicate (pending) of its
@@ -249,21 +282,21 @@ package final class PostgresStateDatabase {
         guard !whole.isEmpty || !partKeys.isEmpty else { return }
         // Sent without waiting: the server confirms while the caller goes on, and the next call (or the
         // heartbeat) reads the outcome. A run that ends first has still sent it: the server runs it all the same.
-        try run("cannot confirm postbacks in") { () throws(PostgresFailure) in
+        try run("cannot confirm postbacks in", idempotent: true) { () throws(PostgresFailure) in
             try connection.send(PostgresSchema.confirm, [
                 .int64Array(whole), .bytesArray(partKeys.map(\.utf8)), .int64(owner), .int64Array(partCalls),
-                .int64(leaseMilliseconds),
             ])
         }
-        leaseRenewed = Date().millisecondsSince1970
+        lease.holdsClaims = !outstanding.isEmpty
     }
 
     /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
     package func release(_ keys: [ExactString]) throws(AttributionError) {
         let pending = keys.compactMap { key in claimedBy[key].map { (key, $0) } }
         let (whole, _, _) = settle(keys)
+        lease.holdsClaims = !outstanding.isEmpty
         guard !pending.isEmpty || !whole.isEmpty else { return }
-        try run("cannot release claims in") { () throws(PostgresFailure) in
+        try run("cannot release claims in", idempotent: true) { () throws(PostgresFailure) in
             try connection.execute(PostgresSchema.release, [
                 .bytesArray(pending.map(\.0.utf8)), .int64Array(Array(Set(pending.map(\.1)))), .int64Array(whole),
                 .int64(owner),
@@ -303,19 +336,65 @@ package final class PostgresStateDatabase {
         }
     }
 
-    /// Renews this owner's lease once a third of it has passed since the last renewal (the heartbeat's call).
-    package func heartbeat() throws(AttributionError) {
-        guard !closed, Date().millisecondsSince1970 - leaseRenewed >= leaseMilliseconds / 3 else { return }
-        try run("cannot renew claims in") { () throws(PostgresFailure) in
-            try connection.execute(PostgresSchema.renew, [.int64(owner), .int64(leaseMilliseconds)])
+    /// After a claim sent at `started` succeeded: the first one registered the owner with a whole lease, which it
+    /// shows; later ones leave the lease to the heartbeat.
+    private func registered(at started: ContinuousClock.Instant) {
+        guard !isRegistered else { return }
+        isRegistered = true
+        lease.renewed(at: started)
+    }
+
+    /// Checks, after a renewal found this owner's lease lapsed, which of its pending claims another owner took
+    /// over meanwhile (one statement; rare, never on the way of a batch): those are no longer its own, and
+    /// ``reaffirm(_:)`` answers them as duplicates of the other owner's record.
+    package func checkClaimsAfterLapse() throws(AttributionError) {
+        guard !claimedBy.isEmpty else { return }
+        let keys = Array(claimedBy.keys)
+        let calls = Array(outstanding.keys)
+        let result = try run("cannot check claims in", idempotent: true) {
+            () throws(PostgresFailure) -> PostgresResult in
+            try connection.execute(PostgresSchema.lostClaims, [.bytesArray(keys.map(\.utf8)), .int64Array(calls)])
         }
-        leaseRenewed = Date().millisecondsSince1970
+        var lost: [ExactString] = []
+        for row in 0..<result.rowCount {
+            let key = ExactString(utf8: result.bytes(row, 0))
+            guard claimedBy[key] != nil else { continue }
+            takenOver[key] = DuplicateReference(
+                source: result.text(row, 2), line: Int(result.int64(row, 3)),
+                firstSeen: Date(milliseconds: result.int64(row, 1)),
+                firstContent: result.isNull(row, 4) ? nil : ContentFingerprint(bytes: result.bytes(row, 4)),
+                isPending: result.bool(row, 5))
+            lost.append(key)
+        }
+        // Out of this owner's pending claims: the rows are another owner's now. A call left with none is
+        // forgotten (its `claims` row deleted), as a release would.
+        let (whole, _, _) = settle(lost)
+        if !whole.isEmpty {
+            try run("cannot check claims in", idempotent: true) { () throws(PostgresFailure) in
+                try connection.execute(PostgresSchema.release, [
+                    .bytesArray([]), .int64Array([]), .int64Array(whole), .int64(owner),
+                ])
+            }
+        }
+        lease.holdsClaims = !outstanding.isEmpty
+    }
+
+    /// The keys among `keys` whose claims another owner took over while this owner's lease had lapsed (found by
+    /// ``checkClaimsAfterLapse()``), each with the record it now duplicates; handed over once.
+    package func reaffirm(_ keys: [ExactString]) -> [ExactString: DuplicateReference] {
+        guard !takenOver.isEmpty else { return [:] }
+        var lost: [ExactString: DuplicateReference] = [:]
+        for key in keys {
+            if let reference = takenOver.removeValue(forKey: key) { lost[key] = reference }
+        }
+        return lost
     }
 
     /// Withdraws every claim this owner still holds and forgets the owner; not used after.
     package func close() {
         guard !closed else { return }
         closed = true
+        lease.close()
         if connection.isConnected {
             try? connection.finishSent()
             let pending = Array(claimedBy.keys)
@@ -342,18 +421,22 @@ package final class PostgresStateDatabase {
     }
 
     /// Runs `body`, reconnecting first if the connection was lost, and again (at most ``transientRetries`` times)
-    /// after a deadlock or serialisation failure.
+    /// after a deadlock or serialisation failure; when `idempotent` (running it twice changes nothing more than
+    /// once), also once more after the connection dropped under it: a live owner reconnects and goes on.
     @discardableResult
     private func run<Value>(
-        _ doing: String, _ body: () throws(PostgresFailure) -> Value
+        _ doing: String, idempotent: Bool = false, _ body: () throws(PostgresFailure) -> Value
     ) throws(AttributionError) -> Value {
         var attempt = 0
+        var reconnected = false
         while true {
             do throws(PostgresFailure) {
                 try connection.reconnectIfNeeded()
                 return try body()
             } catch where error.isTransient && attempt < Self.transientRetries {
                 attempt += 1
+            } catch where error.connectionLost && idempotent && !reconnected {
+                reconnected = true
             } catch {
                 throw Self.stateError(error, target: target, doing: doing, opening: false)
             }
@@ -362,8 +445,6 @@ package final class PostgresStateDatabase {
 
     // MARK: The session and the schema
 
-    /// Settings for a new connection, and the owner's advisory lock (taken again after a reconnect; a checker
-    /// holds it shared for a moment at most, hence the retries).
     /// Parses `connectionString` (a `--state` value) and connects: how the store and the archive reader open a
     /// PostgreSQL state. Every session (and every reconnection) first gets the search path our statements need
     /// (they name every object with its schema; functions resolve in pg_catalog first) and the statement
@@ -392,7 +473,8 @@ package final class PostgresStateDatabase {
         }
     }
 
-    private static func startSession(_ connection: PostgresConnection, owner: Int64) throws(PostgresFailure) {
+    /// Settings for a new connection of the store (first, and after a reconnect).
+    private static func startSession(_ connection: PostgresConnection) throws(PostgresFailure) {
         try connection.execute("SET lock_timeout TO '\(statementTimeoutSeconds)s'")
         // A commit lost in a server crash forgets a key or leaves a claim unconfirmed: either way the postback
         // is reported valid again, never lost (docs/state.md), so a commit need not wait for the disk.
@@ -401,13 +483,6 @@ package final class PostgresStateDatabase {
         try connection.execute("SET tcp_keepalives_idle TO 30")
         try connection.execute("SET tcp_keepalives_interval TO 10")
         try connection.execute("SET tcp_keepalives_count TO 3")
-        for _ in 0..<1000 {
-            if try connection.execute("SELECT pg_catalog.pg_try_advisory_lock($1)", [.int64(owner)]).bool(0, 0) {
-                return
-            }
-            usleep(1000)
-        }
-        throw PostgresFailure(message: "another connection holds this store's owner lock")
     }
 
     /// Refuses, before anything writes, a `postback_verify` schema that is not exactly ours at our version;

@@ -9,10 +9,16 @@ import Foundation
 /// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
 /// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
 /// transaction, serialised with the instance's other calls; a thread of the store's own renews its owner's
-/// lease while it holds claims. Closing (the last reference going) releases any claim still held.
+/// lease while it holds claims, on a second connection to the file, so that no claim holds a renewal up.
+/// Closing (the last reference going) releases any claim still held.
 /// `docs/state.md` documents the schema.
 public final class SQLiteDeduplicationStore: DeduplicationStore {
     private let database: Locked<StateDatabase>
+    /// The heartbeat's own connection: a renewal never waits for `database`'s lock (a slow claim).
+    private let renewer: Locked<SQLiteLeaseRenewer>
+    /// The lease as this owner's claims and heartbeat show it (shared with the database).
+    private let lease: LeaseRecord
+    /// The thread that renews the lease every sixth of it.
     private let heartbeat: LeaseHeartbeat
     /// The file's path, as given.
     public let path: String
@@ -21,42 +27,73 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     /// - Parameters:
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
     ///   - leaseSeconds: how long this store's claims outlive its process on another machine (or container) that
-    ///     stopped renewing them; on this machine a dead process's claims are taken over at once.
+    ///     stopped renewing them; on this machine a dead process's claims are taken over at once. The store
+    ///     renews it every sixth of it, on a connection of its own, and writes or confirms nothing more from its
+    ///     claims once it could not show a renewal for the lease minus a third (``reaffirm(_:)``).
     public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         self.path = path
-        let database = Locked(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
-        self.database = database
+        let opened = try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds)
+        do throws(SQLiteFailure) {
+            renewer = Locked(try SQLiteLeaseRenewer(path: path, owner: opened.plannedOwner,
+                                                    leaseMilliseconds: opened.leaseMilliseconds))
+        } catch {
+            throw AttributionError(error.stateCode, "cannot open state file \(path) for lease renewals: "
+                                   + error.message)
+        }
+        lease = opened.lease
+        database = Locked(opened)
         let beat = WeakStoreLink<SQLiteDeduplicationStore>()
-        heartbeat = LeaseHeartbeat(interval: max(0.05, leaseSeconds / 6)) { beat.store?.renewLease() }
+        heartbeat = LeaseHeartbeat(interval: lease.heartbeatInterval) { beat.store?.renewLease() }
         beat.store = self
     }
 
     deinit {
         heartbeat.stop()
+        // A renewal in flight finishes first: none registers the owner again after closing forgets it.
+        renewer.withLock { _ in lease.close() }
         database.withLock { $0.close() }
     }
 
     public func claim(_ sightings: [PostbackSighting], at time: Date)
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
-            try database.claim(sightings, at: time)
+            try keepLease(database)
+            return try database.claim(sightings, at: time)
         }
     }
 
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
-            try database.claim(sightings, at: time, confirming: confirming)
+            try keepLease(database)
+            return try database.claim(sightings, at: time, confirming: confirming)
         }
     }
 
+    /// Confirms this owner's claims on `keys`; throws, confirming nothing, when its lease could not be shown
+    /// (see ``reaffirm(_:)``).
     public func confirm(_ keys: [ExactString]) throws(AttributionError) {
-        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.confirm(keys) }
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
+            try keepLease(database)
+            try database.confirm(keys)
+        }
     }
 
     public func release(_ keys: [ExactString]) throws(AttributionError) {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.release(keys) }
     }
+
+    /// See ``DeduplicationStore/reaffirm(_:)``: a clock read unless the lease is stale or lapsed.
+    public func reaffirm(_ keys: [ExactString]) throws(AttributionError) -> [ExactString: DuplicateReference] {
+        try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
+            try keepLease(database)
+            return database.reaffirm(keys)
+        }
+    }
+
+    /// How many renewals of this store's lease failed since it opened (each streak is also told on standard
+    /// error): a receiver's metric.
+    public var renewalFailures: Int { lease.failureCount }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired ones not yet pruned included).
     package func count() throws(AttributionError) -> Int {
@@ -71,8 +108,40 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.probe() }
     }
 
-    /// Renews the lease when claims are outstanding (the heartbeat thread calls this).
-    fileprivate func renewLease() {
-        database.withLock { try? $0.heartbeat() }
+    /// Holds the store's lock for `seconds`, as a slow claim would (tests: the heartbeat must not wait for it).
+    package func holdingLock(for seconds: Double) {
+        database.withLock { _ in Thread.sleep(forTimeInterval: seconds) }
+    }
+
+    /// Before the caller's claims are written or confirmed: renews at once when the last renewal shown is older
+    /// than the lease minus the margin (throwing when it cannot), and after a renewal that found the lease lapsed,
+    /// finds the claims other owners took over meanwhile. Called with the store's lock held.
+    private func keepLease(_ database: StateDatabase) throws(AttributionError) {
+        if lease.isStale() {
+            if let failure = renewLease(forced: true) {
+                throw AttributionError(.unavailable, "cannot renew the lease on the claims in state file \(path) "
+                                       + "(\(failure)): nothing more is written or confirmed from them until it is")
+            }
+        }
+        if lease.takeLapse() { try database.checkClaimsAfterLapse() }
+    }
+
+    /// Renews the lease on the heartbeat's connection when claims are held, or, `forced`, in any case until the
+    /// store closes (the heartbeat thread calls this; a caller whose lease is stale forces it before it claims or
+    /// confirms); the failure's message, or nil.
+    @discardableResult
+    fileprivate func renewLease(forced: Bool = false) -> String? {
+        guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
+        return renewer.withLock { renewer -> String? in
+            guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
+            let started = ContinuousClock.now
+            do throws(SQLiteFailure) {
+                lease.renewed(at: started, lapsed: try renewer.renew())
+                return nil
+            } catch {
+                lease.failed(error.message)
+                return error.message
+            }
+        }
     }
 }

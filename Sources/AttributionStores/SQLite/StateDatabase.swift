@@ -53,6 +53,16 @@ package final class StateDatabase {
     private var claimed = ClaimedKeys()
     /// When this owner's lease was last renewed (milliseconds since 1970).
     private var leaseRenewed: Int64 = 0
+    /// This owner's lease as its claims and its heartbeat (``SQLiteLeaseRenewer``, on a connection of its own)
+    /// show it.
+    package let lease: LeaseRecord
+    /// The id this owner registers under at its first claim (random: never a dead owner's).
+    package let plannedOwner = Int64.random(in: 1...Int64.max)
+    /// A renewal made by the transaction in progress, shown once it commits.
+    private var uncommittedRenewal: ContinuousClock.Instant?
+    /// Claims another owner took over while this owner's lease had lapsed, with the record each now duplicates,
+    /// until ``reaffirm(_:)`` hands them to the caller.
+    private var takenOver: [ExactString: DuplicateReference] = [:]
 
     /// Opens the state at `path`, creating it when missing (or empty), migrating a version-1 file, and refusing,
     /// untouched, a file that is not exactly ours, is damaged, or has a newer schema: it is opened read-only and
@@ -65,6 +75,7 @@ package final class StateDatabase {
         self.path = path
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = Int64(leaseSeconds * 1000)
+        lease = LeaseRecord(leaseSeconds: leaseSeconds, target: "state file \(path)")
         var existing = try Self.existingSize(path)
         if existing == nil, Self.createWhole(path) { existing = try Self.existingSize(path) }
         if let existing, existing > 0 {
@@ -121,10 +132,11 @@ package final class StateDatabase {
         throws(AttributionError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
+        let started = ContinuousClock.now
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
-            let owner = try registeredOwner(now: now)
+            let owner = try registeredOwner(now: now, started: started)
             let confirmingHashes = confirming.map { StateKeyHash.of($0.utf8) }
             let confirmed = zip(confirming, confirmingHashes).compactMap { claimed.row($0, hash: $1) }
             try settleRows(confirmed, releasing: false, owner: owner)
@@ -171,6 +183,7 @@ package final class StateDatabase {
                 for (key, hash) in zip(confirming, confirmingHashes) { claimed.remove(key, hash: hash) }
             }
             for (key, hash, row) in rows { claimed.insert(key, hash: hash, row: row) }
+            committed()
             return answers
         } catch {
             rollback()
@@ -188,19 +201,50 @@ package final class StateDatabase {
         try settle(keys, releasing: true)
     }
 
-    /// Renews this owner's lease when it holds claims and a third of the lease has passed since the last renewal.
-    package func heartbeat() throws(AttributionError) {
+    /// After a commit: shows the renewal it made, and tells the heartbeat whether claims are held.
+    private func committed() {
+        if let renewal = uncommittedRenewal { lease.renewed(at: renewal) }
+        uncommittedRenewal = nil
+        lease.holdsClaims = !claimed.isEmpty
+    }
+
+    /// Checks, after a renewal found this owner's lease lapsed, which of its claims another owner took over
+    /// meanwhile (one read-only pass over its claims: rare, never on the way of a batch): those are no longer
+    /// its own, and ``reaffirm(_:)`` answers them as duplicates of the other owner's record. A claim whose row
+    /// is gone (taken over, then released) stays this owner's as far as it knows (docs/state.md).
+    package func checkClaimsAfterLapse() throws(AttributionError) {
         guard let ownerID, !claimed.isEmpty else { return }
-        let now = Date().millisecondsSince1970
-        guard now - leaseRenewed >= leaseMilliseconds / 3 else { return }
         do throws(SQLiteFailure) {
-            try renewLease.bind(1, ownerID)
-            try renewLease.bind(2, now + leaseMilliseconds)
-            try renewLease.run()
-            leaseRenewed = now
+            let row = try connection.prepare(StateSchema.row)
+            for (key, hash, id) in claimed.entries {
+                try claimAt.bind(1, id)
+                var holder: Int64?
+                if try claimAt.step(), claimAt.int64(1) >= id { holder = claimAt.int64(2) }
+                claimAt.reset()
+                guard holder != ownerID else { continue }
+                try row.bind(1, id)
+                defer { row.reset() }
+                guard try row.step() else { continue }
+                takenOver[key] = DuplicateReference(
+                    source: row.text(1), line: Int(row.int64(2)), firstSeen: Date(milliseconds: row.int64(0)),
+                    firstContent: row.blob(3).flatMap(ContentFingerprint.init(bytes:)), isPending: holder != nil)
+                claimed.remove(key, hash: hash)
+            }
+            lease.holdsClaims = !claimed.isEmpty
         } catch {
-            throw Self.stateError(error, path: path, doing: "cannot renew claims in state file")
+            throw Self.stateError(error, path: path, doing: "cannot check claims in state file")
         }
+    }
+
+    /// The keys among `keys` whose claims another owner took over while this owner's lease had lapsed (found by
+    /// ``checkClaimsAfterLapse()``), each with the record it now duplicates; handed over once.
+    package func reaffirm(_ keys: [ExactString]) -> [ExactString: DuplicateReference] {
+        guard !takenOver.isEmpty else { return [:] }
+        var lost: [ExactString: DuplicateReference] = [:]
+        for key in keys {
+            if let reference = takenOver.removeValue(forKey: key) { lost[key] = reference }
+        }
+        return lost
     }
 
     /// Releases every claim this owner still holds and removes it from `owners`; the store is not used after.
@@ -219,6 +263,7 @@ package final class StateDatabase {
         }
         self.ownerID = nil
         claimed.removeAll()
+        lease.close()
     }
 
     /// Reads the schema's first row: the file is there, readable and a database (the readiness probe).
@@ -242,6 +287,7 @@ package final class StateDatabase {
     }
 
     private func rollback() {
+        uncommittedRenewal = nil
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
     }
 
@@ -251,13 +297,15 @@ package final class StateDatabase {
         let hashes = keys.map { StateKeyHash.of($0.utf8) }
         let rows = zip(keys, hashes).compactMap { claimed.row($0, hash: $1) }
         guard !rows.isEmpty else { return }
+        let started = ContinuousClock.now
         let now = Date().millisecondsSince1970
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
             try settleRows(rows, releasing: releasing, owner: ownerID)
-            _ = try registeredOwner(now: now)
+            _ = try registeredOwner(now: now, started: started)
             try connection.execute("COMMIT")
             for (key, hash) in zip(keys, hashes) { claimed.remove(key, hash: hash) }
+            committed()
         } catch {
             rollback()
             throw Self.stateError(error, path: path, doing: releasing ? "cannot release claims in state file"
@@ -315,7 +363,8 @@ package final class StateDatabase {
     }
 
     /// This owner's id, registering it (or renewing its lease) inside the caller's transaction.
-    private func registeredOwner(now: Int64) throws(SQLiteFailure) -> Int64 {
+    /// `started`: the monotonic instant the transaction began, which a renewal here shows once it commits.
+    private func registeredOwner(now: Int64, started: ContinuousClock.Instant) throws(SQLiteFailure) -> Int64 {
         // Renewed less than a third of a lease ago: the row is there (only owners whose lease ran out are pruned).
         if let ownerID, now - leaseRenewed < leaseMilliseconds / 3 { return ownerID }
         if let ownerID {
@@ -324,12 +373,13 @@ package final class StateDatabase {
             try renewLease.run()
             if connection.changes == 1 {
                 leaseRenewed = now
+                uncommittedRenewal = started
                 return ownerID
             }
             // Our row is gone (pruned after a stall longer than twice the lease): registered again under the same
             // id below, our claims that nobody took over are ours again.
         }
-        let id = ownerID ?? Int64.random(in: 1...Int64.max)
+        let id = ownerID ?? plannedOwner
         let register = try connection.prepare(StateSchema.registerOwner)
         try register.bind(1, id)
         try register.bind(2, text: DeduplicationOwner.thisHost)
@@ -338,6 +388,7 @@ package final class StateDatabase {
         try register.run()
         ownerID = id
         leaseRenewed = now
+        uncommittedRenewal = started
         return id
     }
 

@@ -128,6 +128,14 @@ enum StateSchema {
     /// An owner's row, under a random id (never an id a dead owner's claims may still name).
     static let registerOwner = "INSERT OR REPLACE INTO owners (id, host, pid, lease_until) VALUES (?1, ?2, ?3, ?4)"
     static let owner = "SELECT host, pid, lease_until FROM owners WHERE id = ?1"
+    /// Row `?1`'s first sighting: what a claim taken over now duplicates.
+    static let row = "SELECT first_seen, source, line, content FROM postbacks WHERE id = ?1"
+    /// The heartbeat (on a connection of its own): owner `?1`'s lease, read before it is renewed (to tell a lapse).
+    static let leaseOf = "SELECT lease_until FROM owners WHERE id = ?1"
+    /// The heartbeat's renewal of owner `?1` until `?4`, registering it again (host `?2`, process `?3`) if its row
+    /// was pruned while it was stalled.
+    static let renewOwner = "INSERT INTO owners (id, host, pid, lease_until) VALUES (?1, ?2, ?3, ?4) "
+        + "ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until"
     static let forgetOwner = "DELETE FROM owners WHERE id = ?1"
     /// Owners whose lease ran out a while ago: dead; a claim naming a missing owner is a dead owner's.
     static let pruneOwners = "DELETE FROM owners WHERE lease_until < ?1"

@@ -93,7 +93,7 @@ final class RunClaims {
     {
         if let first = claimedAhead.first, first.batch === batch {
             claimedAhead.removeFirst()
-            return first.answers
+            return reaffirmed(batch, first.answers, through: pipeline)
         }
         guard let ledger else { return [PostbackPipeline.BatchAnswer](repeating: .none, count: batch.items.count) }
         do {
@@ -104,7 +104,22 @@ final class RunClaims {
                 answers = answers.map { $0.map { if case .first = $0 { .none } else { $0 } } }
             }
             claimedAhead = zip(ahead, answers.dropFirst()).map { ($0, $1) }
-            return answers[0]
+            return reaffirmed(batch, answers[0], through: pipeline)
+        } catch {
+            failure = (error as? AttributionError)?.reason ?? "\(error)"
+            return nil
+        }
+    }
+
+    /// `answers` for `batch`, about to be written, once the state has shown it still holds their claims
+    /// (``PostbackPipeline/reaffirm(_:_:through:)``: a clock read while its lease was renewed lately): a claim
+    /// another run took over while this run's lease had lapsed makes its item a duplicate of that run's record. Nil
+    /// when the lease could not be renewed (see ``failure``): nothing more is written from the claims.
+    private func reaffirmed(_ batch: VerifiedBatch, _ answers: [PostbackPipeline.BatchAnswer],
+                            through pipeline: PostbackPipeline) -> [PostbackPipeline.BatchAnswer]? {
+        guard remembersAcrossRuns, let ledger else { return answers }
+        do {
+            return try pipeline.reaffirm(batch, answers, through: ledger)
         } catch {
             failure = (error as? AttributionError)?.reason ?? "\(error)"
             return nil

@@ -14,7 +14,10 @@ import Foundation
 ///   is writing (``DuplicateReference/isPending``): concurrent runs and requests count each postback once.
 /// - A claim whose owner died (its lease ran out without a heartbeat, or it ran on this machine and its process
 ///   is gone) is taken over by the next sighting, which is `firstSeen`. Stores renew their owner's lease while
-///   claims are outstanding, on a thread of their own, so a caller stalled on a slow reader keeps its claims.
+///   claims are outstanding, on a thread and a connection of their own, so a caller stalled on a slow reader (or
+///   a slow claim) keeps its claims; a lost connection alone is not death. An owner that could not show a
+///   renewal for the lease minus a margin writes and confirms nothing more from its claims until it has renewed
+///   (``reaffirm(_:)``, and ``confirm(_:)`` throws meanwhile).
 ///
 /// So a crash can at worst report a postback valid twice (its records were written, the confirm was not), never
 /// lose one, and a later sighting is never a duplicate of a record its owner gave up on. Keys compare by their
@@ -47,10 +50,20 @@ public protocol DeduplicationStore: Sendable {
     /// whose store cannot keep them. Throws what a claim would throw. The default does nothing (a store in
     /// memory always answers).
     func probe() throws
+
+    /// Shows that this owner still holds its claims on `keys` before their records are written (handed to an
+    /// output, stored): a monotonic clock read while its lease was renewed less than the lease minus a margin ago;
+    /// otherwise it renews first, and throws when it cannot (then write nothing from these claims). Returns the
+    /// keys among them that another owner took over while this owner's lease had lapsed, each with the record
+    /// it is now a duplicate of: write that item as that duplicate (its claim is no longer this owner's to
+    /// confirm). The default returns none: a store whose claims cannot lapse (one in memory).
+    func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference]
 }
 
 extension DeduplicationStore {
     public func probe() throws {}
+
+    public func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference] { [:] }
 
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer] {

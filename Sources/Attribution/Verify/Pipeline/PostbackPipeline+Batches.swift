@@ -54,6 +54,24 @@ extension PostbackPipeline {
         return answers
     }
 
+    /// Step two, just before a claimed batch's records are written: `answers` (its answers from
+    /// ``claim(_:through:at:renaming:)``) once `ledger`'s store has shown that it still holds their claims
+    /// (``DeduplicationStore/reaffirm(_:)``: a clock read while its lease was renewed lately). A claim another
+    /// owner took over while this owner's lease had lapsed makes its item a duplicate of that owner's record.
+    /// Throws when the lease could not be renewed: write nothing more from these claims then.
+    package func reaffirm(_ batch: VerifiedBatch, _ answers: [BatchAnswer], through ledger: ClaimLedger) throws
+        -> [BatchAnswer] {
+        var keys: [ExactString] = []
+        for case .first(let key) in answers { keys.append(key) }
+        guard !keys.isEmpty else { return answers }
+        let lost = try ledger.store.reaffirm(keys)
+        guard !lost.isEmpty else { return answers }
+        return answers.enumerated().map { index, answer in
+            guard case .first(let key) = answer, let reference = lost[key] else { return answer }
+            return .duplicate(reference, content: batch.sighting(at: index)?.content)
+        }
+    }
+
     /// Marks the duplicates among `batch`'s items as ``claim(_:through:at:renaming:)`` answered them, rewriting
     /// their records, as ``mark(_:_:answers:)`` does for received postbacks. Without `keepingTime` a duplicate's
     /// record does not say when its first sighting was seen (a run without a state: records from input alone).

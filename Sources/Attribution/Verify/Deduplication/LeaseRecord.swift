@@ -1,0 +1,104 @@
+import Foundation
+
+/// What one store's owner knows of its lease, shared by the thread that claims and the heartbeat that renews on a
+/// connection of its own: when it last *showed* a renewal (by the monotonic clock, never the wall clock), whether
+/// a renewal found the lease had lapsed (claims may have been taken over meanwhile), and how many renewals failed.
+///
+/// A renewal counts from the instant its statement was sent, so the lease it shows lasts at least until that
+/// instant plus the lease. An owner whose last shown renewal is older than the lease minus ``margin`` must renew
+/// before it writes or confirms anything more from its claims (``isStale(at:)``).
+package final class LeaseRecord: @unchecked Sendable {
+    // @unchecked: every stored variable is read and written with `lock` held.
+    /// Guards every variable below.
+    private let lock = NSLock()
+    /// The lease.
+    package let lease: Duration
+    /// How long before the lease runs out an owner stops trusting it: a third of the lease.
+    package let margin: Duration
+    /// What the failure messages name (a path, a server; never a password).
+    private let target: String
+    /// The lease, in seconds, as given.
+    private let leaseSeconds: Double
+    /// When the last renewal shown was sent (nil before the first claim).
+    private var lastRenewal: ContinuousClock.Instant?
+    /// A renewal found the lease lapsed, and the owner has not checked its claims since.
+    private var lapsedClaims = false
+    /// Renewals that failed since the store opened.
+    private var failures = 0
+    /// The last renewal failed (a streak is told once).
+    private var failing = false
+    /// The owner holds claims (set by the claiming side).
+    private var holding = false
+    /// The store is closing.
+    private var closed = false
+
+    /// A record for a lease of `leaseSeconds`, of the store at `target`.
+    package init(leaseSeconds: Double, target: String) {
+        lease = .milliseconds(max(1, Int64(leaseSeconds * 1000)))
+        margin = lease / 3
+        self.target = target
+        self.leaseSeconds = leaseSeconds
+    }
+
+    /// How often the heartbeat renews: a sixth of the lease (at least 50 ms), so renewals stay at most a third
+    /// of the lease apart even when one of them is late.
+    package var heartbeatInterval: Double {
+        max(0.05, leaseSeconds / 6)
+    }
+
+    /// A renewal sent at `instant` succeeded (a heartbeat, or a claim that renewed in its transaction); `lapsed`
+    /// when it found the lease had already run out, so that another owner may have taken claims over.
+    package func renewed(at instant: ContinuousClock.Instant, lapsed: Bool = false) {
+        lock.withLock {
+            if lastRenewal.map({ $0 < instant }) ?? true { lastRenewal = instant }
+            if lapsed { lapsedClaims = true }
+            failing = false
+        }
+    }
+
+    /// A renewal failed with `message`: counted, and told on standard error once per streak of failures (the
+    /// message escaped to one line of plain text).
+    package func failed(_ message: String) {
+        let first = lock.withLock { () -> Bool in
+            failures += 1
+            defer { failing = true }
+            return !failing
+        }
+        guard first else { return }
+        let line = "postback-verify: cannot renew the lease on the claims in \(target) (retrying every "
+            + "\(Int(heartbeatInterval * 1000)) ms; told once until a renewal succeeds): "
+            + "\(TerminalText.escaped(message))\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// How many renewals failed since the store opened (a receiver exports it as a metric).
+    package var failureCount: Int { lock.withLock { failures } }
+
+    /// True when the last renewal shown is older than the lease minus the margin at `now`: the owner renews before
+    /// it writes or confirms more from its claims. False before its first claim (it holds nothing).
+    package func isStale(at now: ContinuousClock.Instant = .now) -> Bool {
+        lock.withLock { lastRenewal.map { now - $0 > lease - margin } ?? false }
+    }
+
+    /// Whether a renewal found the lease lapsed since the owner last checked its claims; clears it.
+    package func takeLapse() -> Bool {
+        lock.withLock {
+            defer { lapsedClaims = false }
+            return lapsedClaims
+        }
+    }
+
+    /// Whether the owner holds claims (the heartbeat renews only then); set by the claiming side.
+    package var holdsClaims: Bool {
+        get { lock.withLock { holding && !closed } }
+        set { lock.withLock { holding = newValue } }
+    }
+
+    /// True once the store is closing.
+    package var isClosed: Bool { lock.withLock { closed } }
+
+    /// The store is closing: the heartbeat renews nothing more.
+    package func close() {
+        lock.withLock { closed = true }
+    }
+}
