@@ -7,7 +7,8 @@
 Reads the symbol graphs `swift package dump-symbol-graph` writes (scripts/docs.sh makes them), so "public" is the
 compiler's answer, not a guess from the source text: every public or open declaration, the cases of public enums and
 the requirements of public protocols. A symbol with no source location (synthesized or inherited from the standard
-library, such as `!=`) is not ours to document and is skipped. Each symbol of ours needs:
+library, such as `!=`) is not ours to document and is skipped, as are the copies of a protocol extension's members
+listed under each conforming type. Each symbol of ours needs:
 
 - a doc comment of its own (`///`), or one inherited from a protocol requirement declared in these modules;
 - a summary: a first line that is not a `- Parameter`, `- Returns` or `- Throws` section;
@@ -105,7 +106,9 @@ def main():
             graph = json.load(open(os.path.join(directory, name)))
             for symbol in graph["symbols"]:
                 location = symbol.get("location")
-                if not location:
+                # A protocol extension's member shows up again under every conforming type ("::SYNTHESIZED::"):
+                # the one declaration is checked once.
+                if not location or "::SYNTHESIZED::" in symbol["identifier"]["precise"]:
                     continue
                 checked += 1
                 path = location["uri"].removeprefix("file://")

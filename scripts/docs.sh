@@ -37,10 +37,14 @@ for module in Attribution AttributionStores; do
     mkdir -p "$out/graphs/$module"
     cp "$graphs/$module.symbols.json" "$out/graphs/$module/"
     cp "$graphs/$module"@*.symbols.json "$out/graphs/$module/" 2> /dev/null || true
+    # AttributionStores links to Attribution's symbols (``AttributionError``, ``DeduplicationStore``): Attribution's
+    # archive is built first with link metadata, and is AttributionStores's dependency.
+    links=(--enable-experimental-external-link-support)
+    if [ "$module" = AttributionStores ]; then links+=(--dependency "$out/Attribution.doccarchive"); fi
     echo "== docc convert Sources/$module/$module.docc"
     if ! "$docc" convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$out/graphs/$module" \
         --fallback-display-name "$module" --fallback-bundle-identifier "org.postback-verify.$module" \
-        --output-path "$out/$module.doccarchive" --warnings-as-errors ${static[@]+"${static[@]}"} > "$log" 2>&1; then
+        --output-path "$out/$module.doccarchive" --warnings-as-errors "${links[@]}" ${static[@]+"${static[@]}"} > "$log" 2>&1; then
         cat "$log" >&2
         echo "scripts/docs.sh: docc reported warnings or errors for $module (above)" >&2
         status=1

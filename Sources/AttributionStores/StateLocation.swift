@@ -2,7 +2,7 @@ import Attribution
 
 /// Where deduplication outlives a process, as `--state` names it in every program that takes it (`postback-verify`
 /// and `postback-receiver` alike), with `--retention`: one definition of what the values mean, of the messages when
-/// they cannot be used (``AttributionError`` with code `invalid-option`), and of the store they open.
+/// they cannot be used (``/Attribution/AttributionError`` with code `invalid-option`), and of the store they open.
 public enum StateLocation: Sendable, Equatable {
     /// A SQLite file, shared by every process on the machine that opens it (docs/state.md).
     case sqlite(path: String)

@@ -21,7 +21,7 @@ public struct ECPublicKey: Sendable {
     ///
     /// A P-256 key in that one form is checked here without libcrypto (the bytes are the form's, the coordinates
     /// below p, the point on the curve: what libcrypto's decoding and the checks below would accept) and decoded
-    /// by libcrypto only when first used (``EVPPublicKey``); anything else is decoded now, which names what it is.
+    /// by libcrypto only when first used (`EVPPublicKey`); anything else is decoded now, which names what it is.
     public init(derRepresentation: some Collection<UInt8>, curve: Curve = .p256) throws(AttributionError) {
         let der = Array(derRepresentation)
         self.curve = curve

@@ -1,4 +1,4 @@
-/// A JSON value as read by ``StrictJSONParser``: objects keep their members in received order.
+/// A JSON value as read by `StrictJSONParser`: objects keep their members in received order.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

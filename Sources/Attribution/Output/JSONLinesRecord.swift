@@ -1,6 +1,6 @@
 /// One result as the command's JSON Lines record (docs/cli.md section 3): one JSON object on one line.
 ///
-/// In the library so a server can log exactly the CLI's records, and so ``FastPostbackPath`` writes its records
+/// In the library so a server can log exactly the CLI's records, and so `FastPostbackPath` writes its records
 /// with the same code. Written straight into a byte buffer (no intermediate strings): rendering runs once per item
 /// on the hot path.
 public enum JSONLinesRecord {

@@ -5,7 +5,7 @@ import Foundation
 /// revenue range, and each `source-identifier` as a campaign name (from version 2 also per ad network, with the
 /// network's name, and per date range).
 ///
-/// Read strictly, as the postbacks are: the text through ``StrictJSONParser`` (duplicate members refused), then
+/// Read strictly, as the postbacks are: the text through `StrictJSONParser` (duplicate members refused), then
 /// every member checked; unknown members are refused so a misspelt one cannot be ignored silently. A refusal
 /// names the line and the reason (``Refusal``).
 public struct ConversionSchema: Sendable {

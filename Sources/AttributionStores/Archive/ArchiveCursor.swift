@@ -6,7 +6,7 @@ import Attribution
 /// In a SQLite archive the cursor is the row's id (`812`): rows are committed one writer at a time, in id order. In
 /// PostgreSQL, where receivers on several machines commit at once and a transaction that took a smaller id can
 /// commit after one that took a larger, it is the writing transaction's id and the row's (`5071.812`), and a row is
-/// exported only once every transaction with a smaller id has ended (``PostgresArchiveReader``): a later commit
+/// exported only once every transaction with a smaller id has ended (`PostgresArchiveReader`): a later commit
 /// can then only carry a greater transaction id, never land behind a consumer's cursor.
 public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The writing transaction's id (PostgreSQL `xid8`); nil in a SQLite archive.

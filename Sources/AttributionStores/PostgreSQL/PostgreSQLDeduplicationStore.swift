@@ -1,17 +1,17 @@
 import Attribution
 import Foundation
 
-/// A ``DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one state that
+/// A ``/Attribution/DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one state that
 /// every run and every receiver on every machine can share.
 ///
 /// `connectionString` is a libpq connection string (`host=db.internal dbname=postbacks user=verifier`) or URL
 /// (`postgresql://verifier@db.internal/postbacks`); the password comes from it, from `PGPASSWORD`, or from the
 /// password file (`~/.pgpass`, or `PGPASSFILE`), as for `psql`, and no message ever quotes it. The database's
 /// `postback_verify` schema is created on first use, and refused, untouched, unless it is exactly ours
-/// (``AttributionError``). Each call is one statement, one round trip to the server, serialised with the instance's
+/// (``/Attribution/AttributionError``). Each call is one statement, one round trip to the server, serialised with the instance's
 /// other calls; a thread of the store's own renews its lease. The instance is one owner: if its process dies,
 /// on any machine, its claims are taken over by the next sighting at once (its connection's advisory lock goes
-/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``AttributionError``
+/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``/Attribution/AttributionError``
 /// (code `unavailable`), and the next call reconnects. Closing (the last reference going) releases any claim
 /// still held. `docs/state.md` documents the schema and how to run several machines on one database.
 public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
@@ -55,7 +55,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
-    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
+    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``/Attribution/DeduplicationStore``).
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
@@ -79,7 +79,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     ///   - destinations: the relay's destinations (none without a relay).
     ///   - archiving: the rows to store, made from the answers.
     /// - Returns: each sighting's answer.
-    /// - Throws: ``AttributionError`` when nothing was stored.
+    /// - Throws: ``/Attribution/AttributionError`` when nothing was stored.
     public func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool = true,
                       owing destinations: [OutboxDestination] = [],
                       archiving: ([DeduplicationAnswer]) -> [ArchivedPostback])

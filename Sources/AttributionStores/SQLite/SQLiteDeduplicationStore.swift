@@ -1,10 +1,10 @@
 import Attribution
 import Foundation
 
-/// A ``DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
+/// A ``/Attribution/DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
 /// one machine that opens the same file.
 ///
-/// The file is refused, untouched, unless it is exactly a postback-verify state (``AttributionError``); a missing one
+/// The file is refused, untouched, unless it is exactly a postback-verify state (``/Attribution/AttributionError``); a missing one
 /// is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more than the
 /// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
 /// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short

@@ -10,7 +10,7 @@
 /// Format 1 (`bytes`): the byte `1`; the first 16 bytes of the SHA-256 of the signed content (a JWS's signing input,
 /// which the signature check hashes anyway; SKAdNetwork: the signed string); one byte, the count of entries; then one
 /// entry per unsigned member, in received order: its name, as one byte `0xC0 + n` for the n-th of
-/// ``knownNames`` (Apple's members) or one byte for its length and its UTF-8 bytes; then its value as compact JSON
+/// `knownNames` (Apple's members) or one byte for its length and its UTF-8 bytes; then its value as compact JSON
 /// (as the record's `unsigned` writes it): one byte for its length and the bytes when at most 16 (Apple's values all
 /// are), else the byte `0xFF` and the first 16 bytes of the value's SHA-256. At most 32 members with names of at most
 /// 64 bytes are named; the others share one last entry whose name is the single byte `0xFF` (never UTF-8), hashed.

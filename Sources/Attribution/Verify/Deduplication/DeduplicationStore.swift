@@ -2,7 +2,7 @@ import Foundation
 
 /// Deduplication (rule D1) that many callers share, by claim and confirm: which valid postbacks were seen
 /// before, where first, and with what content. One protocol serves the command line, servers, and every store
-/// (``MemoryDeduplicationStore``, ``SQLiteDeduplicationStore``, a database server's, or your own).
+/// (``MemoryDeduplicationStore``, `SQLiteDeduplicationStore`, a database server's, or your own).
 ///
 /// A caller **claims** a batch of sightings in one short transaction (``claim(_:at:)``), writes and flushes (or
 /// stores) the records of those that came back ``DeduplicationAnswer/firstSeen`` *without holding anything of the

@@ -5,7 +5,7 @@ import Foundation
 /// The store is one owner, alive as long as the process: a claim is pending until confirmed or released, and a
 /// concurrent sighting of a pending key is its duplicate. Keys are never forgotten, so memory grows with the
 /// number of distinct valid postbacks (a few hundred bytes each); a long-running server wants
-/// ``SQLiteDeduplicationStore``, which also survives a restart. Each call holds the store's lock briefly.
+/// `SQLiteDeduplicationStore`, which also survives a restart. Each call holds the store's lock briefly.
 public final class MemoryDeduplicationStore: DeduplicationStore {
     /// A first sighting, as compact as a reference can be made from it.
     private struct Entry {

@@ -10,7 +10,7 @@ import Foundation
 ///   (Apple's retries) skip the ECDSA. The command line runs the same steps on threads of its own.
 /// - **Count** (rule D1) through a ``DeduplicationStore``: claim the batch's ``VerifiedPostback/sighting``s, mark
 ///   the duplicates (``markDuplicate(_:of:content:)``), write or store the records, then confirm the first
-///   sightings (or release them if storing failed). ``count(_:in:at:store:)`` does the three.
+///   sightings (or release them if storing failed). `count(_:in:at:store:)` does the three.
 ///
 /// ```swift
 /// let pipeline = PostbackPipeline(keyRing: KeyRing())
@@ -84,7 +84,7 @@ public struct PostbackPipeline: Sendable {
         }
     }
 
-    /// ``count(_:in:at:store:)`` for async code (a server's request handlers): the store's calls are its `async`
+    /// `count(_:in:at:store:)` for async code (a server's request handlers): the store's calls are its `async`
     /// overloads, which run the blocking work off Swift's cooperative pool, and `store` is awaited.
     /// (``verify(_:)`` is computation only, no waiting: call it from a task as it is.)
     public func count<Outcome>(
