@@ -27,6 +27,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
     ///   - leaseSeconds: how long this store's claims outlive a process that stopped renewing them while its
     ///     connection stayed open (a process that exits or dies loses them at once).
+    /// - Throws: ``/Attribution/AttributionError``: `cannot-open` (no libpq, or the server refused the connection),
+    ///   `not-ours` or `newer-schema` (a schema that is not exactly ours, left untouched), or `unavailable`.
     public init(connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         let opened = try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
                                                leaseSeconds: leaseSeconds)
@@ -44,6 +46,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
 
     /// True when `--state` names a PostgreSQL server rather than a SQLite file: a `postgresql://` or `postgres://`
     /// URL, or a string that starts with a libpq keyword and `=` (`host=...`, `dbname=...`, `service=...`).
+    /// - Parameter state: `--state`'s value.
+    /// - Returns: true for a PostgreSQL connection string or URL, false for a file path.
     public static func recognizes(_ state: String) -> Bool {
         PostgresConnectionString.recognizes(state)
     }
@@ -56,6 +60,13 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     }
 
     /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``/Attribution/DeduplicationStore``).
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    ///   - confirming: earlier claims of this store whose records are now stored.
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: ``/Attribution/AttributionError`` with a state code (`unavailable` when the server went away);
+    ///   nothing was confirmed or claimed then.
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
@@ -111,6 +122,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
 
     /// One `SELECT 1` round trip (reconnecting first when the connection was lost): throws `unavailable` while
     /// the server is down. See ``DeduplicationStore/probe()``.
+    /// - Throws: ``/Attribution/AttributionError``, `unavailable` while the server is down.
     public func probe() throws(AttributionError) {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.probe()

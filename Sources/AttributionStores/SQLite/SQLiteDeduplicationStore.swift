@@ -19,9 +19,12 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
 
     /// Opens (or creates) the state at `path`.
     /// - Parameters:
+    ///   - path: the SQLite file, created (with its schema) when missing.
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
     ///   - leaseSeconds: how long this store's claims outlive its process on another machine (or container) that
     ///     stopped renewing them; on this machine a dead process's claims are taken over at once.
+    /// - Throws: ``/Attribution/AttributionError``: `not-ours` (a file that is not a postback-verify state, left as
+    ///   it is), `newer-schema`, `damaged`, `cannot-open` or `busy`.
     public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         self.path = path
         let database = Locked(try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds))
@@ -67,6 +70,8 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
 
     /// Reads the file's schema (one page, no write lock, so it never waits behind another process's writer):
     /// throws when the file is gone, unreadable or damaged. See ``DeduplicationStore/probe()``.
+    /// - Throws: ``/Attribution/AttributionError`` with a state code (`cannot-open`, `damaged`, ...) when the file
+    ///   cannot be read.
     public func probe() throws(AttributionError) {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.probe() }
     }
