@@ -88,7 +88,8 @@ public final class PostgresOutbox: Outbox, Sendable {
 
     /// Connects to the state's database, creating the outbox's schema when it has none.
     /// - Parameter connectionString: the `--state` value (libpq string or `postgresql://` URL).
-    /// - Throws: ``/Attribution/AttributionError`` when the server cannot be reached or the schema `postback_relay` is not ours.
+    /// - Throws: ``/Attribution/AttributionError`` when the server cannot be reached or the schema `postback_relay`
+    ///   is not ours.
     public init(connectionString: String) throws(AttributionError) {
         let (opened, target) = try PostgresStateDatabase.connect(connectionString)
         self.target = target

@@ -1,19 +1,20 @@
 import Attribution
 import Foundation
 
-/// A ``/Attribution/DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one state that
-/// every run and every receiver on every machine can share.
+/// A ``/Attribution/DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one
+/// state that every run and every receiver on every machine can share.
 ///
 /// `connectionString` is a libpq connection string (`host=db.internal dbname=postbacks user=verifier`) or URL
 /// (`postgresql://verifier@db.internal/postbacks`); the password comes from it, from `PGPASSWORD`, or from the
 /// password file (`~/.pgpass`, or `PGPASSFILE`), as for `psql`, and no message ever quotes it. The database's
 /// `postback_verify` schema is created on first use, and refused, untouched, unless it is exactly ours
-/// (``/Attribution/AttributionError``). Each call is one statement, one round trip to the server, serialised with the instance's
-/// other calls; a thread of the store's own renews its lease. The instance is one owner: if its process dies,
-/// on any machine, its claims are taken over by the next sighting at once (its connection's advisory lock goes
-/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw ``/Attribution/AttributionError``
-/// (code `unavailable`), and the next call reconnects. Closing (the last reference going) releases any claim
-/// still held. `docs/state.md` documents the schema and how to run several machines on one database.
+/// (``/Attribution/AttributionError``). Each call is one statement, one round trip to the server, serialised with the
+/// instance's other calls; a thread of the store's own renews its lease. The instance is one owner: if its process
+/// dies, on any machine, its claims are taken over by the next sighting at once (its connection's advisory lock goes
+/// with it); if it hangs, once its lease has run out. When the server goes away, calls throw
+/// ``/Attribution/AttributionError`` (code `unavailable`), and the next call reconnects. Closing (the last reference
+/// going) releases any claim still held. `docs/state.md` documents the schema and how to run several machines on one
+/// database.
 public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// The connection (not thread-safe), used by one call at a time.
     private let database: Locked<PostgresStateDatabase>
@@ -59,7 +60,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
-    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``/Attribution/DeduplicationStore``).
+    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see
+    /// ``/Attribution/DeduplicationStore``).
     /// - Parameters:
     ///   - sightings: the valid postbacks to answer, in order.
     ///   - time: when they were seen.

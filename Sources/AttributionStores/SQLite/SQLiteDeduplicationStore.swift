@@ -1,13 +1,13 @@
 import Attribution
 import Foundation
 
-/// A ``/Attribution/DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
-/// one machine that opens the same file.
+/// A ``/Attribution/DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and
+/// process on one machine that opens the same file.
 ///
-/// The file is refused, untouched, unless it is exactly a postback-verify state (``/Attribution/AttributionError``); a missing one
-/// is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more than the
-/// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
-/// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
+/// The file is refused, untouched, unless it is exactly a postback-verify state (``/Attribution/AttributionError``);
+/// a missing one is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more
+/// than the retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays
+/// bounded whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
 /// transaction, serialised with the instance's other calls; a thread of the store's own renews its owner's
 /// lease while it holds claims. Closing (the last reference going) releases any claim still held.
 /// `docs/state.md` documents the schema.
