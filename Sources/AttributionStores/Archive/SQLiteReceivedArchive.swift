@@ -60,6 +60,8 @@ public final class SQLiteReceivedArchive: Sendable {
     /// Where a receiver keeps the archive of a SQLite state at `statePath` unless told otherwise, and where
     /// `postback-verify export --state` looks for it: `state.sqlite` -> `state-received.sqlite` (other names get
     /// `-received.sqlite` appended).
+    /// - Parameter statePath: the SQLite state's path.
+    /// - Returns: the archive's path.
     public static func defaultPath(besideState statePath: String) -> String {
         statePath.hasSuffix(".sqlite") ? String(statePath.dropLast(".sqlite".count)) + "-received.sqlite"
             : statePath + "-received.sqlite"
@@ -87,8 +89,12 @@ public final class SQLiteReceivedArchive: Sendable {
 
     /// Opens the archive at `path`, creating it when missing and migrating a version-1 file; refuses, untouched, a
     /// file with tables of someone else's (a state file given by mistake) or a newer version.
-    /// - Parameter syncsEveryCommit: `synchronous=FULL` (a commit survives a power loss; the default), or
-    ///   `NORMAL` (it survives the process's crash, not the machine's).
+    /// - Parameters:
+    ///   - path: the archive file, created when missing.
+    ///   - syncsEveryCommit: `synchronous=FULL` (a commit survives a power loss; the default), or
+    ///     `NORMAL` (it survives the process's crash, not the machine's).
+    /// - Throws: ``/Attribution/AttributionError`` with a state code: `not-ours` or `newer-schema` for a file left
+    ///   untouched, else the SQLite failure's (such as `cannot-open` or `busy`).
     public init(path: String, syncsEveryCommit: Bool = true) throws(AttributionError) {
         self.path = path
         let synchronous = "PRAGMA synchronous=\(syncsEveryCommit ? "FULL" : "NORMAL")"

@@ -20,6 +20,7 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
 
     /// An empty store. `expectedKeys` (a guess, never a limit) reserves room for that many distinct postbacks up
     /// front, so a run that knows its input's size does not rehash every key each time the table doubles.
+    /// - Parameter expectedKeys: about how many distinct valid postbacks to make room for; 0 by default.
     public init(expectedKeys: Int = 0) {
         entries = Locked([ExactString: Entry](minimumCapacity: max(0, expectedKeys)))
     }
