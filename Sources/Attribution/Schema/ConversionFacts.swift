@@ -2,7 +2,7 @@ import Foundation
 
 /// What a valid postback says about a conversion: the facts a schema decodes and a run report counts, read from a
 /// ``VerificationResult`` (AdAttributionKit or SKAdNetwork) or from the fast path's record
-/// (``FastPostbackPath/conversionFacts(record:answer:)``), so both paths give the same facts.
+/// (`FastPostbackPath.conversionFacts(record:answer:)`), so both paths give the same facts.
 public struct ConversionFacts: Sendable, Hashable {
     /// The trusted key's environment.
     public var environment: KeyEnvironment?

@@ -123,7 +123,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     }
 
     /// One `SELECT 1` round trip (reconnecting first when the connection was lost): throws `unavailable` while
-    /// the server is down. See ``DeduplicationStore/probe()``.
+    /// the server is down. See ``/Attribution/DeduplicationStore/probe()``.
     /// - Throws: ``/Attribution/AttributionError``, `unavailable` while the server is down.
     public func probe() throws(AttributionError) {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in

@@ -69,7 +69,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     }
 
     /// Reads the file's schema (one page, no write lock, so it never waits behind another process's writer):
-    /// throws when the file is gone, unreadable or damaged. See ``DeduplicationStore/probe()``.
+    /// throws when the file is gone, unreadable or damaged. See ``/Attribution/DeduplicationStore/probe()``.
     /// - Throws: ``/Attribution/AttributionError`` with a state code (`cannot-open`, `damaged`, ...) when the file
     ///   cannot be read.
     public func probe() throws(AttributionError) {
