@@ -44,7 +44,8 @@ for module in Attribution AttributionStores; do
     echo "== docc convert Sources/$module/$module.docc"
     if ! "$docc" convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$out/graphs/$module" \
         --fallback-display-name "$module" --fallback-bundle-identifier "org.postback-verify.$module" \
-        --output-path "$out/$module.doccarchive" --warnings-as-errors "${links[@]}" ${static[@]+"${static[@]}"} > "$log" 2>&1; then
+        --output-path "$out/$module.doccarchive" --warnings-as-errors "${links[@]}" ${static[@]+"${static[@]}"} \
+        > "$log" 2>&1; then
         cat "$log" >&2
         echo "scripts/docs.sh: docc reported warnings or errors for $module (above)" >&2
         status=1
