@@ -40,7 +40,13 @@ for module in Attribution AttributionStores; do
     # AttributionStores links to Attribution's symbols (``AttributionError``, ``DeduplicationStore``): Attribution's
     # archive is built first with link metadata, and is AttributionStores's dependency.
     links=(--enable-experimental-external-link-support)
-    if [ "$module" = AttributionStores ]; then links+=(--dependency "$out/Attribution.doccarchive"); fi
+    if [ "$module" = AttributionStores ]; then
+        if [ ! -d "$out/Attribution.doccarchive" ]; then
+            echo "scripts/docs.sh: AttributionStores not built: its links need Attribution's archive" >&2
+            continue
+        fi
+        links+=(--dependency "$out/Attribution.doccarchive")
+    fi
     echo "== docc convert Sources/$module/$module.docc"
     if ! "$docc" convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$out/graphs/$module" \
         --fallback-display-name "$module" --fallback-bundle-identifier "org.postback-verify.$module" \
