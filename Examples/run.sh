@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compiles and runs every ```swift block of README.md and docs/*.md from OUTSIDE this package, as a user would:
+# Compiles and runs every ```swift block of README.md, docs/*.md and the DocC articles (Sources/*/*.docc/*.md) from
+# OUTSIDE this package, as a user would:
 # a new package made of the README's own `Package.swift` example (a path dependency on this repository, the
 # `Attribution` product only), so no @testable import and no `package` access can be used.
 #
@@ -10,7 +11,8 @@
 # compiled, each document's blocks joined in order into one file (a reader pastes them together). A document with
 # blocks needs a check, `Examples/Checks/<name>.swift` defining `check_<name>(root:)` (async or not), that calls its examples on
 # real inputs and throws when one does not do what the document says; <name> is the path with / and . as _
-# (README_md, docs_state_md). The checks, like the blocks, see only the public API.
+# (README_md, docs_state_md, Sources_Attribution_Attribution_docc_Counting_md). The checks, like the blocks, see
+# only the public API.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$root/.build-examples"
@@ -28,6 +30,8 @@ ln -sfn "$root" "$work/$clone"
 
 documents=(README.md)
 for document in "$root"/docs/*.md; do documents+=("docs/$(basename "$document")"); done
+# The DocC catalogs' articles (scripts/docs.sh builds them): their examples are held to the same rule.
+for document in "$root"/Sources/*/*.docc/*.md; do documents+=("${document#"$root"/}"); done
 
 manifests=0
 checks=()

@@ -6,6 +6,8 @@ extension ECPublicKey {
     /// `key_ops` without `verify`) and one bound to another algorithm (`alg` other than `ES256`), so a key published
     /// for encryption or for ES384 cannot be used to accept ES256 postbacks (RFC 7517 §4.2-§4.4). The point must be
     /// on the curve.
+    /// - Parameter jwk: the JSON Web Key's members.
+    /// - Throws: ``AttributionError`` with code `invalid-key` for anything but a P-256 public signing key for ES256.
     public init(jwk: JSONObject) throws(AttributionError) {
         guard Self.member("kty", of: jwk, is: "EC") else {
             throw AttributionError(.invalidKey, "JWK kty is not \"EC\"")

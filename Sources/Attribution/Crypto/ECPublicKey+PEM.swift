@@ -3,6 +3,11 @@ extension ECPublicKey {
     ///
     /// The text must hold exactly one PEM block; the DER inside is held to the rules of
     /// ``init(derRepresentation:curve:)``. A private key is refused: a verifier never needs one.
+    /// - Parameters:
+    ///   - pemRepresentation: the PEM text, one `PUBLIC KEY` block.
+    ///   - curve: the curve the key must be on; P-256 by default.
+    /// - Throws: ``AttributionError`` with code `invalid-key` for text that is not one PEM public key on `curve`
+    ///   (a private key or a certificate is named, with the command that gives its public key).
     public init(pemRepresentation: String, curve: Curve = .p256) throws(AttributionError) {
         let block = try PEMBlock(parsing: pemRepresentation)
         guard block.label.utf8.elementsEqual("PUBLIC KEY".utf8) else {

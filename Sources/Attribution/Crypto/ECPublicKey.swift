@@ -21,7 +21,11 @@ public struct ECPublicKey: Sendable {
     ///
     /// A P-256 key in that one form is checked here without libcrypto (the bytes are the form's, the coordinates
     /// below p, the point on the curve: what libcrypto's decoding and the checks below would accept) and decoded
-    /// by libcrypto only when first used (``EVPPublicKey``); anything else is decoded now, which names what it is.
+    /// by libcrypto only when first used (`EVPPublicKey`); anything else is decoded now, which names what it is.
+    /// - Parameters:
+    ///   - derRepresentation: the DER SubjectPublicKeyInfo bytes.
+    ///   - curve: the curve the key must be on; P-256 by default.
+    /// - Throws: ``AttributionError`` with code `invalid-key` (rule J3) for anything else, saying what it is.
     public init(derRepresentation: some Collection<UInt8>, curve: Curve = .p256) throws(AttributionError) {
         let der = Array(derRepresentation)
         self.curve = curve
@@ -121,11 +125,16 @@ extension ECPublicKey.Curve: CustomStringConvertible {
 
 extension ECPublicKey: Hashable {
     /// Two keys are equal when their DER SubjectPublicKeyInfo bytes are, which also compares their curves.
+    /// - Parameters:
+    ///   - lhs: a key.
+    ///   - rhs: another key.
+    /// - Returns: true when both hold the same DER bytes.
     public static func == (lhs: ECPublicKey, rhs: ECPublicKey) -> Bool {
         lhs.derRepresentation == rhs.derRepresentation
     }
 
     /// Hashes the DER SubjectPublicKeyInfo bytes, consistent with `==`.
+    /// - Parameter hasher: the hasher to feed the DER bytes.
     public func hash(into hasher: inout Hasher) {
         derRepresentation.withUnsafeBytes { hasher.combine(bytes: $0) }
     }

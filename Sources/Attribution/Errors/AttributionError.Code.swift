@@ -14,6 +14,7 @@ extension AttributionError {
             self.rawValue = rawValue
         }
 
+        /// The code as written in records (its ``rawValue``).
         public var description: String { rawValue }
 
         // Item codes: an item's verdict (docs/cli.md section 3; each is its rules' code in the catalogue, RuleID).

@@ -13,11 +13,18 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
     public let rule: RuleID?
     /// A sentence for people: what is wrong, naming the field, file or server, and what to do.
     public let reason: String
+    /// The source file that threw it (`#fileID`), for a log.
     public let file: String
+    /// The line that threw it, for a log.
     public let line: UInt
 
     /// An error of `code` that no catalogue rule reports: what a ``DeduplicationStore`` of your own throws (the
     /// state codes, such as ``Code/unavailable``), or a key that cannot be used (``Code/invalidKey``).
+    /// - Parameters:
+    ///   - code: the stable code.
+    ///   - reason: a sentence for people: what is wrong and what to do.
+    ///   - file: the throw site's file; the caller's by default.
+    ///   - line: the throw site's line; the caller's by default.
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
         self.init(code: code, rule: nil, reason: reason, file: file, line: line)
     }
@@ -48,6 +55,11 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
 }
 
 extension AttributionError: Equatable {
+    /// Equal when the codes and rules are: the wording and the throw site do not count.
+    /// - Parameters:
+    ///   - lhs: an error.
+    ///   - rhs: another error.
+    /// - Returns: true when both have the same ``code`` and ``rule``.
     public static func == (lhs: AttributionError, rhs: AttributionError) -> Bool {
         lhs.code == rhs.code && lhs.rule == rhs.rule
     }

@@ -11,22 +11,30 @@ public struct ExactString: Sendable, Hashable, CustomStringConvertible {
     public let utf8: [UInt8]
 
     /// The exact string of `text` (a `postback-identifier`, an SKAdNetwork transaction, a `kid`).
+    /// - Parameter text: the string, taken as its UTF-8 bytes.
     public init(_ text: String) {
         utf8 = Array(text.utf8)
     }
 
     /// The exact string whose UTF-8 bytes are `utf8` (as a store reads a key back).
+    /// - Parameter utf8: the bytes, kept as they are.
     public init(utf8: [UInt8]) {
         self.utf8 = utf8
     }
 
     /// Hashes the bytes in one call (the synthesised conformance feeds the hasher a byte at a time, a large part of
     /// deduplicating a run of distinct postbacks); equality stays bytewise.
+    /// - Parameter hasher: the hasher to feed the byte count and the bytes.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(utf8.count)
         ByteCursor.over(utf8) { $0.combineBytes(into: &hasher) }
     }
 
+    /// Equal when the UTF-8 bytes are, never by canonical equivalence.
+    /// - Parameters:
+    ///   - left: an exact string.
+    ///   - right: another exact string.
+    /// - Returns: true when both hold the same bytes.
     public static func == (left: ExactString, right: ExactString) -> Bool {
         left.utf8 == right.utf8
     }

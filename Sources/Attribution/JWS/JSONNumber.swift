@@ -11,6 +11,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
         self.literal = literal
     }
 
+    /// The number's literal text, as received.
     public var description: String { literal }
 
     /// True when the literal has neither a fraction nor an exponent (`-0` counts as an integer).

@@ -2,7 +2,9 @@
 public struct JSONObject: Sendable, Hashable {
     /// One `"name": value` pair.
     public struct Member: Sendable, Hashable {
+        /// The member's name, unescaped.
         public let name: String
+        /// The member's value.
         public let value: JSONValue
 
         package init(name: String, value: JSONValue) {
@@ -22,6 +24,8 @@ public struct JSONObject: Sendable, Hashable {
     ///
     /// Names compare by their exact UTF-8 bytes, as the parser's duplicate check does, not by Swift's canonical
     /// equivalence: `"e\u0301"` must not find a member named `"é"`.
+    /// - Parameter name: the member's name.
+    /// - Returns: its value, or nil when no member has that name.
     public subscript(name: String) -> JSONValue? {
         // By index, reading only each name: iterating the members would copy (and retain) every value.
         for index in members.indices where members[index].name.isExactlyEqual(to: name) {
@@ -31,6 +35,8 @@ public struct JSONObject: Sendable, Hashable {
     }
 
     /// True when a member has this name (exact UTF-8 comparison).
+    /// - Parameter name: the member's name.
+    /// - Returns: true when a member has that name.
     public func contains(_ name: String) -> Bool {
         members.indices.contains { members[$0].name.isExactlyEqual(to: name) }
     }

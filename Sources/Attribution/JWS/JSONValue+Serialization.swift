@@ -2,7 +2,7 @@ extension JSONValue {
     /// The value as compact RFC 8259 text: no whitespace, members in stored order, numbers as their literal.
     ///
     /// Strings escape only what RFC 8259 section 7 requires (`"`, `\`, controls below U+0020); everything else is
-    /// written as UTF-8, so ``StrictJSONParser`` reads the text back to an equal value.
+    /// written as UTF-8, so `StrictJSONParser` reads the text back to an equal value.
     public var jsonText: String {
         var output: [UInt8] = []
         write(into: &output)

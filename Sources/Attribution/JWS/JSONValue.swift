@@ -1,10 +1,16 @@
-/// A JSON value as read by ``StrictJSONParser``: objects keep their members in received order.
+/// A JSON value as read by `StrictJSONParser`: objects keep their members in received order.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, kept as its literal text.
     case number(JSONNumber)
+    /// A string, unescaped.
     case string(String)
+    /// An array, in received order.
     case array([JSONValue])
+    /// An object, its members in received order.
     case object(JSONObject)
 }
 

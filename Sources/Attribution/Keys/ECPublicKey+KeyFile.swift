@@ -6,6 +6,10 @@ extension ECPublicKey {
     ///
     /// A refusal says what the file looks like (empty, text without a PEM block, bare base64, a private key, a
     /// certificate, binary that is not DER) and what is expected, never libcrypto's internal error names.
+    /// - Parameters:
+    ///   - bytes: the file's contents.
+    ///   - curve: the curve the key must be on; P-256 by default.
+    /// - Throws: ``AttributionError`` with code `invalid-key`, saying what the file looks like and what is expected.
     public init(keyFileContents bytes: [UInt8], curve: Curve = .p256) throws(AttributionError) {
         let expected = "expected an EC \(curve) public key, PEM (-----BEGIN PUBLIC KEY-----) or DER"
         guard !bytes.isEmpty else {
@@ -52,6 +56,10 @@ extension ECPublicKey {
 
     /// The public key in the key file at `path` (see ``init(keyFileContents:curve:)``); a file that cannot be read
     /// is refused with the system's reason (`No such file or directory`, `Permission denied`, `Is a directory`).
+    /// - Parameters:
+    ///   - path: the key file's path.
+    ///   - curve: the curve the key must be on; P-256 by default.
+    /// - Throws: ``AttributionError`` with code `invalid-key` for a file that cannot be read or holds no such key.
     public init(keyFile path: String, curve: Curve = .p256) throws(AttributionError) {
         let bytes: [UInt8]
         do {

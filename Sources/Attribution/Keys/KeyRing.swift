@@ -11,6 +11,7 @@ public struct KeyRing: Sendable {
     package internal(set) var skAdNetworkKeys: SKAdNetworkKeys = .apple
 
     /// Apple's production key, plus Apple's development keys when `allowingDevelopmentKeys` is true.
+    /// - Parameter allowingDevelopmentKeys: also trust Apple's development kids (never on production traffic).
     public init(allowingDevelopmentKeys: Bool = false) {
         self.allowsDevelopmentKeys = allowingDevelopmentKeys
         var keys: [ExactString: TrustedKey] = [:]
@@ -24,6 +25,11 @@ public struct KeyRing: Sendable {
     /// Trusts `key` for `keyID` (environment `custom`): an ad network's impression key, or a new Apple kid.
     ///
     /// Refuses to replace one of Apple's published kids: a typo must not silently swap out Apple's key.
+    /// - Parameters:
+    ///   - key: the P-256 public key.
+    ///   - keyID: the kid tokens signed with it name.
+    /// - Throws: ``AttributionError`` with code `invalid-key` for an empty kid, a key not on P-256, one of Apple's
+    ///   kids, or a kid already given a different key.
     public mutating func add(_ key: ECPublicKey, keyID: String) throws(AttributionError) {
         guard !keyID.isEmpty else {
             throw AttributionError(.invalidKey, "a key ID must not be empty")
@@ -84,6 +90,7 @@ extension KeyRing {
     /// Replaces the SKAdNetwork key on `key`'s curve (P-256 for 2.1 and later, P-192 for 1.0 and 2.0) with
     /// `key`; results it verifies report environment `custom`. For testing your own signing only: genuine
     /// SKAdNetwork postbacks verify only with Apple's keys.
+    /// - Parameter key: the replacement key, on P-256 or P-192.
     public mutating func replaceSKAdNetworkKey(with key: ECPublicKey) {
         skAdNetworkKeys = skAdNetworkKeys.replacing(with: key)
     }

@@ -9,7 +9,9 @@
 public struct VerifierOptions: Sendable {
     /// A key file trusted for one kid (`--key KID=PATH`).
     public struct KeyFile: Sendable, Equatable {
+        /// The kid the key is trusted for (before the first `=`).
         public let keyID: String
+        /// The key file's path (after the first `=`).
         public let path: String
     }
 
@@ -25,14 +27,19 @@ public struct VerifierOptions: Sendable {
     /// `--max-impression-age`, in milliseconds: I3 warns on impressions older than this.
     public private(set) var maximumImpressionAge: UInt64?
 
+    /// No option given: Apple's production keys only, not strict, no impression-age limit.
     public init() {}
 
     /// The option that names the SKAdNetwork replacement key on `curve`.
+    /// - Parameter curve: the key's curve.
+    /// - Returns: `--skadnetwork-key-p256` or `--skadnetwork-key-p192`.
     public static func skAdNetworkKeyOption(_ curve: ECPublicKey.Curve) -> String {
         curve == .p256 ? "--skadnetwork-key-p256" : "--skadnetwork-key-p192"
     }
 
     /// Adds `--key`'s value, `KID=PATH` (the kid is everything before the first `=`).
+    /// - Parameter argument: `--key`'s value.
+    /// - Throws: ``AttributionError`` with code `invalid-option` when it has no `=`, or nothing before or after it.
     public mutating func addKey(_ argument: String) throws(AttributionError) {
         guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex,
               argument.index(after: equals) != argument.endIndex else {
@@ -43,6 +50,10 @@ public struct VerifierOptions: Sendable {
     }
 
     /// Sets the SKAdNetwork replacement key file for `curve` (each option once).
+    /// - Parameters:
+    ///   - curve: the curve of the key the file replaces.
+    ///   - path: the key file (read by ``keyRing()``).
+    /// - Throws: ``AttributionError`` with code `invalid-option` when the option for `curve` was given already.
     public mutating func replaceSKAdNetworkKey(_ curve: ECPublicKey.Curve, path: String) throws(AttributionError) {
         guard skAdNetworkKeyPaths[curve] == nil else {
             throw AttributionError(.invalidOption, "\(Self.skAdNetworkKeyOption(curve)) given twice")
@@ -51,6 +62,8 @@ public struct VerifierOptions: Sendable {
     }
 
     /// Sets `--max-impression-age` from a duration: `30d`, `12h`, `90m`, `3600s` or a bare number of seconds.
+    /// - Parameter duration: `--max-impression-age`'s value.
+    /// - Throws: ``AttributionError`` with code `invalid-option` for anything else.
     public mutating func setMaximumImpressionAge(_ duration: String) throws(AttributionError) {
         guard let milliseconds = VerificationPolicy.milliseconds(inDuration: duration) else {
             throw AttributionError(
@@ -61,6 +74,8 @@ public struct VerifierOptions: Sendable {
 
     /// Apple's keys plus every `--key`, with the SKAdNetwork replacement keys; a file that is not a public key on
     /// the curve it is for throws `invalid-key`, naming the file and the option or kid it was given for.
+    /// - Returns: the key ring, development keys included with ``allowsDevelopmentKeys``.
+    /// - Throws: ``AttributionError`` with code `invalid-key` for a key file that cannot be read or used.
     public func keyRing() throws(AttributionError) -> KeyRing {
         var ring = KeyRing(allowingDevelopmentKeys: allowsDevelopmentKeys)
         for file in keyFiles {
@@ -96,6 +111,8 @@ public struct VerifierOptions: Sendable {
     }
 
     /// A verifier with ``keyRing()`` and ``policy``.
+    /// - Returns: the verifier the options ask for.
+    /// - Throws: what ``keyRing()`` throws.
     public func verifier() throws(AttributionError) -> AttributionVerifier {
         AttributionVerifier(keyRing: try keyRing(), policy: policy)
     }

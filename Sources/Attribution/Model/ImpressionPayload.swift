@@ -4,13 +4,17 @@ public struct ImpressionPayload: Sendable, Hashable {
     public let impressionIdentifier: String
     /// The publisher app's App Store ID; 0 marks a development impression.
     public let publisherItemIdentifier: UInt64
+    /// The signed `impression-type`, as spelled.
     public let impressionType: String
+    /// The signed `ad-network-identifier`: the ad network that signed the impression (I2 checks it equals the kid).
     public let adNetworkIdentifier: String
     /// 0 ... 9999: an integer here, unlike the postback's string.
     public let sourceIdentifier: UInt64
     /// Milliseconds since 1970.
     public let timestamp: UInt64
+    /// The advertised app's App Store ID (`advertised-item-identifier`).
     public let advertisedItemIdentifier: UInt64
+    /// The signed `eligible-for-re-engagement`, when present.
     public let eligibleForReEngagement: Bool?
     /// Every signed member as decoded.
     public let object: JSONObject

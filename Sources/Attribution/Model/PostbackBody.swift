@@ -3,9 +3,11 @@
 /// Nothing here is signed: anyone on the path could have changed it. Results keep these apart from the signed
 /// fields (`unsigned` versus `fields`) so no one mistakes them for proof.
 public struct PostbackBody: Sendable, Hashable {
+    /// The unsigned `ad-interaction-type` (`view` or `click`), when present.
     public let adInteractionType: AdInteractionType?
     /// The fine conversion value, 0 ... 63.
     public let conversionValue: Int?
+    /// The unsigned coarse conversion value (`coarse-conversion-value`), when present.
     public let coarseConversionValue: CoarseConversionValue?
     /// Two capital letters (added in 2025).
     public let countryCode: String?
@@ -41,7 +43,9 @@ public struct PostbackBody: Sendable, Hashable {
 public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
     package static let spellings = makeSpellings()
 
+    /// The ad was viewed (`view`).
     case view
+    /// The ad was tapped (`click`).
     case click
 }
 
@@ -49,7 +53,10 @@ public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, Exactly
 public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
     package static let spellings = makeSpellings()
 
+    /// `low`.
     case low
+    /// `medium`.
     case medium
+    /// `high`.
     case high
 }

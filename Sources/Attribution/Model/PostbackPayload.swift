@@ -3,11 +3,15 @@
 public struct PostbackPayload: Sendable, Hashable {
     /// The deduplication key (UUID in practice, either letter case).
     public let postbackIdentifier: String
+    /// The ad network the postback is for (`ad-network-identifier`).
     public let adNetworkIdentifier: String
     /// The advertised app's App Store ID; can exceed 2^32 (Apple's example: 10738027756).
     public let advertisedItemIdentifier: UInt64
+    /// How the user converted (`conversion-type`).
     public let conversionType: ConversionType
+    /// The signed `impression-type`, as spelled.
     public let impressionType: String
+    /// The signed `did-win`: false for a nonwinning postback (an ad network that did not win the attribution).
     public let didWin: Bool
     /// The conversion window: 0 (days 0-2), 1 (days 3-7) or 2 (days 8-35).
     public let postbackSequenceIndex: Int
@@ -54,7 +58,9 @@ public struct PostbackPayload: Sendable, Hashable {
 public enum ConversionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
     package static let spellings = makeSpellings()
 
+    /// A first download (`download`).
     case download
+    /// A download of an app the user had before (`redownload`).
     case redownload
     /// Spelled with a hyphen in every signed postback seen; `reengagement` is refused (spec §10).
     case reEngagement = "re-engagement"

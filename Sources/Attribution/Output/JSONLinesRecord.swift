@@ -1,18 +1,29 @@
 /// One result as the command's JSON Lines record (docs/cli.md section 3): one JSON object on one line.
 ///
-/// In the library so a server can log exactly the CLI's records, and so ``FastPostbackPath`` writes its records
+/// In the library so a server can log exactly the CLI's records, and so `FastPostbackPath` writes its records
 /// with the same code. Written straight into a byte buffer (no intermediate strings): rendering runs once per item
 /// on the hot path.
 public enum JSONLinesRecord {
     /// The record of an item that has no file and line, such as a request a server received: `source` is
     /// `label` (a request id, say), and `line` is 1 (one item).
+    /// - Parameters:
+    ///   - result: the item's result.
+    ///   - label: the record's `source`.
+    ///   - explain: add `"signed-string"` (the exact SKAdNetwork signed string) when the result has one.
+    /// - Returns: the record: one JSON object, UTF-8, without a line terminator.
     public static func render(_ result: VerificationResult, sourceLabel label: String, explain: Bool = false)
         -> [UInt8] {
         render(result, source: label, line: 1, explain: explain)
     }
 
-    /// - Parameter explain: add `"signed-string"` (the exact SKAdNetwork signed string, U+2063 kept as UTF-8)
-    ///   when the result has one.
+    /// The record of an item read from `source` at `line`, as the command line writes it.
+    /// - Parameters:
+    ///   - result: the item's result.
+    ///   - source: the record's `source` (a file's path, `-` for standard input).
+    ///   - line: the record's `line`, 1-based.
+    ///   - explain: add `"signed-string"` (the exact SKAdNetwork signed string, U+2063 kept as UTF-8)
+    ///     when the result has one.
+    /// - Returns: the record: one JSON object, UTF-8, without a line terminator.
     public static func render(_ result: VerificationResult, source: String, line: Int, explain: Bool = false)
         -> [UInt8] {
         var out: [UInt8] = []

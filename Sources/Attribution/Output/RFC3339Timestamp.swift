@@ -7,6 +7,9 @@ import Foundation
 /// text (the fixed width also sorts as time does). Public so that every program built on the library writes its
 /// times the same way, and cheaply (the receiver stamps a log line per request with it).
 public enum RFC3339Timestamp {
+    /// The RFC 3339 text of `date`, in UTC with milliseconds (`2026-11-24T11:36:05.123Z`).
+    /// - Parameter date: the instant.
+    /// - Returns: its text, fixed width.
     public static func string(_ date: Date) -> String {
         let milliseconds = date.millisecondsSince1970
         let (days, dayMilliseconds) = floorDivision(milliseconds, 86_400_000)

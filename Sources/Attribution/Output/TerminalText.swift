@@ -9,6 +9,8 @@ public enum TerminalText {
     /// returns, line feeds), format characters (bidirectional overrides and isolates, zero-width characters, the
     /// BOM, U+2063), line and paragraph separators, and private-use, surrogate or unassigned code points, whose
     /// rendering nobody can predict.
+    /// - Parameter scalar: a scalar of the input.
+    /// - Returns: true when it must be shown escaped.
     public static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return true }
         guard scalar.value >= 0xA0 else { return false }
@@ -21,12 +23,16 @@ public enum TerminalText {
     }
 
     /// How an escaped scalar is shown: `\u{XXXX}`, its code point in hexadecimal.
+    /// - Parameter scalar: the scalar to show.
+    /// - Returns: `\u{XXXX}` for it, uppercase hexadecimal.
     public static func escape(_ scalar: Unicode.Scalar) -> String {
         "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
     }
 
     /// `text` with every scalar that ``mustEscape(_:)`` as `\u{XXXX}` (hexadecimal code point), so the result is
     /// one line of plain characters whatever the input held.
+    /// - Parameter text: text that came from the input.
+    /// - Returns: the text, safe to print.
     public static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: mustEscape) else { return text }
         var out = String.UnicodeScalarView()

@@ -36,6 +36,7 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
         isWarning ? Finding(rule: rule, code: .ruleWarning, message: message) : self
     }
 
+    /// `RULE code: message` for an error, `RULE warning: message` for a warning.
     public var description: String {
         "\(rule)\(code.map { " \($0.rawValue)" } ?? " warning"): \(message)"
     }

@@ -3,6 +3,7 @@ import Foundation
 /// A valid postback's conversion as a schema reads it (docs/schema.md): its window, the install times its
 /// arrival allows, and, when the schema has the app, its campaign and what its value means.
 public struct DecodedConversion: Sendable {
+    /// The conversion window the postback closes.
     public let window: ConversionWindow
     /// The time the estimate starts from: when the postback arrived (the command line: when the run started).
     public let arrival: Date
@@ -12,6 +13,7 @@ public struct DecodedConversion: Sendable {
     let usesSKAdNetworkTimer: Bool
     /// The values decoded, as the postback carries them.
     public let fineValue: Int?
+    /// The coarse value decoded, as the postback carries it.
     public let coarseValue: CoarseConversionValue?
     /// False when the values are not covered by the signature (every AdAttributionKit postback's are not).
     public let valuesAreSigned: Bool
@@ -63,6 +65,9 @@ extension ConversionSchema {
 extension DecodedConversion {
     /// `,"decoded":{…}`: the member a valid record gains with a schema (docs/cli.md section 3), written before the
     /// record's closing brace. `times`, made once for the arrival, saves writing the same three times per record.
+    /// - Parameters:
+    ///   - out: the record's bytes so far, without its closing brace.
+    ///   - times: the arrival's time members, made once; used only when made for this conversion's arrival.
     public func appendJSONMember(to out: inout [UInt8], times: DecodedTimes? = nil) {
         JSONLinesRecord.appendLiteral(#","decoded":{"window":"#, to: &out)
         JSONLinesRecord.appendDecimal(window.number, to: &out)
@@ -119,6 +124,10 @@ extension DecodedConversion {
     }
 
     /// `record` (a whole JSON Lines record, `{…}`) with this member added before its closing brace.
+    /// - Parameters:
+    ///   - record: a whole JSON Lines record.
+    ///   - times: the arrival's time members, made once; used only when made for this conversion's arrival.
+    /// - Returns: the record with `decoded`; the record unchanged when it does not end with `}`.
     public func adding(to record: [UInt8], times: DecodedTimes? = nil) -> [UInt8] {
         var out = record
         guard out.last == UInt8(ascii: "}") else { return record }
@@ -133,10 +142,13 @@ extension DecodedConversion {
 /// The time members of `decoded` (`,"arrival":…,"install-earliest":…,"install-latest":…`) for one arrival time,
 /// written once per window: a run decodes every postback as of the same time, so these differ only by window.
 public struct DecodedTimes: Sendable {
+    /// The arrival time the members are written for.
     public let arrival: Date
     /// By window (1, 2, 3 at 0, 1, 2).
     let members: [[UInt8]]
 
+    /// The three windows' time members for `arrival`.
+    /// - Parameter arrival: the time every postback of the run is decoded as of.
     public init(arrival: Date) {
         self.arrival = arrival
         members = ConversionWindow.all.map { window in

@@ -2,7 +2,7 @@ import Foundation
 
 /// What a valid postback says about a conversion: the facts a schema decodes and a run report counts, read from a
 /// ``VerificationResult`` (AdAttributionKit or SKAdNetwork) or from the fast path's record
-/// (``FastPostbackPath/conversionFacts(record:answer:)``), so both paths give the same facts.
+/// (`FastPostbackPath.conversionFacts(record:answer:)`), so both paths give the same facts.
 public struct ConversionFacts: Sendable, Hashable {
     /// The trusted key's environment.
     public var environment: KeyEnvironment?
@@ -65,6 +65,7 @@ public struct ConversionFacts: Sendable, Hashable {
 
     /// The facts of a valid AdAttributionKit or SKAdNetwork postback; nil for anything else (an invalid item, an
     /// impression, a duplicate).
+    /// - Parameter result: the item's result.
     public init?(_ result: VerificationResult) {
         guard result.verdict == .valid else { return nil }
         if result.kind == .postback, let postback = result.postback {
@@ -112,6 +113,8 @@ public struct ConversionFacts: Sendable, Hashable {
     /// The first-launch times consistent with a postback sent at `sent`: by its window
     /// (``ConversionWindow/installRange(sentAt:)``) or, before SKAdNetwork 4.0, by its timer
     /// (``SKAdNetworkTimer/installRange(sentAt:finalValue:)``).
+    /// - Parameter sent: when the postback was sent (in practice: when it arrived).
+    /// - Returns: the earliest and latest first-launch times; nil when the facts name no window.
     public func installRange(sentAt sent: Date) -> ClosedRange<Date>? {
         if usesSKAdNetworkTimer { return SKAdNetworkTimer.installRange(sentAt: sent, finalValue: fineValue) }
         return window?.installRange(sentAt: sent)

@@ -5,7 +5,7 @@ import Foundation
 /// revenue range, and each `source-identifier` as a campaign name (from version 2 also per ad network, with the
 /// network's name, and per date range).
 ///
-/// Read strictly, as the postbacks are: the text through ``StrictJSONParser`` (duplicate members refused), then
+/// Read strictly, as the postbacks are: the text through `StrictJSONParser` (duplicate members refused), then
 /// every member checked; unknown members are refused so a misspelt one cannot be ignored silently. A refusal
 /// names the line and the reason (``Refusal``).
 public struct ConversionSchema: Sendable {
@@ -24,7 +24,9 @@ public struct ConversionSchema: Sendable {
 
     /// A revenue range, low to high inclusive.
     public struct RevenueRange: Sendable, Hashable {
+        /// The lowest revenue, inclusive.
         public let low: Decimal
+        /// The highest revenue, inclusive.
         public let high: Decimal
     }
 
@@ -32,6 +34,7 @@ public struct ConversionSchema: Sendable {
     public struct WindowMeanings: Sendable {
         /// By fine value, 0-63 (empty but for the first window).
         public let fine: [Int: Meaning]
+        /// By coarse value (`low`, `medium`, `high`).
         public let coarse: [CoarseConversionValue: Meaning]
     }
 
@@ -44,6 +47,7 @@ public struct ConversionSchema: Sendable {
         /// The period, as whole UTC days: from the start of `valid-from` up to (not including) the start of the
         /// day after `valid-until` (open-ended without it).
         public let validFrom: Date
+        /// The start of the day after `valid-until`, excluded; nil when the entry is open-ended.
         public let validUntil: Date?
         /// The currency of the revenue ranges (an ISO 4217 code), when given.
         public let currency: String?
@@ -113,17 +117,26 @@ public struct ConversionSchema: Sendable {
 
     /// Why a schema was refused: the line (1-based) and the reason.
     public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// The line of the schema's text that is wrong, 1-based.
         public let line: Int
+        /// What is wrong, in words.
         public let reason: String
+        /// `line N: reason`.
         public var description: String { "line \(line): \(reason)" }
     }
 
     /// The app's schema valid at `date`, if any (periods of one app never overlap).
+    /// - Parameters:
+    ///   - advertisedItemIdentifier: the app's App Store ID.
+    ///   - date: the time the entry must be valid at.
+    /// - Returns: the app's entry for `date`, or nil.
     public func app(_ advertisedItemIdentifier: UInt64, at date: Date) -> App? {
         apps.first { $0.advertisedItemIdentifier == advertisedItemIdentifier && $0.isValid(at: date) }
     }
 
     /// Reads a schema from its JSON text.
+    /// - Parameter bytes: the schema's JSON text, UTF-8, at most ``maximumBytes``.
+    /// - Throws: ``Refusal``, with the line and the reason, for a schema that is not exactly the format.
     public init(parsing bytes: [UInt8]) throws(Refusal) {
         guard bytes.count <= Self.maximumBytes else {
             throw Refusal(line: 1, reason: "the schema is larger than \(Self.maximumBytes) bytes")

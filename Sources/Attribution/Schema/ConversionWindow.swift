@@ -8,9 +8,11 @@ public struct ConversionWindow: Sendable, Hashable {
     public let number: Int
     /// The window's first and last day after the first launch (day 0 is the first 24 hours).
     public let firstDay: Int
+    /// The window's last day after the first launch, inclusive.
     public let lastDay: Int
     /// The random delay between the window's end and the postback's sending, in hours.
     public let minimumDelayHours: Int
+    /// The longest random delay between the window's end and the postback's sending, in hours.
     public let maximumDelayHours: Int
 
     /// The three windows [Apple: "Receiving postbacks in multiple conversion windows"]: days 0-2, 3-7 and 8-35;
@@ -22,6 +24,7 @@ public struct ConversionWindow: Sendable, Hashable {
     ]
 
     /// The window a `postback-sequence-index` names; nil outside 0...2.
+    /// - Parameter index: the postback's `postback-sequence-index`.
     public init?(postbackSequenceIndex index: Int) {
         guard Self.all.indices.contains(index) else { return nil }
         self = Self.all[index]
@@ -47,6 +50,8 @@ public struct ConversionWindow: Sendable, Hashable {
     ///
     /// A postback that arrived after Apple's retries, or was read later than it arrived, was sent earlier than
     /// `sent`: the install can then be earlier than this range says.
+    /// - Parameter sent: when the postback was sent (in practice: when it arrived).
+    /// - Returns: the earliest and latest first-launch times.
     public func installRange(sentAt sent: Date) -> ClosedRange<Date> {
         let hour = 3600.0
         let day = 24 * hour

@@ -12,6 +12,7 @@ public enum SKAdNetworkTimer {
     public static let timerHours = 24
     /// The random delay after the timer expires.
     public static let minimumDelayHours = 0
+    /// The longest random delay after the timer expires.
     public static let maximumDelayHours = 24
 
     /// The first-launch times consistent with a postback sent at `sent` that carries `finalValue` (nil: none, or
@@ -22,6 +23,10 @@ public enum SKAdNetworkTimer {
     /// - earliest: the value rose one step at a time, each step just before the timer ran out, so the last of at
     ///   most `finalValue` increases came before `finalValue × 24 h`; its timer and the longest delay followed:
     ///   `sent − (finalValue + 1) × 24 h − 24 h`.
+    /// - Parameters:
+    ///   - sent: when the postback was sent (in practice: when it arrived).
+    ///   - finalValue: the postback's conversion value (0-63), or nil.
+    /// - Returns: the earliest and latest first-launch times.
     public static func installRange(sentAt sent: Date, finalValue: Int?) -> ClosedRange<Date> {
         let hour = 3600.0
         let increases = Double(min(max(finalValue ?? 63, 0), 63))

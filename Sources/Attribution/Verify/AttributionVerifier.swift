@@ -19,7 +19,9 @@ public struct AttributionVerifier: Sendable {
         Finding(.j1, "the item is \(byteCount) bytes, over the limit of \(maximumItemBytes)")
     }
 
+    /// The keys this verifier trusts.
     public let keyRing: KeyRing
+    /// Strictness and the impression clock this verifier applies.
     public let policy: VerificationPolicy
     /// Tokens already verified by this verifier, so exact repeats (Apple's retries) skip the ECDSA; nil: no cache.
     package let cache: VerifiedTokenCache?
@@ -28,6 +30,9 @@ public struct AttributionVerifier: Sendable {
     let layouts: MessageLayouts
 
     /// A verifier for `keyRing` under `policy`.
+    /// - Parameters:
+    ///   - keyRing: the trusted keys (`KeyRing()`: Apple's production keys only).
+    ///   - policy: strictness and the impression clock; not strict, no impression-age limit by default.
     public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy()) {
         self.init(keyRing: keyRing, policy: policy, cache: nil)
     }
@@ -46,6 +51,8 @@ public struct AttributionVerifier: Sendable {
     }
 
     /// Verifies one item given as bytes (a whole request body, or one line of input without its terminator).
+    /// - Parameter item: the item's bytes, exactly as received.
+    /// - Returns: the item's result; an invalid item is a result too, never a thrown error.
     public func verify(_ item: some Collection<UInt8>) -> VerificationResult {
         if let slice = item as? ArraySlice<UInt8> {
             return verify(slice)
@@ -54,6 +61,8 @@ public struct AttributionVerifier: Sendable {
     }
 
     /// Verifies one item given as bytes.
+    /// - Parameter item: the item's bytes, exactly as received.
+    /// - Returns: the item's result; an invalid item is a result too, never a thrown error.
     public func verify(_ item: ArraySlice<UInt8>) -> VerificationResult {
         var prepared = prepare(item)
         checkSignature(&prepared)
@@ -63,6 +72,8 @@ public struct AttributionVerifier: Sendable {
     /// Verifies many items, giving their results in order: the same results as ``verify(_:)-(ArraySlice<UInt8>)``
     /// one by one, but the items' ES256 signatures are checked together, which a batch job (a day's file of
     /// postbacks) should prefer. How signatures are batched is this call's business.
+    /// - Parameter items: the items' bytes, each exactly as received.
+    /// - Returns: one result per item, in order.
     public func verify<Items: Sequence>(batch items: Items) -> [VerificationResult]
     where Items.Element: Collection, Items.Element.Element == UInt8 {
         var prepared = items.map { item in prepare((item as? ArraySlice<UInt8>) ?? ArraySlice(item)) }

@@ -13,6 +13,11 @@ public struct VerificationPolicy: Sendable {
     /// Milliseconds since 1970; injectable so tests are deterministic.
     public var clock: @Sendable () -> UInt64
 
+    /// A policy; by default not strict, with no impression-age limit, on the system's clock.
+    /// - Parameters:
+    ///   - isStrict: warnings become errors with code `rule-warning`.
+    ///   - maximumImpressionAge: I3's age limit in milliseconds; nil for none.
+    ///   - clock: milliseconds since 1970 (``systemClock``, or a test's).
     public init(
         isStrict: Bool = false,
         maximumImpressionAge: UInt64? = nil,
@@ -35,6 +40,8 @@ extension VerificationPolicy {
     /// A ``maximumImpressionAge`` written as a duration: `30d`, `12h`, `90m`, `3600s`, or a bare number of seconds
     /// (`3600`); ASCII digits only. Nil for anything else, or a duration that overflows milliseconds. The command
     /// line's and the receiver's `--max-impression-age`.
+    /// - Parameter text: the duration.
+    /// - Returns: the duration in milliseconds, or nil.
     public static func milliseconds(inDuration text: String) -> UInt64? {
         let units: [UInt8: UInt64] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600,
                                       UInt8(ascii: "d"): 86400]

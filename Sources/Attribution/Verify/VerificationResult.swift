@@ -3,7 +3,9 @@
 /// The verdict is derived from `errors`: valid exactly when there are none. Signed and unsigned data are kept
 /// apart (`fields` versus `unsigned`): only `fields` is vouched for by the signature.
 public struct VerificationResult: Sendable {
+    /// What the item turned out to be (the record's `kind`).
     public package(set) var kind: ItemKind = .unknown
+    /// How far signature checking got (the record's `signature`).
     public package(set) var signature: SignatureStatus = .notChecked
     /// The kid that named the key (SKAdNetwork: `skadnetwork-p256` or `skadnetwork-p192`).
     public package(set) var keyID: String?
@@ -11,6 +13,7 @@ public struct VerificationResult: Sendable {
     public package(set) var environment: KeyEnvironment?
     /// Errors in catalogue order; the first decided the verdict.
     public package(set) var errors: [Finding] = []
+    /// Warnings in catalogue order: they never change the verdict unless strict mode made them errors.
     public package(set) var warnings: [Finding] = []
     /// The signed payload as decoded, only once its signature verified.
     public package(set) var fields: JSONObject?
@@ -59,6 +62,7 @@ extension VerificationResult {
     /// When `first` carries its content's fingerprint and this result's content differs, also sets
     /// ``duplicateDifferences`` and adds the D2 warning naming what differs. Does nothing to a result that is not
     /// valid or has no deduplication key (only valid postbacks are duplicates).
+    /// - Parameter first: where and when the postback was first seen, as a ``DeduplicationStore`` answered.
     public mutating func markDuplicate(of first: DuplicateReference) {
         markDuplicate(of: first, content: nil)
     }

@@ -6,11 +6,12 @@ import Attribution
 /// In a SQLite archive the cursor is the row's id (`812`): rows are committed one writer at a time, in id order. In
 /// PostgreSQL, where receivers on several machines commit at once and a transaction that took a smaller id can
 /// commit after one that took a larger, it is the writing transaction's id and the row's (`5071.812`), and a row is
-/// exported only once every transaction with a smaller id has ended (``PostgresArchiveReader``): a later commit
+/// exported only once every transaction with a smaller id has ended (`PostgresArchiveReader`): a later commit
 /// can then only carry a greater transaction id, never land behind a consumer's cursor.
 public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The writing transaction's id (PostgreSQL `xid8`); nil in a SQLite archive.
     public let transaction: UInt64?
+    /// The row's id.
     public let row: Int64
 
     package init(transaction: UInt64?, row: Int64) {
@@ -19,6 +20,7 @@ public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvert
     }
 
     /// Reads `812` or `5071.812` (ASCII digits only, no sign, no leading zero, each part in range); nil otherwise.
+    /// - Parameter text: the cursor's text, as ``description`` writes it.
     public init?(_ text: String) {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         func number(_ digits: Substring.UTF8View.SubSequence) -> UInt64? {
@@ -41,6 +43,7 @@ public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvert
         }
     }
 
+    /// `812` (SQLite) or `5071.812` (PostgreSQL: the transaction's id, then the row's).
     public var description: String {
         transaction.map { "\($0).\(row)" } ?? String(row)
     }
@@ -59,6 +62,11 @@ public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvert
         return String(transaction) + String(repeating: "0", count: 19 - digits.utf8.count) + digits
     }
 
+    /// Cursor order: by transaction (none counts as 0), then by row.
+    /// - Parameters:
+    ///   - left: a cursor.
+    ///   - right: another cursor.
+    /// - Returns: true when `left` comes before `right`.
     public static func < (left: ArchiveCursor, right: ArchiveCursor) -> Bool {
         (left.transaction ?? 0, left.row) < (right.transaction ?? 0, right.row)
     }

@@ -2,7 +2,8 @@ import Attribution
 
 /// One received postback as an archive keeps it: when and where it arrived, its verdict, the bytes received and
 /// its JSON Lines record. A receiver stores one per request it answers (``SQLiteReceivedArchive``, or with a
-/// PostgreSQL state ``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:archiving:)``); `postback-verify export` reads them.
+/// PostgreSQL state ``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:owing:archiving:)``);
+/// `postback-verify export` reads them.
 public struct ArchivedPostback: Sendable, Equatable {
     /// What ``body`` holds.
     public enum Kept: String, Sendable {
@@ -25,11 +26,24 @@ public struct ArchivedPostback: Sendable, Equatable {
     public var code: String?
     /// The deduplication key's UTF-8 bytes, for a postback that has one.
     public var key: [UInt8]?
+    /// The bytes received, or what ``kept`` says stands for them.
     public var body: [UInt8]
     /// The JSON Lines record (one JSON object, no line end).
     public var record: [UInt8]
+    /// What ``body`` holds: the bytes received, or a duplicate's differences.
     public var kept: Kept
 
+    /// A row with these fields.
+    /// - Parameters:
+    ///   - received: when the request arrived, in milliseconds since 1970.
+    ///   - request: the request's id.
+    ///   - route: the route it arrived on.
+    ///   - verdict: `valid` or `invalid`.
+    ///   - code: the first error's code, for an invalid postback.
+    ///   - key: the deduplication key's UTF-8 bytes, when it has one.
+    ///   - body: the bytes received (or the differences, with `kept` `.differences`).
+    ///   - record: the JSON Lines record.
+    ///   - kept: what `body` holds; the bytes received by default.
     public init(received: Int64, request: String, route: String, verdict: String, code: String?, key: [UInt8]?,
                 body: [UInt8], record: [UInt8], kept: Kept = .body) {
         self.received = received
@@ -44,6 +58,10 @@ public struct ArchivedPostback: Sendable, Equatable {
     }
 
     /// Equal when every field is, strings by their UTF-8 bytes (never by canonical equivalence).
+    /// - Parameters:
+    ///   - left: a row.
+    ///   - right: another row.
+    /// - Returns: true when every field is equal.
     public static func == (left: ArchivedPostback, right: ArchivedPostback) -> Bool {
         func same(_ a: String?, _ b: String?) -> Bool {
             switch (a, b) {

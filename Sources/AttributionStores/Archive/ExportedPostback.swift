@@ -3,7 +3,9 @@ import Foundation
 
 /// A row as an archive's reader returns it: its cursor and what was stored.
 public struct ExportedPostback: Sendable {
+    /// The row's cursor: resume after it to read the rows stored later.
     public let cursor: ArchiveCursor
+    /// What was stored.
     public let postback: ArchivedPostback
 }
 

@@ -10,7 +10,7 @@ import Synchronization
 /// own, and every command-line run checks the whole state file at start-up (`PRAGMA quick_check`), so bodies
 /// (about 1 KiB each, kept until you delete them) would slow every run; the state stays about 130 bytes per
 /// postback. The archive refuses a file that has other tables (a state file given by mistake) and leaves it as it
-/// is. ``append(_:)`` writes a group of rows in one transaction, by default with `synchronous=FULL`: a commit
+/// is. ``append(_:owing:)`` writes a group of rows in one transaction, by default with `synchronous=FULL`: a commit
 /// reaches the disk (WAL `fsync`) before it returns, so an answer given after it survives a power loss.
 ///
 /// The log is folded into the file (a checkpoint) off the commit path: SQLite's own checkpoint runs inside the
@@ -60,6 +60,8 @@ public final class SQLiteReceivedArchive: Sendable {
     /// Where a receiver keeps the archive of a SQLite state at `statePath` unless told otherwise, and where
     /// `postback-verify export --state` looks for it: `state.sqlite` -> `state-received.sqlite` (other names get
     /// `-received.sqlite` appended).
+    /// - Parameter statePath: the SQLite state's path.
+    /// - Returns: the archive's path.
     public static func defaultPath(besideState statePath: String) -> String {
         statePath.hasSuffix(".sqlite") ? String(statePath.dropLast(".sqlite".count)) + "-received.sqlite"
             : statePath + "-received.sqlite"
@@ -87,8 +89,12 @@ public final class SQLiteReceivedArchive: Sendable {
 
     /// Opens the archive at `path`, creating it when missing and migrating a version-1 file; refuses, untouched, a
     /// file with tables of someone else's (a state file given by mistake) or a newer version.
-    /// - Parameter syncsEveryCommit: `synchronous=FULL` (a commit survives a power loss; the default), or
-    ///   `NORMAL` (it survives the process's crash, not the machine's).
+    /// - Parameters:
+    ///   - path: the archive file, created when missing.
+    ///   - syncsEveryCommit: `synchronous=FULL` (a commit survives a power loss; the default), or
+    ///     `NORMAL` (it survives the process's crash, not the machine's).
+    /// - Throws: ``/Attribution/AttributionError`` with a state code: `not-ours` or `newer-schema` for a file left
+    ///   untouched, else the SQLite failure's (such as `cannot-open` or `busy`).
     public init(path: String, syncsEveryCommit: Bool = true) throws(AttributionError) {
         self.path = path
         let synchronous = "PRAGMA synchronous=\(syncsEveryCommit ? "FULL" : "NORMAL")"
@@ -142,7 +148,7 @@ public final class SQLiteReceivedArchive: Sendable {
     /// - Parameters:
     ///   - rows: the received postbacks, in arrival order.
     ///   - destinations: the relay's destinations (none without a relay).
-    /// - Throws: ``AttributionError`` when nothing was stored.
+    /// - Throws: ``/Attribution/AttributionError`` when nothing was stored.
     public func append(_ rows: [ArchivedPostback], owing destinations: [OutboxDestination] = [])
         throws(AttributionError) {
         guard !rows.isEmpty else { return }
@@ -242,7 +248,7 @@ public final class SQLiteReceivedArchive: Sendable {
         }
     }
 
-    /// What a SQLite failure means here; refusals (already ``AttributionError``) pass through.
+    /// What a SQLite failure means here; refusals (already ``/Attribution/AttributionError``) pass through.
     static func error(_ failure: any Error, path: String, doing: String) -> AttributionError {
         if let refusal = failure as? AttributionError { return refusal }
         guard let failure = failure as? SQLiteFailure else {

@@ -19,7 +19,7 @@ public protocol Outbox: Sendable {
     ///   - leaseMilliseconds: how long other holders keep off them.
     ///   - horizonMilliseconds: how long a delivery may stay owed.
     /// - Returns: the deliveries, oldest due first.
-    /// - Throws: ``AttributionError`` when the store fails; nothing was taken then.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails; nothing was taken then.
     func claim(destination: String, limit: Int, holder: Int64, leaseMilliseconds: Int64,
                horizonMilliseconds: Int64) throws(AttributionError) -> [OwedDelivery]
 
@@ -29,25 +29,25 @@ public protocol Outbox: Sendable {
     ///   - outcomes: one per attempt.
     ///   - holder: the receiver that made the attempts.
     ///   - horizonMilliseconds: how long a delivery may stay owed.
-    /// - Throws: ``AttributionError`` when the store fails; nothing was recorded then.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails; nothing was recorded then.
     func record(_ outcomes: [DeliveryOutcome], holder: Int64, horizonMilliseconds: Int64) throws(AttributionError)
 
     /// How far behind each destination with owed deliveries is.
     /// - Returns: by destination name.
-    /// - Throws: ``AttributionError`` when the store fails.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails.
     func backlog() throws(AttributionError) -> [String: OutboxBacklog]
 
     /// The deliveries with status `dead` (or every one, owed too, when `deadOnly` is false), in id order.
     /// - Parameter deadOnly: only the dead ones.
     /// - Returns: the rows.
-    /// - Throws: ``AttributionError`` when the store fails.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails.
     func entries(deadOnly: Bool) throws(AttributionError) -> [OutboxEntry]
 
     /// Makes dead deliveries owed again, due now, their horizon counted from now: the one `id`, or every dead one
     /// when `id` is nil.
     /// - Parameter id: the row, or nil for all.
     /// - Returns: how many were re-queued.
-    /// - Throws: ``AttributionError`` when the store fails.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails.
     func requeue(_ id: Int64?) throws(AttributionError) -> Int
 }
 

@@ -25,7 +25,7 @@ public struct OutboxDestination: Sendable {
     /// - Parameters:
     ///   - name: printable ASCII without spaces, 1 to 200 bytes (a URL, or a name the operator chose).
     ///   - selection: which stored rows it is owed.
-    /// - Throws: ``AttributionError`` (`invalid-option`) for a name outside those bounds.
+    /// - Throws: ``/Attribution/AttributionError`` (`invalid-option`) for a name outside those bounds.
     public init(name: String, selection: Selection) throws(AttributionError) {
         guard (1...200).contains(name.utf8.count), name.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw AttributionError(.invalidOption, "a destination's name must be 1 to 200 printable ASCII "

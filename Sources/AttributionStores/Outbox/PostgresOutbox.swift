@@ -4,7 +4,7 @@ import Foundation
 /// The outbox of a PostgreSQL state, shared by every receiver on it: the schema `postback_relay`, beside the
 /// state's own `postback_verify` (which stays exactly as `PostgresSchema` describes it), with its own version.
 ///
-/// A group's deliveries are inserted by the statement that stores its rows (``PostgresSchema/archiveOwing``), in
+/// A group's deliveries are inserted by the statement that stores its rows (`PostgresSchema.archiveOwing`), in
 /// the group's transaction. Receivers take due deliveries with `FOR UPDATE SKIP LOCKED` and lease them: no two
 /// take the same row, and a receiver that dies hands its deliveries back when the lease runs out. Times are the
 /// server's clock, one for every machine. Each call is one statement, on a connection of the outbox's own (taking
@@ -88,7 +88,8 @@ public final class PostgresOutbox: Outbox, Sendable {
 
     /// Connects to the state's database, creating the outbox's schema when it has none.
     /// - Parameter connectionString: the `--state` value (libpq string or `postgresql://` URL).
-    /// - Throws: ``AttributionError`` when the server cannot be reached or the schema `postback_relay` is not ours.
+    /// - Throws: ``/Attribution/AttributionError`` when the server cannot be reached or the schema `postback_relay`
+    ///   is not ours.
     public init(connectionString: String) throws(AttributionError) {
         let (opened, target) = try PostgresStateDatabase.connect(connectionString)
         self.target = target

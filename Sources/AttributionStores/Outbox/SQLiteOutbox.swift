@@ -46,8 +46,8 @@ public final class SQLiteOutbox: Outbox, Sendable {
     /// - Parameters:
     ///   - path: the archive file (``SQLiteReceivedArchive``), which must exist.
     ///   - clock: milliseconds since 1970 (injected by tests).
-    /// - Throws: ``AttributionError`` when the file cannot be opened or has no outbox (`not-ours`: an archive
-    ///   of a release before the relay, or not an archive).
+    /// - Throws: ``/Attribution/AttributionError`` when the file cannot be opened or has no outbox (`not-ours`: an
+    ///   archive of a release before the relay, or not an archive).
     public init(path: String, clock: @escaping @Sendable () -> Int64 = SQLiteOutbox.systemClock)
         throws(AttributionError) {
         self.path = path

@@ -1,22 +1,22 @@
 import Attribution
 import Foundation
 
-/// A ``DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one state that
-/// every run and every receiver on every machine can share.
+/// A ``/Attribution/DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one
+/// state that every run and every receiver on every machine can share.
 ///
 /// `connectionString` is a libpq connection string (`host=db.internal dbname=postbacks user=verifier`) or URL
 /// (`postgresql://verifier@db.internal/postbacks`); the password comes from it, from `PGPASSWORD`, or from the
 /// password file (`~/.pgpass`, or `PGPASSFILE`), as for `psql`, and no message ever quotes it. The database's
 /// `postback_verify` schema is created on first use, and refused, untouched, unless it is exactly ours
-/// (``AttributionError``). Each call is one statement, one round trip to the server, serialised with the instance's
-/// other calls; a thread of the store's own renews its lease every sixth of it, on a second connection, so that
-/// no claim or slow statement holds a renewal up. The instance is one owner: its claims are taken over by the
-/// next sighting once its lease has run out, or at once by a store on its own machine when its process is gone.
-/// A lost connection is not death: the next call reconnects, and the owner keeps its claims within its lease
-/// (a call whose connection drops under it is made again once, reconnected, when making it twice is harmless);
-/// while the server stays away, calls throw ``AttributionError`` (code `unavailable`). Closing (the last
-/// reference going) releases any claim still held. `docs/state.md` documents the schema and how to run several
-/// machines on one database.
+/// (``/Attribution/AttributionError``). Each call is one statement, one round trip to the server, serialised with
+/// the instance's other calls; a thread of the store's own renews its lease every sixth of it, on a second
+/// connection, so that no claim or slow statement holds a renewal up. The instance is one owner: its claims are
+/// taken over by the next sighting once its lease has run out, or at once by a store on its own machine when its
+/// process is gone. A lost connection is not death: the next call reconnects, and the owner keeps its claims within
+/// its lease (a call whose connection drops under it is made again once, reconnected, when making it twice is
+/// harmless); while the server stays away, calls throw ``/Attribution/AttributionError`` (code `unavailable`).
+/// Closing (the last reference going) releases any claim still held. `docs/state.md` documents the schema and how
+/// to run several machines on one database.
 public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// The connection (not thread-safe), used by one call at a time.
     private let database: Locked<PostgresStateDatabase>
@@ -37,6 +37,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     ///     dies on the machine of the store that sees its claim next loses them at once). The store writes or
     ///     confirms nothing more from its claims once it could not show a renewal for the lease minus a third
     ///     (``reaffirm(_:)``).
+    /// - Throws: ``/Attribution/AttributionError``: `cannot-open` (no libpq, or the server refused the connection),
+    ///   `not-ours` or `newer-schema` (a schema that is not exactly ours, left untouched), or `unavailable`.
     public init(connectionString: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         let opened = try PostgresStateDatabase(connectionString: connectionString, retentionDays: retentionDays,
                                                leaseSeconds: leaseSeconds)
@@ -59,6 +61,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
 
     /// True when `--state` names a PostgreSQL server rather than a SQLite file: a `postgresql://` or `postgres://`
     /// URL, or a string that starts with a libpq keyword and `=` (`host=...`, `dbname=...`, `service=...`).
+    /// - Parameter state: `--state`'s value.
+    /// - Returns: true for a PostgreSQL connection string or URL, false for a file path.
     public static func recognizes(_ state: String) -> Bool {
         PostgresConnectionString.recognizes(state)
     }
@@ -71,7 +75,15 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
         }
     }
 
-    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see ``DeduplicationStore``).
+    /// Confirms `confirming` and claims `sightings` in one statement, one round trip (see
+    /// ``/Attribution/DeduplicationStore``).
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    ///   - confirming: earlier claims of this store whose records are now stored.
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: ``/Attribution/AttributionError`` with a state code (`unavailable` when the server went away);
+    ///   nothing was confirmed or claimed then.
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
@@ -96,7 +108,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     ///   - destinations: the relay's destinations (none without a relay).
     ///   - archiving: the rows to store, made from the answers.
     /// - Returns: each sighting's answer.
-    /// - Throws: ``AttributionError`` when nothing was stored.
+    /// - Throws: ``/Attribution/AttributionError`` when nothing was stored.
     public func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool = true,
                       owing destinations: [OutboxDestination] = [],
                       archiving: ([DeduplicationAnswer]) -> [ArchivedPostback])
@@ -147,7 +159,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     }
 
     /// One `SELECT 1` round trip (reconnecting first when the connection was lost): throws `unavailable` while
-    /// the server is down. See ``DeduplicationStore/probe()``.
+    /// the server is down. See ``/Attribution/DeduplicationStore/probe()``.
+    /// - Throws: ``/Attribution/AttributionError``, `unavailable` while the server is down.
     public func probe() throws(AttributionError) {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) in
             try database.probe()

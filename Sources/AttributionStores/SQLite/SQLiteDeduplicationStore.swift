@@ -1,13 +1,13 @@
 import Attribution
 import Foundation
 
-/// A ``DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and process on
-/// one machine that opens the same file.
+/// A ``/Attribution/DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and
+/// process on one machine that opens the same file.
 ///
-/// The file is refused, untouched, unless it is exactly a postback-verify state (``AttributionError``); a missing one
-/// is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more than the
-/// retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays bounded
-/// whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
+/// The file is refused, untouched, unless it is exactly a postback-verify state (``/Attribution/AttributionError``);
+/// a missing one is created, and one of schema version 1 (the previous release) migrated. Postbacks first seen more
+/// than the retention ago are forgotten (Apple retries for up to 9 days, so the default keeps 10). Memory stays
+/// bounded whatever the file holds: lookups go to the file, through SQLite's page cache. Each call is one short
 /// transaction, serialised with the instance's other calls; a thread of the store's own renews its owner's
 /// lease while it holds claims, on a second connection to the file, so that no claim holds a renewal up.
 /// Closing (the last reference going) releases any claim still held.
@@ -25,11 +25,14 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
 
     /// Opens (or creates) the state at `path`.
     /// - Parameters:
+    ///   - path: the SQLite file, created (with its schema) when missing.
     ///   - retentionDays: forget postbacks first seen more than this many days before a claim's time.
     ///   - leaseSeconds: how long this store's claims outlive its process on another machine (or container) that
     ///     stopped renewing them; on this machine a dead process's claims are taken over at once. The store
     ///     renews it every sixth of it, on a connection of its own, and writes or confirms nothing more from its
     ///     claims once it could not show a renewal for the lease minus a third (``reaffirm(_:)``).
+    /// - Throws: ``/Attribution/AttributionError``: `not-ours` (a file that is not a postback-verify state, left as
+    ///   it is), `newer-schema`, `damaged`, `cannot-open` or `busy`.
     public init(path: String, retentionDays: Int = 10, leaseSeconds: Double = 30) throws(AttributionError) {
         self.path = path
         let opened = try StateDatabase(path: path, retentionDays: retentionDays, leaseSeconds: leaseSeconds)
@@ -103,7 +106,9 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     }
 
     /// Reads the file's schema (one page, no write lock, so it never waits behind another process's writer):
-    /// throws when the file is gone, unreadable or damaged. See ``DeduplicationStore/probe()``.
+    /// throws when the file is gone, unreadable or damaged. See ``/Attribution/DeduplicationStore/probe()``.
+    /// - Throws: ``/Attribution/AttributionError`` with a state code (`cannot-open`, `damaged`, ...) when the file
+    ///   cannot be read.
     public func probe() throws(AttributionError) {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.probe() }
     }

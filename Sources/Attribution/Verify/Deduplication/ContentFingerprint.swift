@@ -10,7 +10,7 @@
 /// Format 1 (`bytes`): the byte `1`; the first 16 bytes of the SHA-256 of the signed content (a JWS's signing input,
 /// which the signature check hashes anyway; SKAdNetwork: the signed string); one byte, the count of entries; then one
 /// entry per unsigned member, in received order: its name, as one byte `0xC0 + n` for the n-th of
-/// ``knownNames`` (Apple's members) or one byte for its length and its UTF-8 bytes; then its value as compact JSON
+/// `knownNames` (Apple's members) or one byte for its length and its UTF-8 bytes; then its value as compact JSON
 /// (as the record's `unsigned` writes it): one byte for its length and the bytes when at most 16 (Apple's values all
 /// are), else the byte `0xFF` and the first 16 bytes of the value's SHA-256. At most 32 members with names of at most
 /// 64 bytes are named; the others share one last entry whose name is the single byte `0xFF` (never UTF-8), hashed.
@@ -38,6 +38,7 @@ public struct ContentFingerprint: Sendable, Hashable {
     static let otherMembers: [UInt8] = [0xFF]
 
     /// The fingerprint a store kept; nil unless `bytes` is a well-formed fingerprint of a known format.
+    /// - Parameter bytes: the fingerprint's ``bytes``, as a store kept them.
     public init?(bytes: [UInt8]) {
         guard Self.entries(of: bytes) != nil else { return nil }
         self.bytes = bytes
@@ -140,6 +141,10 @@ public struct ContentFingerprint: Sendable, Hashable {
         /// members beyond the fingerprint's limits are named `(other unsigned members)`.
         public let unsignedMembers: [String]
 
+        /// The differences given.
+        /// - Parameters:
+        ///   - signedPayload: true when the signed content differs.
+        ///   - unsignedMembers: the names of the unsigned members that differ, in byte order.
         public init(signedPayload: Bool, unsignedMembers: [String]) {
             self.signedPayload = signedPayload
             self.unsignedMembers = unsignedMembers
@@ -150,6 +155,8 @@ public struct ContentFingerprint: Sendable, Hashable {
     }
 
     /// What this sighting's content changed against `first`'s.
+    /// - Parameter first: the first sighting's fingerprint.
+    /// - Returns: what differs; the signed content alone when either fingerprint cannot be read.
     public func differences(from first: ContentFingerprint) -> Differences {
         guard bytes != first.bytes else { return Differences(signedPayload: false, unsignedMembers: []) }
         guard let mine = Self.entries(of: bytes), let theirs = Self.entries(of: first.bytes) else {

@@ -4,25 +4,52 @@ import Foundation
 /// The store's methods for async code: each runs the blocking call on a dispatch queue of its own, never on
 /// Swift's cooperative thread pool, so a slow database holds one of those threads, not the server's executors.
 extension DeduplicationStore {
+    /// ``claim(_:at:)`` for async code, run on the store's dispatch queue.
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen (a run's start, a request's arrival).
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores); a claim that throws
+    ///   holds nothing.
     public func claim(_ sightings: [PostbackSighting], at time: Date) async throws -> [DeduplicationAnswer] {
         try await BlockingStoreCall.run { try self.claim(sightings, at: time) }
     }
 
+    /// ``claim(_:at:confirming:)`` for async code, run on the store's dispatch queue.
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    ///   - confirming: earlier claims of this owner whose records are now stored, confirmed first.
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores).
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) async throws
         -> [DeduplicationAnswer] {
         try await BlockingStoreCall.run { try self.claim(sightings, at: time, confirming: confirming) }
     }
 
+    /// ``confirm(_:)`` for async code, run on the store's dispatch queue.
+    /// - Parameter keys: keys this owner claimed whose records were written and flushed (or stored).
+    /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores).
     public func confirm(_ keys: [ExactString]) async throws {
         try await BlockingStoreCall.run { try self.confirm(keys) }
     }
 
+    /// ``release(_:)`` for async code, run on the store's dispatch queue.
+    /// - Parameter keys: keys this owner claimed whose records were not written.
+    /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores).
     public func release(_ keys: [ExactString]) async throws {
         try await BlockingStoreCall.run { try self.release(keys) }
     }
 
     /// Claims `sightings`, awaits `store` with the answers (store the records there), then confirms the first
     /// sightings; if `store` throws, releases them and rethrows.
+    ///
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to count, in order; with none, `store` runs alone (the store is not asked).
+    ///   - time: when they were seen.
+    ///   - store: writes or stores the records, given one answer per sighting.
+    /// - Returns: what `store` returned.
+    /// - Throws: what the claim or the confirm throws, or what `store` threw (after the release).
     public func deduplicate<Outcome>(
         _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) async throws -> Outcome
     ) async throws -> Outcome {

@@ -2,7 +2,7 @@ import Foundation
 
 /// Deduplication (rule D1) that many callers share, by claim and confirm: which valid postbacks were seen
 /// before, where first, and with what content. One protocol serves the command line, servers, and every store
-/// (``MemoryDeduplicationStore``, ``SQLiteDeduplicationStore``, a database server's, or your own).
+/// (``MemoryDeduplicationStore``, `SQLiteDeduplicationStore`, a database server's, or your own).
 ///
 /// A caller **claims** a batch of sightings in one short transaction (``claim(_:at:)``), writes and flushes (or
 /// stores) the records of those that came back ``DeduplicationAnswer/firstSeen`` *without holding anything of the
@@ -30,18 +30,38 @@ public protocol DeduplicationStore: Sendable {
     /// Answers each of `sightings`, in order, and claims for this store's owner the key of every sighting it
     /// answers ``DeduplicationAnswer/firstSeen``, seen at `time` (a run's start, a request's arrival: what
     /// ``DuplicateReference/firstSeen`` will report, and what the retention counts from).
+    ///
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    /// - Returns: one answer per sighting, in order: ``DeduplicationAnswer/firstSeen``, or a duplicate of a reference.
+    /// - Throws: ``AttributionError`` (a state code) or the store's own error when it cannot answer; a claim that
+    ///   throws holds nothing.
     func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer]
 
     /// Makes this owner's claims on `keys` permanent: call once their records were written and flushed (or
     /// stored). Keys this owner does not hold a claim on (duplicates, claims taken over) are left alone.
+    ///
+    /// - Parameter keys: keys this owner claimed whose records were written and flushed (or stored).
+    /// - Throws: ``AttributionError`` (a state code) or the store's own error when it cannot record them.
     func confirm(_ keys: [ExactString]) throws
 
     /// Drops this owner's claims on `keys` (their records were not written): the next sighting is first seen.
+    ///
+    /// - Parameter keys: keys this owner claimed whose records were not written.
+    /// - Throws: ``AttributionError`` (a state code) or the store's own error when it cannot drop them.
     func release(_ keys: [ExactString]) throws
 
     /// ``confirm(_:)`` of `confirming`, then ``claim(_:at:)`` of `sightings`, in one transaction where the store
     /// can (one round trip per batch for a caller that confirms one batch as it claims the next, as the command
     /// line does). The default implementation makes the two calls.
+    ///
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    ///   - confirming: earlier claims of this owner whose records are now stored.
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: what ``confirm(_:)`` or ``claim(_:at:)`` throws.
     func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer]
 
@@ -49,6 +69,8 @@ public protocol DeduplicationStore: Sendable {
     /// readiness check (`GET /readyz`) calls it, so that a load balancer stops sending postbacks to a process
     /// whose store cannot keep them. Throws what a claim would throw. The default does nothing (a store in
     /// memory always answers).
+    ///
+    /// - Throws: what a claim would throw, when the store cannot answer now.
     func probe() throws
 
     /// Shows that this owner still holds its claims on `keys` before their records are written (handed to an
@@ -61,10 +83,24 @@ public protocol DeduplicationStore: Sendable {
 }
 
 extension DeduplicationStore {
+    /// The default ``probe()``: does nothing, for a store that always answers (in memory).
+    /// - Throws: nothing; a store that can fail implements its own.
     public func probe() throws {}
 
+    /// The default ``reaffirm(_:)``: no claim lapsed, for a store whose claims cannot lapse (one in memory).
+    /// - Parameter keys: the claims about to be written or confirmed.
+    /// - Returns: none.
+    /// - Throws: nothing.
     public func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference] { [:] }
 
+    /// The default ``claim(_:at:confirming:)``: ``confirm(_:)`` of `confirming` (when not empty), then
+    /// ``claim(_:at:)`` of `sightings`, as two calls.
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    ///   - confirming: earlier claims of this owner whose records are now stored.
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: what ``confirm(_:)`` or ``claim(_:at:)`` throws.
     public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) throws
         -> [DeduplicationAnswer] {
         if !confirming.isEmpty { try confirm(confirming) }
@@ -73,6 +109,13 @@ extension DeduplicationStore {
 
     /// Claims `sightings`, runs `store` with the answers (write or store the records there), then confirms the
     /// first sightings; if `store` throws, releases them and rethrows. With no sightings it runs `store` alone.
+    ///
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to count, in order; with none, `store` runs alone (the store is not asked).
+    ///   - time: when they were seen.
+    ///   - store: writes or stores the records, given one answer per sighting.
+    /// - Returns: what `store` returned.
+    /// - Throws: what the claim or the confirm throws, or what `store` threw (after the release).
     public func deduplicate<Outcome>(
         _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) throws -> Outcome
     ) throws -> Outcome {
@@ -93,11 +136,20 @@ extension DeduplicationStore {
 
     /// Answers one sighting and confirms it at once: for a caller that has nothing to write in between (tests, a
     /// log only people read).
+    /// - Parameters:
+    ///   - sighting: the valid postback to answer.
+    ///   - time: when it was seen; now by default.
+    /// - Returns: its answer.
+    /// - Throws: what the claim or the confirm throws.
     public func deduplicate(_ sighting: PostbackSighting, at time: Date = Date()) throws -> DeduplicationAnswer {
         try deduplicate([sighting], at: time) { $0[0] }
     }
 
     /// The keys `answers` claimed: those of the sightings answered ``DeduplicationAnswer/firstSeen``.
+    /// - Parameters:
+    ///   - sightings: the sightings of a claim.
+    ///   - answers: the claim's answers, one per sighting, in order.
+    /// - Returns: the keys of the sightings answered ``DeduplicationAnswer/firstSeen``, in order.
     public static func claimedKeys(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer])
         -> [ExactString] {
         zip(sightings, answers).compactMap { $1 == .firstSeen ? $0.key : nil }

@@ -17,6 +17,13 @@ public struct DuplicateReference: Sendable, Hashable {
     /// instead of 200 so that the sender tries again later (see `docs/state.md`).
     public let isPending: Bool
 
+    /// A reference to a first occurrence, as a store of your own answers a duplicate.
+    /// - Parameters:
+    ///   - source: the first occurrence's source.
+    ///   - line: its 1-based line (1 for a request).
+    ///   - firstSeen: when it was first seen, rounded down to a whole millisecond here; nil when unknown.
+    ///   - firstContent: what it held; nil when the store has no fingerprint for it.
+    ///   - isPending: true while its owner has not confirmed it.
     public init(source: String, line: Int, firstSeen: Date? = nil, firstContent: ContentFingerprint? = nil,
                 isPending: Bool = false) {
         self.source = source

@@ -5,7 +5,7 @@ import Foundation
 /// The store is one owner, alive as long as the process: a claim is pending until confirmed or released, and a
 /// concurrent sighting of a pending key is its duplicate. Keys are never forgotten, so memory grows with the
 /// number of distinct valid postbacks (a few hundred bytes each); a long-running server wants
-/// ``SQLiteDeduplicationStore``, which also survives a restart. Each call holds the store's lock briefly.
+/// `SQLiteDeduplicationStore`, which also survives a restart. Each call holds the store's lock briefly.
 public final class MemoryDeduplicationStore: DeduplicationStore {
     /// A first sighting, as compact as a reference can be made from it.
     private struct Entry {
@@ -20,6 +20,7 @@ public final class MemoryDeduplicationStore: DeduplicationStore {
 
     /// An empty store. `expectedKeys` (a guess, never a limit) reserves room for that many distinct postbacks up
     /// front, so a run that knows its input's size does not rehash every key each time the table doubles.
+    /// - Parameter expectedKeys: about how many distinct valid postbacks to make room for; 0 by default.
     public init(expectedKeys: Int = 0) {
         entries = Locked([ExactString: Entry](minimumCapacity: max(0, expectedKeys)))
     }

@@ -10,6 +10,12 @@ public struct PostbackSighting: Sendable, Hashable {
     /// (``DuplicateReference/firstContent``), so a later sighting with other content can say what differs.
     public let content: ContentFingerprint?
 
+    /// A sighting of the postback with `key` (a store's tests, a caller that keeps its own keys).
+    /// - Parameters:
+    ///   - key: the byte-exact deduplication key.
+    ///   - source: where it was read (a path, `-`, a request's label).
+    ///   - line: its 1-based line within `source` (1 for a request).
+    ///   - content: what it held; nil when unknown.
     public init(key: ExactString, source: String, line: Int, content: ContentFingerprint? = nil) {
         self.key = key
         self.source = source
@@ -20,6 +26,10 @@ public struct PostbackSighting: Sendable, Hashable {
     /// The sighting of `result`'s postback at `source`:`line`, with its content fingerprint; nil unless the
     /// verdict is valid and the item has a deduplication key. Only valid postbacks count as seen, so a forgery
     /// cannot shadow a genuine one (D1).
+    /// - Parameters:
+    ///   - result: the item's result.
+    ///   - source: where it was read (a path, `-`, a request's label).
+    ///   - line: its 1-based line within `source` (1 for a request).
     public init?(_ result: VerificationResult, source: String, line: Int) {
         guard result.verdict == .valid, let key = result.deduplicationKey else { return nil }
         self.init(key: key, source: source, line: line, content: ContentFingerprint(result))

@@ -25,12 +25,19 @@ public final class ClaimLedger: @unchecked Sendable {
     /// Claims of records not stored whose release failed, released again before the next claim.
     private var unreleased: [ExactString] = []
 
+    /// A ledger holding no claim, over `store`.
+    /// - Parameter store: the store to claim from, confirm to and release to.
     public init(store: any DeduplicationStore) {
         self.store = store
     }
 
     /// Claims `sightings` at `time`, confirming the claims whose records are stored in the same call, once the
     /// claims of records not stored are released (throws if they still cannot be, and then claims nothing).
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    /// - Returns: one answer per sighting, in order (none for no sightings).
+    /// - Throws: what the store throws, or the failed release of earlier claims; nothing is claimed then.
     public func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] {
         try releaseUnreleased()
         let confirming = stored
@@ -41,12 +48,16 @@ public final class ClaimLedger: @unchecked Sendable {
     }
 
     /// The record of the first sighting of `key` was written, ending at `position` (positions never decrease).
+    /// - Parameters:
+    ///   - key: the first sighting's key, as the store claimed it.
+    ///   - position: where its record ends.
     public func written(_ key: ExactString, through position: Int) {
         pending.append((position, key))
     }
 
     /// The records of these first sightings were written and stored together (a committed group): their claims
     /// are ready to confirm. For a caller whose writing is its storing; positions are then its own count.
+    /// - Parameter keys: the first sightings' keys, as the store claimed them.
     public func stored(_ keys: [ExactString]) {
         let position = (pending.last?.end ?? 0) + 1
         for key in keys { written(key, through: position) }
@@ -54,6 +65,7 @@ public final class ClaimLedger: @unchecked Sendable {
     }
 
     /// The records written through `position` are stored: their claims are ready to confirm.
+    /// - Parameter position: the end of the stored records (an output offset, a group's number).
     public func stored(through position: Int) {
         while storedEnd < pending.count, pending[storedEnd].end <= position { storedEnd += 1 }
     }
@@ -65,6 +77,7 @@ public final class ClaimLedger: @unchecked Sendable {
     public var hasUnconfirmed: Bool { confirmedEnd < pending.count }
 
     /// Confirms the claims whose records are stored, now; on failure they stay, for the next claim or call.
+    /// - Throws: what the store's confirm throws; the claims are then kept for the next claim or call.
     public func confirmStored() throws {
         guard storedEnd > confirmedEnd else { return }
         try store.confirm(stored)
@@ -73,6 +86,7 @@ public final class ClaimLedger: @unchecked Sendable {
 
     /// Releases `keys`, claims whose records were not stored; if that fails they are kept, and released again
     /// before the next claim (which throws until they are).
+    /// - Parameter keys: the claims to release.
     public func release(_ keys: [ExactString]) {
         unreleased += keys
         try? releaseUnreleased()
@@ -88,6 +102,7 @@ public final class ClaimLedger: @unchecked Sendable {
     }
 
     /// Releases what ``release(_:)`` could not, now; throws (keeping them) if it fails again.
+    /// - Throws: what the store's release throws; the claims are then kept.
     public func releaseUnreleased() throws {
         guard !unreleased.isEmpty else { return }
         try store.release(unreleased)

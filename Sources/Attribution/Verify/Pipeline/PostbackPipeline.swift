@@ -10,7 +10,7 @@ import Foundation
 ///   (Apple's retries) skip the ECDSA. The command line runs the same steps on threads of its own.
 /// - **Count** (rule D1) through a ``DeduplicationStore``: claim the batch's ``VerifiedPostback/sighting``s, mark
 ///   the duplicates (``markDuplicate(_:of:content:)``), write or store the records, then confirm the first
-///   sightings (or release them if storing failed). ``count(_:in:at:store:)`` does the three.
+///   sightings (or release them if storing failed). `count(_:in:at:store:)` does the three.
 ///
 /// ```swift
 /// let pipeline = PostbackPipeline(keyRing: KeyRing())
@@ -25,6 +25,11 @@ public struct PostbackPipeline: Sendable {
 
     /// A pipeline verifying against `keyRing` under `policy`, writing JSON Lines records (`explain` adds the
     /// SKAdNetwork signed string). `fastPath: false` sends every item the general path (to compare the two).
+    /// - Parameters:
+    ///   - keyRing: the trusted keys.
+    ///   - policy: strictness and the impression clock.
+    ///   - explain: add each SKAdNetwork record's signed string.
+    ///   - fastPath: false to send every item the general path.
     public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), explain: Bool = false,
                 fastPath: Bool = true) {
         verifier = BatchVerifier(keyRing: keyRing, policy: policy,
@@ -39,6 +44,8 @@ public struct PostbackPipeline: Sendable {
     }
 
     /// Verifies `items` (bodies, each with the label its record names; line 1), one result each, in order.
+    /// - Parameter items: the received bodies, each with its source label (a request id, say).
+    /// - Returns: one ``VerifiedPostback`` per item, in order.
     public func verify(_ items: [(body: [UInt8], source: String)]) -> [VerifiedPostback] {
         let batch = VerifiedBatch(items: items.map {
             InputItem(source: $0.source, line: 1, content: .bytes(ArraySlice($0.body)))
@@ -59,6 +66,10 @@ public struct PostbackPipeline: Sendable {
     /// Marks a valid postback a duplicate of `first` (rule D1; D2 when `first` carries a fingerprint and
     /// `content`, this sighting's, differs) and rewrites its record to say so, verifying nothing again. Does
     /// nothing to an item that is not a valid postback.
+    /// - Parameters:
+    ///   - postback: the postback to mark, in place.
+    ///   - first: where and when its first sighting was, as the store answered.
+    ///   - content: this sighting's fingerprint, compared with `first`'s for D2.
     public func markDuplicate(_ postback: inout VerifiedPostback, of first: DuplicateReference,
                               content: ContentFingerprint? = nil) {
         guard let marked = verifier.markedDuplicate(
@@ -72,6 +83,13 @@ public struct PostbackPipeline: Sendable {
     /// Counts `postbacks` once through `store`: claims their sightings at `time`, marks the duplicates, runs
     /// `store` with the final postbacks (write or store their records there), then confirms the first sightings;
     /// if `store` throws, releases them and rethrows.
+    /// - Parameters:
+    ///   - postbacks: the verified postbacks of a group, in order.
+    ///   - deduplication: the store that counts them.
+    ///   - time: when they were seen (a request's arrival).
+    ///   - store: writes or stores the marked postbacks' records.
+    /// - Returns: what `store` returned.
+    /// - Throws: what the store's claim or confirm throws, or what `store` threw (after the release).
     public func count<Outcome>(
         _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
         store: ([VerifiedPostback]) throws -> Outcome
@@ -84,9 +102,16 @@ public struct PostbackPipeline: Sendable {
         }
     }
 
-    /// ``count(_:in:at:store:)`` for async code (a server's request handlers): the store's calls are its `async`
+    /// `count(_:in:at:store:)` for async code (a server's request handlers): the store's calls are its `async`
     /// overloads, which run the blocking work off Swift's cooperative pool, and `store` is awaited.
     /// (``verify(_:)`` is computation only, no waiting: call it from a task as it is.)
+    /// - Parameters:
+    ///   - postbacks: the verified postbacks of a group, in order.
+    ///   - deduplication: the store that counts them.
+    ///   - time: when they were seen (a request's arrival).
+    ///   - store: writes or stores the marked postbacks' records.
+    /// - Returns: what `store` returned.
+    /// - Throws: what the store's claim or confirm throws, or what `store` threw (after the release).
     public func count<Outcome>(
         _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
         store: ([VerifiedPostback]) async throws -> Outcome
@@ -103,6 +128,13 @@ public struct PostbackPipeline: Sendable {
     /// claims the sightings of `postbacks` at `time` (confirming `confirming`, earlier claims whose records are
     /// stored, in the same transaction where the store can), marks the duplicates in place, and returns the keys
     /// now claimed, to confirm once the records are stored (or release if not).
+    /// - Parameters:
+    ///   - postbacks: the verified postbacks of a group, marked in place.
+    ///   - deduplication: the store that counts them.
+    ///   - time: when they were seen.
+    ///   - confirming: earlier claims whose records are now stored.
+    /// - Returns: the keys claimed now (the first sightings), to confirm once stored or release if not.
+    /// - Throws: what the store's claim throws; nothing is claimed or marked then.
     public func claim(
         _ postbacks: inout [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
         confirming: [ExactString]
@@ -116,10 +148,13 @@ public struct PostbackPipeline: Sendable {
 
     /// The valid postbacks among a batch, as a store sights them, with their places in the batch.
     public struct Sightings: Sendable {
+        /// The sightings of the batch's valid postbacks, in batch order.
         public private(set) var sightings: [PostbackSighting] = []
         /// The index in the batch of each sighting's postback.
         public private(set) var indices: [Int] = []
 
+        /// The sightings of `postbacks`, skipping those that are not valid postbacks.
+        /// - Parameter postbacks: a verified batch, in order.
         public init(_ postbacks: [VerifiedPostback]) {
             for (index, postback) in postbacks.enumerated() {
                 if let sighting = postback.sighting {
@@ -132,6 +167,10 @@ public struct PostbackPipeline: Sendable {
 
     /// Marks the duplicates among `postbacks` as a store answered their `sighted` sightings (for a store whose
     /// claim takes its answers to a closure, as PostgreSQL's one-transaction claim-and-archive does).
+    /// - Parameters:
+    ///   - postbacks: the batch, marked in place.
+    ///   - sighted: the batch's sightings, as claimed.
+    ///   - answers: the store's answers, one per sighting, in order.
     public func mark(_ postbacks: inout [VerifiedPostback], _ sighted: Sightings, answers: [DeduplicationAnswer]) {
         for ((sighting, index), answer) in zip(zip(sighted.sightings, sighted.indices), answers) {
             if let first = answer.duplicateOf {

@@ -4,6 +4,7 @@
 public struct VerifiedPostback: Sendable {
     /// The label the record names (a request id, a file), and the line (1 for a request).
     public let source: String
+    /// The line the record names, 1-based (1 for a request).
     public let line: Int
     /// The JSON Lines record (docs/cli.md section 3), without a line terminator: byte for byte the command line's
     /// for the same item at the same `source` and `line`.
