@@ -50,7 +50,8 @@ public enum PostbackReceiver {
         let endpoint = PostbackEndpoint(verification: verification, committer: committer, metrics: metrics,
                                         maximumBodyBytes: configuration.maximumBodyBytes,
                                         schema: configuration.schema)
-        let metricsPage = MetricsPage(metrics: metrics, connections: connections, queues: endpoint.queues)
+        let metricsPage = MetricsPage(metrics: metrics, connections: connections, queues: endpoint.queues,
+                                      sink: sink)
         let router = ReceiverRouter.postbacks(
             endpoint: endpoint, readiness: readiness,
             metricsPage: configuration.metricsAddress == nil ? metricsPage : nil)

@@ -75,6 +75,8 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
 
     /// Confirms this owner's claims on `keys`; throws, confirming nothing, when its lease could not be shown
     /// (see ``reaffirm(_:)``).
+    /// - Parameter keys: claims of this owner whose records are now stored or written.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails or the lease could not be shown.
     public func confirm(_ keys: [ExactString]) throws(AttributionError) {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
             try keepLease(database)
@@ -86,7 +88,10 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in try database.release(keys) }
     }
 
-    /// See ``DeduplicationStore/reaffirm(_:)``: a clock read unless the lease is stale or lapsed.
+    /// See ``/Attribution/DeduplicationStore/reaffirm(_:)``: a clock read unless the lease is stale or lapsed.
+    /// - Parameter keys: the claims whose records are about to be written.
+    /// - Returns: those of `keys` another owner took over, each with the record it is a duplicate of.
+    /// - Throws: ``/Attribution/AttributionError`` (`unavailable`) when the lease could not be renewed.
     public func reaffirm(_ keys: [ExactString]) throws(AttributionError) -> [ExactString: DuplicateReference] {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) in
             try keepLease(database)

@@ -111,11 +111,14 @@ struct MetricsPage: Sendable {
     let metrics: ReceiverMetrics
     let connections: ConnectionCounter
     let queues: QueueGauges
+    /// The storing sink, whose store's lease renewals are counted (nil without storage).
+    let sink: (any PostbackSink)?
 
     func render() -> Response {
         queues.record(into: metrics)
         metrics.connections(open: connections.current, maximum: connections.maximum)
         metrics.logLines(droppedTotal: ReceiverLogHandler.droppedLineCount)
+        metrics.leaseRenewals(failedTotal: sink?.leaseRenewalFailures ?? 0)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                         body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))
     }

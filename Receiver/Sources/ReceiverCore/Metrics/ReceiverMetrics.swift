@@ -54,6 +54,9 @@ public final class ReceiverMetrics: Sendable {
     /// when `/metrics` is rendered; `reportedDrops` is how much of that count it holds already.
     private let logLinesDropped: CoreMetrics.Counter
     private let reportedDrops = Mutex(0)
+    /// Failed renewals of the deduplication state's lease (``leaseRenewals(failedTotal:)``).
+    private let leaseRenewalFailures: CoreMetrics.Counter
+    private let reportedRenewalFailures = Mutex(0)
     static let queueNames = ["verification", "commit"]
     /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
     private let decoded: DecodedCounters?
@@ -160,6 +163,8 @@ public final class ReceiverMetrics: Sendable {
         developmentKeysTrusted = CoreMetrics.Gauge(label: "postback_receiver_development_keys_trusted",
                                                    factory: factory)
         logLinesDropped = CoreMetrics.Counter(label: "postback_receiver_log_lines_dropped_total", factory: factory)
+        leaseRenewalFailures = CoreMetrics.Counter(label: "postback_receiver_lease_renewal_failures_total",
+                                                   factory: factory)
         decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
@@ -280,6 +285,15 @@ public final class ReceiverMetrics: Sendable {
             return max(0, total - reported)
         }
         if increase > 0 { logLinesDropped.increment(by: increase) }
+    }
+
+    /// Brings the failed lease renewals counter up to `total`, the store's count since it opened.
+    func leaseRenewals(failedTotal total: Int) {
+        let increase = reportedRenewalFailures.withLock { reported in
+            defer { reported = max(reported, total) }
+            return max(0, total - reported)
+        }
+        if increase > 0 { leaseRenewalFailures.increment(by: increase) }
     }
 
     /// Counts a connection closed by the request deadline.

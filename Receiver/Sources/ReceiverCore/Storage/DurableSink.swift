@@ -93,6 +93,15 @@ struct DurableSink: PostbackSink {
         }
     }
 
+    var leaseRenewalFailures: Int {
+        switch storage {
+        case .separate(let ledger, _):
+            (ledger.store as? SQLiteDeduplicationStore)?.renewalFailures
+                ?? (ledger.store as? PostgreSQLDeduplicationStore)?.renewalFailures ?? 0
+        case .shared(let store): store.renewalFailures
+        }
+    }
+
     /// Asks the deduplication state (the store every valid postback needs) to answer one cheap query.
     func probe() throws {
         switch storage {

@@ -11,12 +11,18 @@ protocol PostbackSink: Sendable {
     /// Throws when the store cannot answer now (its database down, its file unreadable): `GET /readyz` is then
     /// 503. Blocks for one round trip at most; called off the cooperative pool, under a deadline.
     func probe() throws
+
+    /// How many renewals of the deduplication state's lease failed since the receiver started (each streak also
+    /// told on standard error by the store): `postback_receiver_lease_renewal_failures_total`.
+    var leaseRenewalFailures: Int { get }
 }
 
 extension PostbackSink {
     func finish() async {}
 
     func probe() throws {}
+
+    var leaseRenewalFailures: Int { 0 }
 }
 
 /// What became of one postback given to a ``PostbackSink``.

@@ -79,6 +79,9 @@ public protocol DeduplicationStore: Sendable {
     /// keys among them that another owner took over while this owner's lease had lapsed, each with the record
     /// it is now a duplicate of: write that item as that duplicate (its claim is no longer this owner's to
     /// confirm). The default returns none: a store whose claims cannot lapse (one in memory).
+    /// - Parameter keys: the claims whose records are about to be written.
+    /// - Returns: those of `keys` another owner took over, each with the record it is a duplicate of.
+    /// - Throws: ``AttributionError`` (`unavailable`) when the lease could not be renewed: write nothing then.
     func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference]
 }
 
