@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// POSTBACK_VERIFY_STRICT=1 (set by `.ci/run`) turns every warning of this package's own targets into an error, as it
+// does for the root package's. Only these targets: the pinned packages' own warnings are not ours to fix (SwiftPM
+// builds them with -suppress-warnings, which a global -Xswiftc -warnings-as-errors would contradict).
+let strict: [SwiftSetting] =
+    Context.environment["POSTBACK_VERIFY_STRICT"].map { $0.isEmpty || $0 == "0" } == false
+    ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
 // The receiver: an HTTP server that takes Apple's postbacks where Apple sends them, verifies them with the root
 // package's `Attribution` library, stores each one durably and only then answers 200. It lives in its own package so
 // that the root package (the library and the CLI) keeps no package dependencies.
@@ -71,7 +78,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "postback-receiver",
@@ -87,7 +95,7 @@ let package = Package(
             // Release builds link the Swift runtime and Foundation statically (as the root package's CLI does), so
             // the binary runs on a machine without a Swift toolchain (Receiver/deploy/, Receiver/Tests/portable.sh).
             // Debug and test builds stay dynamic.
-            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))] + strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
@@ -113,7 +121,8 @@ let package = Package(
                 .product(name: "Numerics", package: "swift-numerics"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: strict
         ),
     ]
 )
