@@ -106,6 +106,8 @@ let package = Package(
                 "CSQLiteForTests",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Attribution", package: "postback-verify"),
+                .product(name: "AttributionStores", package: "postback-verify"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // One product of each package pinned above only for its version that no other target names:
                 // SwiftPM warns about a dependency no target uses. All are built and linked here anyway (through
