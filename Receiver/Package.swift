@@ -3,7 +3,8 @@ import PackageDescription
 
 // POSTBACK_VERIFY_STRICT=1 (set by `.ci/run`) turns every warning of this package's own targets into an error, as it
 // does for the root package's. Only these targets: the pinned packages' own warnings are not ours to fix (SwiftPM
-// builds them with -suppress-warnings, which a global -Xswiftc -warnings-as-errors would contradict).
+// builds them with -suppress-warnings). An environment variable and not `-Xswiftc -warnings-as-errors`: every script
+// that runs `swift build --package-path Receiver` gets the same flags without passing any, so nothing is rebuilt.
 // Debug builds (every test, sanitizer and script build of CI) only: a release build compiles the same code.
 let strict: [SwiftSetting] =
     Context.environment["POSTBACK_VERIFY_STRICT"].map { $0.isEmpty || $0 == "0" } == false
