@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// POSTBACK_VERIFY_STRICT=1 (set by `.ci/run`) turns every warning of this package's own targets into an error. Only
+// then: `unsafeFlags` would make the package unusable as a dependency by URL, and a newer compiler's new warning must
+// not break a build outside CI.
+// Debug builds (every test, sanitizer and script build of CI) only: a release build compiles the same code.
+let strict: [SwiftSetting] =
+    Context.environment["POSTBACK_VERIFY_STRICT"].map { $0.isEmpty || $0 == "0" } == false
+    ? [.unsafeFlags(["-warnings-as-errors"], .when(configuration: .debug))] : []
+
 let package = Package(
     name: "postback-verify",
     products: [
@@ -36,11 +44,13 @@ let package = Package(
         // Verification: strict JWS and JSON, ES256, the rules, the records, and the in-memory deduplication store.
         .target(
             name: "Attribution",
-            dependencies: ["CAttributionOpenSSL"]
+            dependencies: ["CAttributionOpenSSL"],
+            swiftSettings: strict
         ),
         .target(
             name: "AttributionStores",
-            dependencies: ["Attribution", "CAttributionSQLite", "CAttributionPostgres"]
+            dependencies: ["Attribution", "CAttributionSQLite", "CAttributionPostgres"],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "postback-verify",
@@ -49,7 +59,7 @@ let package = Package(
             // ~8 ms on a 2-core VM (no runtime relocation of libFoundation and friends), so a one-item run (a CI
             // fixture check) is instant. Debug, test and sanitizer builds stay dynamic. Only this executable has the
             // flag: the `Attribution` library product stays free of unsafe flags for packages that depend on it.
-            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))] + strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
@@ -58,7 +68,8 @@ let package = Package(
             // postback-verify: the command line's input readers and pipeline are tested directly too.
             dependencies: ["Attribution", "AttributionStores", "CAttributionOpenSSL", "postback-verify"],
             // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
-            exclude: ["Vectors"]
+            exclude: ["Vectors"],
+            swiftSettings: strict
         ),
     ]
 )

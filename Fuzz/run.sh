@@ -25,10 +25,13 @@ if [ "${1:-}" = --typecheck ]; then
         || true) | head -1 | cut -d'"' -f4)"
     include=()
     for flag in $(pkg-config --cflags-only-I libpq 2> /dev/null); do include+=(-Xcc "$flag"); done
+    # POSTBACK_VERIFY_STRICT=1 (CI, docs/ci.md): a warning in a fuzz target is an error, as in the package's targets.
+    strict=()
+    if [ -n "${POSTBACK_VERIFY_STRICT:-}" ] && [ "$POSTBACK_VERIFY_STRICT" != 0 ]; then strict=(-warnings-as-errors); fi
     for source_file in Fuzz/fuzz-*.swift; do
         swiftc -typecheck -parse-as-library -package-name "${package_name:-postback_verify}" -I "$modules" \
             -I Sources/CAttributionOpenSSL -I Sources/CAttributionSQLite -I Sources/CAttributionPostgres \
-            "${include[@]}" "$source_file"
+            "${include[@]}" ${strict[@]+"${strict[@]}"} "$source_file"
         echo "$source_file: type-checks"
     done
     exit 0

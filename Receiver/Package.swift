@@ -1,6 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// POSTBACK_VERIFY_STRICT=1 (set by `.ci/run`) turns every warning of this package's own targets into an error, as it
+// does for the root package's. Only these targets: the pinned packages' own warnings are not ours to fix (SwiftPM
+// builds them with -suppress-warnings). An environment variable and not `-Xswiftc -warnings-as-errors`: every script
+// that runs `swift build --package-path Receiver` gets the same flags without passing any, so nothing is rebuilt.
+// Debug builds (every test, sanitizer and script build of CI) only: a release build compiles the same code.
+let strict: [SwiftSetting] =
+    Context.environment["POSTBACK_VERIFY_STRICT"].map { $0.isEmpty || $0 == "0" } == false
+    ? [.unsafeFlags(["-warnings-as-errors"], .when(configuration: .debug))] : []
+
 // The receiver: an HTTP server that takes Apple's postbacks where Apple sends them, verifies them with the root
 // package's `Attribution` library, stores each one durably and only then answers 200. It lives in its own package so
 // that the root package (the library and the CLI) keeps no package dependencies.
@@ -71,7 +80,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "postback-receiver",
@@ -87,7 +97,7 @@ let package = Package(
             // Release builds link the Swift runtime and Foundation statically (as the root package's CLI does), so
             // the binary runs on a machine without a Swift toolchain (Receiver/deploy/, Receiver/Tests/portable.sh).
             // Debug and test builds stay dynamic.
-            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))] + strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
@@ -97,6 +107,8 @@ let package = Package(
                 "CSQLiteForTests",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Attribution", package: "postback-verify"),
+                .product(name: "AttributionStores", package: "postback-verify"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // One product of each package pinned above only for its version that no other target names:
                 // SwiftPM warns about a dependency no target uses. All are built and linked here anyway (through
@@ -113,7 +125,8 @@ let package = Package(
                 .product(name: "Numerics", package: "swift-numerics"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: strict
         ),
     ]
 )

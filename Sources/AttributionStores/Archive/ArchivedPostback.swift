@@ -66,7 +66,7 @@ public struct ArchivedPostback: Sendable, Equatable {
         func same(_ a: String?, _ b: String?) -> Bool {
             switch (a, b) {
             case (nil, nil): true
-            case let (a?, b?): a.utf8.elementsEqual(b.utf8)
+            case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
             default: false
             }
         }

@@ -23,7 +23,7 @@ struct RevenueSums {
         guard postbacks > 0 else { return }
         let position = sums.firstIndex { sum in
             switch (sum.currency, currency) {
-            case let (a?, b?): a.utf8.elementsEqual(b.utf8)
+            case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
             case (nil, nil): true
             default: false
             }
@@ -37,7 +37,7 @@ struct RevenueSums {
         sums.append(Sum(currency: currency, postbacks: postbacks, low: low, high: high))
         sums.sort { first, second in
             switch (first.currency, second.currency) {
-            case let (a?, b?): a.utf8.lexicographicallyPrecedes(b.utf8)
+            case (let a?, let b?): a.utf8.lexicographicallyPrecedes(b.utf8)
             case (.some, nil): true
             default: false
             }

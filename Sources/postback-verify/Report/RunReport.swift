@@ -118,7 +118,7 @@ struct RunReport {
             let (a, b) = (first.key, second.key)
             if a.app != b.app { return a.app < b.app }
             switch (a.sourceIdentifier, b.sourceIdentifier) {
-            case let (x?, y?) where !x.utf8.elementsEqual(y.utf8): return x.utf8.lexicographicallyPrecedes(y.utf8)
+            case (let x?, let y?) where !x.utf8.elementsEqual(y.utf8): return x.utf8.lexicographicallyPrecedes(y.utf8)
             case (.some, nil): return true
             case (nil, .some): return false
             default:

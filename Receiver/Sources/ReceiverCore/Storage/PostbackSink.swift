@@ -45,8 +45,6 @@ enum SinkOutcome: Sendable {
 /// Stores nothing (`--no-storage`, for benchmarks): every postback is answered as the verifier judged it, without
 /// deduplication or a row. Never in production: a 200 tells Apple not to send the postback again.
 struct DiscardingSink: PostbackSink {
-    init() {}
-
     func store(_ group: [ReceivedPostback]) async throws -> [SinkOutcome] {
         group.map { .stored($0) }
     }
