@@ -83,6 +83,8 @@ public final class PostgresOutbox: Outbox, Sendable {
         """
 
     private let connection: Locked<PostgresConnection>
+    /// When each destination's expired rows were last marked dead (``OutboxExpiry``).
+    private let expiry = Locked(OutboxExpiry())
     /// The server and database, for messages (never the password).
     public let target: String
 
@@ -123,10 +125,13 @@ public final class PostgresOutbox: Outbox, Sendable {
 
     public func claim(destination: String, limit: Int, holder: Int64, leaseMilliseconds: Int64,
                       horizonMilliseconds: Int64) throws(AttributionError) -> [OwedDelivery] {
-        try run("cannot take deliveries from") { (connection: PostgresConnection) throws(PostgresFailure) in
-            try connection.execute(Self.expire, [
-                .text(destination), .int64(horizonMilliseconds), .text(OutboxAnswers.horizonPassed),
-            ], prepare: true)
+        let expiring = expiry.withLock { $0.isDue(destination, now: OutboxExpiry.now()) }
+        return try run("cannot take deliveries from") { (connection: PostgresConnection) throws(PostgresFailure) in
+            if expiring {
+                try connection.execute(Self.expire, [
+                    .text(destination), .int64(horizonMilliseconds), .text(OutboxAnswers.horizonPassed),
+                ], prepare: true)
+            }
             let result = try connection.execute(Self.claim, [
                 .text(destination), .int64(Int64(limit)), .int64(holder), .int64(leaseMilliseconds),
                 .int64(horizonMilliseconds),

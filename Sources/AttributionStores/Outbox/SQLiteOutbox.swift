@@ -41,6 +41,8 @@ public final class SQLiteOutbox: Outbox, Sendable {
     public static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
     private let connection: Locked<SQLiteConnection>
     private let clock: @Sendable () -> Int64
+    /// When each destination's expired rows were last marked dead (``OutboxExpiry``).
+    private let expiry = Locked(OutboxExpiry())
 
     /// Opens the outbox of the archive at `path`.
     /// - Parameters:
@@ -79,7 +81,9 @@ public final class SQLiteOutbox: Outbox, Sendable {
     public func claim(destination: String, limit: Int, holder: Int64, leaseMilliseconds: Int64,
                       horizonMilliseconds: Int64) throws(AttributionError) -> [OwedDelivery] {
         let now = clock()
+        let expiring = expiry.withLock { $0.isDue(destination, now: now) }
         return try transaction("take deliveries from") { (connection: SQLiteConnection) throws(SQLiteFailure) in
+            if expiring {
             let expire = try connection.prepare("""
                 UPDATE relay_deliveries SET status = 'dead', holder = NULL, lease_until = NULL,
                     answer = coalesce(answer || '; ', '') || ?
@@ -91,18 +95,20 @@ public final class SQLiteOutbox: Outbox, Sendable {
             try expire.bind(3, now - horizonMilliseconds)
             try expire.bind(4, now)
             try expire.run()
+            }
             let select = try connection.prepare("""
                 SELECT d.id, d.attempts, d.owed_since, d.holder IS NOT NULL, r.request, r.route, r.key, r.body,
                        r.record
                 FROM relay_deliveries d JOIN received_postbacks r ON r.id = d.postback
                 WHERE d.status = 'owed' AND d.destination = ? AND d.due <= ?
-                    AND (d.lease_until IS NULL OR d.lease_until < ?)
+                    AND (d.lease_until IS NULL OR d.lease_until < ?) AND d.owed_since >= ?
                 ORDER BY d.due LIMIT ?
                 """)
             try select.bind(1, text: destination)
             try select.bind(2, now)
             try select.bind(3, now)
-            try select.bind(4, Int64(limit))
+            try select.bind(4, now - horizonMilliseconds)
+            try select.bind(5, Int64(limit))
             var taken: [OwedDelivery] = []
             while try select.step() {
                 taken.append(OwedDelivery(
