@@ -34,6 +34,14 @@ public protocol Outbox: Sendable {
     /// - Throws: ``AttributionError`` when the store fails; nothing was recorded then.
     func record(_ outcomes: [DeliveryOutcome], holder: Int64, horizonMilliseconds: Int64) throws(AttributionError)
 
+    /// Hands back deliveries `holder` took and did not attempt (a relay stopping): due again at once for any holder,
+    /// their attempt not counted. Rows another holder has taken since are left alone.
+    /// - Parameters:
+    ///   - ids: the deliveries' ids.
+    ///   - holder: the receiver that took them.
+    /// - Throws: ``AttributionError`` when the store fails; their leases give them back then.
+    func release(_ ids: [Int64], holder: Int64) throws(AttributionError)
+
     /// How far behind each destination with owed deliveries is.
     /// - Returns: by destination name.
     /// - Throws: ``AttributionError`` when the store fails.
@@ -59,18 +67,21 @@ enum OutboxAnswers {
 }
 
 /// When an outbox last marked each destination's expired deliveries dead: that scan of every owed row runs at most
-/// once a second per destination, not with every claim (a claim never takes an expired row either way).
+/// once a second per destination (and horizon), not with every claim (a claim never takes an expired row either way).
 struct OutboxExpiry {
-    private var last: [String: Int64] = [:]
+    private var last: [String: (horizon: Int64, at: Int64)] = [:]
 
     /// This process's monotonic clock in milliseconds.
     static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
 
-    /// Whether `destination`'s expired rows are to be marked now (noting that they are); a clock that went back
-    /// marks them at once.
-    mutating func isDue(_ destination: String, now: Int64 = OutboxExpiry.now()) -> Bool {
-        if let previous = last[destination], now >= previous, now - previous < 1_000 { return false }
-        last[destination] = now
+    /// Whether `destination`'s rows expired under `horizon` are to be marked now (noting that they are): a second
+    /// after the last marking, at once when the horizon changed or the clock went back.
+    mutating func isDue(_ destination: String, horizon: Int64, now: Int64 = OutboxExpiry.now()) -> Bool {
+        if let previous = last[destination], previous.horizon == horizon, now >= previous.at,
+           now - previous.at < 1_000 {
+            return false
+        }
+        last[destination] = (horizon, now)
         return true
     }
 }
