@@ -104,9 +104,10 @@ final class Relay: Service, Sendable {
     }
 
     /// One destination's loop: sends what it took as slots free up, while the next batch is taken and the last
-    /// one's outcomes are recorded (the outbox's work never stops the sending: at most
-    /// ``Settings/maximumInFlight`` are in flight and as many wait, taken, for a slot, each for at most one
-    /// deadline, well inside its lease); on stop, takes nothing more, records what was in flight, and hands back
+    /// one's outcomes are recorded (the outbox's work never stops the sending). At most ``Settings/maximumInFlight``
+    /// are in flight, at most twice that many sent and not yet recorded (so a crash repeats no more), and as many
+    /// wait, taken, for a slot, each for at most one
+    /// deadline, well inside its lease. On stop, it takes nothing more, records what was in flight, and hands back
     /// what it took and did not send.
     private func deliver(to destination: RelayDestination) async {
         let name = destination.outbox.name
@@ -130,7 +131,7 @@ final class Relay: Service, Sendable {
             var inFlight = 0
             var finished: [DeliveryOutcome] = []
             var taking = false
-            var recording = false
+            var recording = 0  // outcomes being recorded
             var ticking = false
             var tickFired = false
             // Set when a take found nothing due, or the outbox failed: no take (or record) until the next tick.
@@ -138,16 +139,19 @@ final class Relay: Service, Sendable {
             var troubled = false
             while true {
                 let stopping = isStopping
-                while !stopping && inFlight < limit && !waiting.isEmpty {
+                // Sent and not yet recorded stays within twice the limit: a crash repeats at most that many, and the
+                // sending goes on while a batch's outcomes are recorded.
+                while !stopping && inFlight < limit && inFlight + finished.count + recording < 2 * limit
+                    && !waiting.isEmpty {
                     let delivery = waiting.removeFirst()
                     metrics.attempted(name, reclaimed: delivery.wasReclaimed)
                     inFlight += 1
                     group.addTask { .finished(await self.attempt(delivery, to: destination, client: client)) }
                 }
                 metrics.inFlight(name, inFlight)
-                if !recording && !finished.isEmpty && (!troubled || stopping)
-                    && (finished.count >= max(1, limit / 2) || inFlight == 0 || stopping || tickFired) {
-                    recording = true
+                if recording == 0 && !finished.isEmpty && (!troubled || stopping)
+                    && (finished.count >= max(1, limit / 4) || inFlight == 0 || stopping || tickFired) {
+                    recording = finished.count
                     let outcomes = finished
                     finished = []
                     group.addTask { [outbox, holder, settings] in
@@ -182,7 +186,7 @@ final class Relay: Service, Sendable {
                         }
                     }
                 }
-                if stopping && inFlight == 0 && !taking && !recording && finished.isEmpty {
+                if stopping && inFlight == 0 && !taking && recording == 0 && finished.isEmpty {
                     await handBack(waiting, destination: name, queue: queue)
                     break
                 }
@@ -212,7 +216,7 @@ final class Relay: Service, Sendable {
                         troubled = true
                     }
                 case .recorded(let failed):
-                    recording = false
+                    recording = 0
                     if let failed {
                         // Kept (at most the deliveries of two batches) and recorded again; their leases cover them
                         // meanwhile. A stopping relay leaves them to the leases.
