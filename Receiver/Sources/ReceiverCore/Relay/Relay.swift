@@ -253,40 +253,39 @@ final class Relay: Service, Sendable {
     /// Sends one delivery and says what became of it.
     private func attempt(_ delivery: OwedDelivery, to destination: RelayDestination, client: HTTPClient) async
         -> DeliveryOutcome {
-        var request = HTTPClientRequest(url: destination.url(route: delivery.route).absoluteString)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "postback-receiver")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "User-Agent", value: "postback-receiver")
+        let body: [UInt8]
         switch destination.kind {
         case .forward:
-            request.headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(delivery))
-            request.body = .bytes(ByteBuffer(bytes: delivery.body))
+            headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(delivery))
+            body = delivery.body
         case .webhook(_, let signer):
             let timestamp = Int64(Date().timeIntervalSince1970)
-            request.headers.add(name: "webhook-id", value: delivery.request)
-            request.headers.add(name: "webhook-timestamp", value: String(timestamp))
-            request.headers.add(name: "webhook-signature",
-                                value: signer.signature(id: delivery.request, timestamp: timestamp,
-                                                        body: delivery.record))
-            request.body = .bytes(ByteBuffer(bytes: delivery.record))
+            headers.add(name: "webhook-id", value: delivery.request)
+            headers.add(name: "webhook-timestamp", value: String(timestamp))
+            headers.add(name: "webhook-signature",
+                        value: signer.signature(id: delivery.request, timestamp: timestamp, body: delivery.record))
+            body = delivery.record
         }
         let name = destination.outbox.name
         let outcome: DeliveryOutcome
         do {
-            let response = try await client.execute(request, deadline: .now() + .nanoseconds(
-                Int64(settings.deadline.components.seconds) * 1_000_000_000
-                    + settings.deadline.components.attoseconds / 1_000_000_000))
-            let status = Int(response.status.code)
-            // The start of the answer is kept on the row; the rest is not read (a destination cannot make the
-            // relay buffer a large body).
-            var answer = "\(status)"
-            var kept: [UInt8] = []
-            for try await chunk in response.body {
-                kept += chunk.readableBytesView.prefix(200 - kept.count)
-                if kept.count >= 200 { break }
+            let request = try HTTPClient.Request(url: destination.url(route: delivery.route).absoluteString,
+                                                 method: .POST, headers: headers,
+                                                 body: .byteBuffer(ByteBuffer(bytes: body)))
+            // Read on the event loop by the delegate (no task switch per part of the answer).
+            let response = try await client.execute(
+                request: request, delegate: DestinationAnswer(),
+                deadline: .now() + .nanoseconds(Int64(settings.deadline.components.seconds) * 1_000_000_000
+                                                    + settings.deadline.components.attoseconds / 1_000_000_000)
+            ).futureResult.get()
+            var answer = "\(response.status)"
+            if !response.start.isEmpty {
+                answer += " " + TerminalText.escaped(String(decoding: response.start, as: UTF8.self))
             }
-            if !kept.isEmpty { answer += " " + TerminalText.escaped(String(decoding: kept, as: UTF8.self)) }
-            let fate = settings.schedule.fate(status: status, retryAfter: response.headers.first(name: "Retry-After"),
+            let fate = settings.schedule.fate(status: response.status, retryAfter: response.retryAfter,
                                               attempt: delivery.attempts)
             outcome = DeliveryOutcome(id: delivery.id, fate: fate, answer: answer)
         } catch {
