@@ -30,7 +30,8 @@ none (10 %), re-engagement (click, 8 %), nonwinning (7 %); `download`/`redownloa
 payload in this script's old member order), to compare with figures measured on it.
 
 --mixed: a day's traffic as a receiver sees it: of the N lines, ~10 % are exact retries of an earlier line (Apple
-retries a delivery with the same bytes) and ~1 % forged (one signature character changed); the rest distinct.
+retries a delivery with the same bytes; --retries SHARE changes the share, e.g. 0.03) and ~1 % forged (one
+signature character changed); the rest distinct.
 
 Repetition: `-n N --repeat K` signs N distinct bodies and writes N*K lines.
   --order cycle   (default) all N bodies, then all N again, ... (K rounds): every repeat is far from its first
@@ -181,6 +182,8 @@ def main() -> int:
                     help="apple (default): Apple's serialisation and a mix of postbacks; plain: the old corpus")
     ap.add_argument("--mixed", action="store_true",
                     help="~10%% of the lines exact retries of earlier ones, ~1%% forged signatures")
+    ap.add_argument("--retries", type=float, default=0.10,
+                    help="with --mixed: the share of lines that are exact retries (default 0.10)")
     ap.add_argument("--reuse-key", action="store_true",
                     help="sign with DIR/key.private.pem if it exists instead of a fresh key")
     args = ap.parse_args()
@@ -205,7 +208,7 @@ def main() -> int:
     uuid_hi = random.SystemRandom().getrandbits(64)
     init_args = (pem, uuid_hi, args.kid, args.shape)
     if args.mixed:
-        return write_mixed(out / args.name, out / "single.jsonl", args.distinct, init_args)
+        return write_mixed(out / args.name, out / "single.jsonl", args.distinct, init_args, args.retries)
     n, k = args.distinct, args.repeat
     t0 = time.perf_counter()
     first = ""
@@ -244,30 +247,48 @@ def main() -> int:
     return 0
 
 
-def write_mixed(path: Path, single: Path, lines: int, init_args: tuple) -> int:
-    """`lines` lines: distinct bodies, ~10 % exact retries of an earlier line, ~1 % forged (see --mixed)."""
+def write_mixed(path: Path, single: Path, lines: int, init_args: tuple, retries: float = 0.10) -> int:
+    """`lines` lines: distinct bodies, a `retries` share of exact retries of an earlier line, ~1 % forged (see
+    --mixed). Written as signed, in order: memory holds the retries waiting for their turn, not the corpus."""
+    if not 0 <= retries < 1:
+        sys.exit("make-corpus: --retries must be at least 0 and below 1")
     rnd = random.Random(0x5EED)
-    distinct = round(lines / 1.1)
-    _init(*init_args)
+    distinct = round(lines * (1 - retries))
     t0 = time.perf_counter()
-    with mp.get_context("fork").Pool(os.cpu_count() or 1, initializer=_init, initargs=init_args) as pool:
-        bodies = [b for part in pool.imap(_chunk, _ranges(distinct, 2000)) for b in part]
-    out: list[str] = []
-    forged = 0
-    for body in bodies:
-        if rnd.random() < 0.01:
-            # One character of the signature segment changed (kept canonical base64url: not its last).
-            at = body.index('"', body.index('"jws-string":"') + 14) - 10
-            body = body[:at] + ("A" if body[at] != "A" else "B") + body[at + 1:]
-            forged += 1
-        out.append(body)
-        # A retry follows its original a few hundred lines later, as Apple retries after a failed delivery.
-        while len(out) < lines and rnd.random() < (lines - distinct) / distinct:
-            out.insert(max(0, len(out) - rnd.randrange(0, 500)), body)
-    out = out[:lines]
-    path.write_text("".join(b + "\n" for b in out), encoding="utf-8")
-    single.write_text(out[0] + "\n", encoding="utf-8")
-    print(f"make-corpus: mixed day, {len(out)} lines: {distinct} distinct, {len(out) - distinct} retries, "
+    # A retry follows its original a few hundred lines later, as Apple retries after a failed delivery: waiting
+    # retries by the line they are due at.
+    waiting: dict[int, list[str]] = {}
+    written = forged = repeated = 0
+    first = ""
+    with open(path, "w", encoding="utf-8", newline="\n") as f, \
+            mp.get_context("fork").Pool(os.cpu_count() or 1, initializer=_init, initargs=init_args) as pool:
+        def emit(body: str, retry: bool = False) -> None:
+            nonlocal written, first, repeated
+            if written < lines:
+                f.write(body + "\n")
+                first = first or body
+                written += 1
+                repeated += retry
+            for due in waiting.pop(written, []):
+                emit(due, True)
+        for part in pool.imap(_chunk, _ranges(distinct, 2000)):
+            for body in part:
+                if rnd.random() < 0.01:
+                    # One character of the signature segment changed (kept canonical base64url: not its last).
+                    at = body.index('"', body.index('"jws-string":"') + 14) - 10
+                    body = body[:at] + ("A" if body[at] != "A" else "B") + body[at + 1:]
+                    forged += 1
+                if rnd.random() < retries / (1 - retries):
+                    waiting.setdefault(written + rnd.randrange(1, 500), []).append(body)
+                emit(body)
+        for due in sorted(waiting):
+            for body in waiting[due]:
+                if written < lines:
+                    f.write(body + "\n")
+                    written += 1
+                    repeated += 1
+    single.write_text(first + "\n", encoding="utf-8")
+    print(f"make-corpus: mixed day, {written} lines: {written - repeated} distinct, {repeated} retries, "
           f"{forged} forged; {time.perf_counter() - t0:.1f} s -> {path}", file=sys.stderr)
     return 0
 

@@ -1,6 +1,8 @@
 -- wrk script: POSTs the bodies of a JSON Lines corpus (one postback body per line, as Benchmarks/make-corpus.py
--- writes them: Apple's bytes, the kid escaped `\/`) to the receiver, cycling through them from a random offset per
--- thread. Usage: wrk ... -s post.lua URL -- CORPUS [PATH]
+-- writes them: Apple's bytes, the kid escaped `\/`) to the receiver, in order.
+-- Usage: wrk ... -s post.lua URL -- CORPUS [PATH] [first|random]
+--   first (default): from the corpus's first line, so that a run over a corpus longer than it sends no line twice
+--   but for the corpus's own retries; random: from a random line (a cycled corpus).
 local requests = {}
 local position = 0
 
@@ -12,8 +14,10 @@ function init(args)
       requests[#requests + 1] = wrk.format("POST", path, { ["Content-Type"] = "application/json" }, line)
     end
   end
-  math.randomseed(os.time() + (wrk.thread and tonumber(tostring(wrk.thread):match("0x(%x+)") or "0", 16) or 0))
-  position = math.random(#requests) - 1
+  if args[3] == "random" then
+    math.randomseed(os.time() + (wrk.thread and tonumber(tostring(wrk.thread):match("0x(%x+)") or "0", 16) or 0))
+    position = math.random(#requests) - 1
+  end
 end
 
 function request()

@@ -144,6 +144,25 @@ struct PostgresOutboxTests {
         #expect(left.first?.answer == nil, "the old holder's retry was recorded over the new holder's lease")
     }
 
+    @Test("deliveries handed back are due at once for another receiver, their attempt not counted, not reclaimed")
+    func handBack() throws {
+        let (store, first, database) = try Self.open()
+        let second = try PostgresOutbox(connectionString: database)
+        let destination = try OutboxDestination(name: "https://mmp.example/", selection: .valid)
+        try Self.store([Self.row(1), Self.row(2)], in: store, owing: [destination])
+        let taken = try first.claim(destination: destination.name, limit: 10, holder: 1, leaseMilliseconds: 60_000,
+                                    horizonMilliseconds: Self.day)
+        #expect(taken.count == 2)
+        try second.release(taken.map(\.id), holder: 2)  // not its rows: left alone
+        #expect(try second.claim(destination: destination.name, limit: 10, holder: 2, leaseMilliseconds: 60_000,
+                                 horizonMilliseconds: Self.day).isEmpty)
+        try first.release(taken.map(\.id), holder: 1)
+        let again = try second.claim(destination: destination.name, limit: 10, holder: 2,
+                                     leaseMilliseconds: 60_000, horizonMilliseconds: Self.day)
+        #expect(Set(again.map(\.id)) == Set(taken.map(\.id)))
+        #expect(again.allSatisfy { $0.attempts == 1 && !$0.wasReclaimed })
+    }
+
     @Test("a 4xx is dead at once, a delivery past the horizon is dead with that answer, and both can be re-queued")
     func fatesAndRequeue() throws {
         let (store, outbox, _) = try Self.open()

@@ -98,6 +98,45 @@ struct SQLiteOutboxTests {
                                  horizonMilliseconds: horizon).count == 2)
     }
 
+    @Test("a delivery past the horizon is never handed out, though the scan that marks it dead waits a second")
+    func horizonBetweenScans() throws {
+        let (archive, outbox, clock, directory) = try Self.open()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = try OutboxDestination(name: "https://mmp.example/", selection: .valid)
+        try archive.append([Self.row(1)], owing: [destination])
+        #expect(try outbox.claim(destination: destination.name, limit: 1, holder: 1, leaseMilliseconds: 60_000,
+                                 horizonMilliseconds: 500).count == 1)
+        try archive.append([Self.row(2)], owing: [destination])
+        clock.advance(600)
+        #expect(try outbox.claim(destination: destination.name, limit: 5, holder: 1, leaseMilliseconds: 60_000,
+                                 horizonMilliseconds: 500).isEmpty)
+        #expect(try outbox.entries(deadOnly: true).isEmpty, "marked dead before its second")
+        clock.advance(500)
+        #expect(try outbox.claim(destination: destination.name, limit: 5, holder: 1, leaseMilliseconds: 60_000,
+                                 horizonMilliseconds: 500).isEmpty)
+        #expect(try outbox.entries(deadOnly: true).map(\.request) == ["request-2"])
+    }
+
+    @Test("deliveries handed back are due at once for any holder, their attempt not counted, not reclaimed")
+    func handBack() throws {
+        let (archive, outbox, _, directory) = try Self.open()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = try OutboxDestination(name: "https://mmp.example/", selection: .valid)
+        try archive.append([Self.row(1), Self.row(2)], owing: [destination])
+        let taken = try outbox.claim(destination: destination.name, limit: 5, holder: 1, leaseMilliseconds: 60_000,
+                                     horizonMilliseconds: 86_400_000)
+        #expect(taken.count == 2)
+        // Another holder's rows are left alone.
+        try outbox.release(taken.map(\.id), holder: 2)
+        #expect(try outbox.claim(destination: destination.name, limit: 5, holder: 2, leaseMilliseconds: 60_000,
+                                 horizonMilliseconds: 86_400_000).isEmpty)
+        try outbox.release(taken.map(\.id), holder: 1)
+        let again = try outbox.claim(destination: destination.name, limit: 5, holder: 2, leaseMilliseconds: 60_000,
+                                     horizonMilliseconds: 86_400_000)
+        #expect(Set(again.map(\.id)) == Set(taken.map(\.id)))
+        #expect(again.allSatisfy { $0.attempts == 1 && !$0.wasReclaimed })
+    }
+
     @Test("a delivery owed past the horizon is never handed out: it is dead when next looked at")
     func horizon() throws {
         let (archive, outbox, clock, directory) = try Self.open()

@@ -67,6 +67,8 @@ public final class SQLiteReceivedArchive: Sendable {
             : statePath + "-received.sqlite"
     }
     private let writer: Locked<Writer>
+    /// This process's turn to write the file, shared with its outbox (``SQLiteWriteGate``).
+    private let gate: SQLiteWriteGate
     /// The connection that folds the log into the file, on `checkpointQueue`.
     private let checkpointer: Locked<SQLiteConnection>
     private let checkpointQueue = DispatchQueue(label: "postback-verify.sqlite-archive.checkpoint")
@@ -139,6 +141,7 @@ public final class SQLiteReceivedArchive: Sendable {
             return SQLITE_OK
         }, Unmanaged.passUnretained(writer).toOpaque())
         self.writer = Locked(writer)
+        gate = SQLiteWriteGate.gate(for: path)
         checkpointer = Locked(folding)
     }
 
@@ -153,30 +156,32 @@ public final class SQLiteReceivedArchive: Sendable {
         throws(AttributionError) {
         guard !rows.isEmpty else { return }
         let pages = try writer.withLock { (writer: inout Writer) throws(AttributionError) -> Int32 in
-            let connection = writer.connection
-            do throws(SQLiteFailure) {
-                try connection.execute("BEGIN IMMEDIATE")
+            try gate.withTurn { () throws(AttributionError) -> Int32 in
+                let connection = writer.connection
                 do throws(SQLiteFailure) {
-                    for row in rows {
-                        try Self.insert(row, with: writer.insert)
-                        let id = connection.lastInsertRowID
-                        for destination in destinations where destination.owes(row) {
-                            try Self.owe(id, received: row.received, to: destination.name, with: writer.owe)
+                    try connection.execute("BEGIN IMMEDIATE")
+                    do throws(SQLiteFailure) {
+                        for row in rows {
+                            try Self.insert(row, with: writer.insert)
+                            let id = connection.lastInsertRowID
+                            for destination in destinations where destination.owes(row) {
+                                try Self.owe(id, received: row.received, to: destination.name, with: writer.owe)
+                            }
                         }
+                        try connection.execute("COMMIT")
+                    } catch {
+                        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                        throw error
                     }
-                    try connection.execute("COMMIT")
                 } catch {
-                    if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-                    throw error
+                    throw Self.error(error, path: path, doing: "insert received postbacks into")
                 }
-            } catch {
-                throw Self.error(error, path: path, doing: "insert received postbacks into")
+                if writer.logPages >= Self.restartPages {
+                    sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_RESTART, nil, nil)
+                    writer.logPages = 0
+                }
+                return writer.logPages
             }
-            if writer.logPages >= Self.restartPages {
-                sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_RESTART, nil, nil)
-                writer.logPages = 0
-            }
-            return writer.logPages
         }
         foldLog(pages: pages)
     }

@@ -1,4 +1,5 @@
 import Attribution
+import Dispatch
 
 /// The deliveries a receiver owes its destinations, kept beside the stored postbacks (``SQLiteOutbox`` in a
 /// SQLite archive, ``PostgresOutbox`` in a PostgreSQL state): what the relay takes work from and records outcomes
@@ -10,8 +11,9 @@ import Attribution
 /// hands them back when the lease runs out. A row owed longer than the horizon is never attempted again: it is
 /// marked dead, with its last answer.
 public protocol Outbox: Sendable {
-    /// Takes at most `limit` due deliveries of `destination` for `holder`, leased for `leaseMilliseconds`; first
-    /// marks dead those owed longer than `horizonMilliseconds`.
+    /// Takes at most `limit` due deliveries of `destination` for `holder`, leased for `leaseMilliseconds`, never one
+    /// owed longer than `horizonMilliseconds`; first marks those dead (at most once a second per destination and
+    /// store: a scan of the owed rows that a claim per batch must not pay).
     /// - Parameters:
     ///   - destination: the destination's name.
     ///   - limit: most deliveries taken.
@@ -31,6 +33,14 @@ public protocol Outbox: Sendable {
     ///   - horizonMilliseconds: how long a delivery may stay owed.
     /// - Throws: ``/Attribution/AttributionError`` when the store fails; nothing was recorded then.
     func record(_ outcomes: [DeliveryOutcome], holder: Int64, horizonMilliseconds: Int64) throws(AttributionError)
+
+    /// Hands back deliveries `holder` took and did not attempt (a relay stopping): due again at once for any holder,
+    /// their attempt not counted. Rows another holder has taken since are left alone.
+    /// - Parameters:
+    ///   - ids: the deliveries' ids.
+    ///   - holder: the receiver that took them.
+    /// - Throws: ``AttributionError`` when the store fails; their leases give them back then.
+    func release(_ ids: [Int64], holder: Int64) throws(AttributionError)
 
     /// How far behind each destination with owed deliveries is.
     /// - Returns: by destination name.
@@ -54,4 +64,24 @@ public protocol Outbox: Sendable {
 /// What a delivery's `answer` column says when its horizon passed: one phrase for both stores.
 enum OutboxAnswers {
     static let horizonPassed = "gave up: owed longer than the horizon"
+}
+
+/// When an outbox last marked each destination's expired deliveries dead: that scan of every owed row runs at most
+/// once a second per destination (and horizon), not with every claim (a claim never takes an expired row either way).
+struct OutboxExpiry {
+    private var last: [String: (horizon: Int64, at: Int64)] = [:]
+
+    /// This process's monotonic clock in milliseconds.
+    static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
+
+    /// Whether `destination`'s rows expired under `horizon` are to be marked now (noting that they are): a second
+    /// after the last marking, at once when the horizon changed or the clock went back.
+    mutating func isDue(_ destination: String, horizon: Int64, now: Int64 = OutboxExpiry.now()) -> Bool {
+        if let previous = last[destination], previous.horizon == horizon, now >= previous.at,
+           now - previous.at < 1_000 {
+            return false
+        }
+        last[destination] = (horizon, now)
+        return true
+    }
 }

@@ -72,6 +72,11 @@ public final class PostgresOutbox: Outbox, Sendable {
         FROM unnest($5::bigint[], $6::text[]) AS x(id, answer)
         WHERE d.id = x.id AND d.holder = $7 AND d.status = 'owed'
         """
+    /// `$1` ids, `$2` holder.
+    static let release = """
+        UPDATE postback_relay.deliveries SET holder = NULL, lease_until = NULL, attempts = greatest(0, attempts - 1)
+        WHERE id = ANY($1::bigint[]) AND holder = $2 AND status = 'owed'
+        """
     static let backlog = """
         SELECT destination, count(*), min(owed_since) FROM postback_relay.deliveries WHERE status = 'owed'
         GROUP BY destination
@@ -83,6 +88,8 @@ public final class PostgresOutbox: Outbox, Sendable {
         """
 
     private let connection: Locked<PostgresConnection>
+    /// When each destination's expired rows were last marked dead (``OutboxExpiry``).
+    private let expiry = Locked(OutboxExpiry())
     /// The server and database, for messages (never the password).
     public let target: String
 
@@ -124,10 +131,13 @@ public final class PostgresOutbox: Outbox, Sendable {
 
     public func claim(destination: String, limit: Int, holder: Int64, leaseMilliseconds: Int64,
                       horizonMilliseconds: Int64) throws(AttributionError) -> [OwedDelivery] {
-        try run("cannot take deliveries from") { (connection: PostgresConnection) throws(PostgresFailure) in
-            try connection.execute(Self.expire, [
-                .text(destination), .int64(horizonMilliseconds), .text(OutboxAnswers.horizonPassed),
-            ], prepare: true)
+        let expiring = expiry.withLock { $0.isDue(destination, horizon: horizonMilliseconds) }
+        return try run("cannot take deliveries from") { (connection: PostgresConnection) throws(PostgresFailure) in
+            if expiring {
+                try connection.execute(Self.expire, [
+                    .text(destination), .int64(horizonMilliseconds), .text(OutboxAnswers.horizonPassed),
+                ], prepare: true)
+            }
             let result = try connection.execute(Self.claim, [
                 .text(destination), .int64(Int64(limit)), .int64(holder), .int64(leaseMilliseconds),
                 .int64(horizonMilliseconds),
@@ -161,6 +171,13 @@ public final class PostgresOutbox: Outbox, Sendable {
                 .textArray(retried.map(\.2)), .int64Array(dead.map(\.0)), .textArray(dead.map(\.1)),
                 .int64(holder), .int64(horizonMilliseconds), .text(OutboxAnswers.horizonPassed),
             ], prepare: true)
+        }
+    }
+
+    public func release(_ ids: [Int64], holder: Int64) throws(AttributionError) {
+        guard !ids.isEmpty else { return }
+        try run("cannot hand back deliveries to") { (connection: PostgresConnection) throws(PostgresFailure) in
+            _ = try connection.execute(Self.release, [.int64Array(ids), .int64(holder)], prepare: true)
         }
     }
 

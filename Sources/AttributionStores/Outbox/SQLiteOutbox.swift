@@ -40,7 +40,11 @@ public final class SQLiteOutbox: Outbox, Sendable {
     /// This machine's clock, in milliseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
     private let connection: Locked<SQLiteConnection>
+    /// This process's turn to write the file, shared with the archive's group commits (``SQLiteWriteGate``).
+    private let gate: SQLiteWriteGate
     private let clock: @Sendable () -> Int64
+    /// When each destination's expired rows were last marked dead (``OutboxExpiry``).
+    private let expiry = Locked(OutboxExpiry())
 
     /// Opens the outbox of the archive at `path`.
     /// - Parameters:
@@ -71,6 +75,7 @@ public final class SQLiteOutbox: Outbox, Sendable {
                                        + "(\(Self.schemaVersion)): use a later release")
             }
             connection = Locked(opened)
+            gate = SQLiteWriteGate.gate(for: path)
         } catch {
             throw SQLiteReceivedArchive.error(error, path: path, doing: "open the outbox of")
         }
@@ -79,30 +84,34 @@ public final class SQLiteOutbox: Outbox, Sendable {
     public func claim(destination: String, limit: Int, holder: Int64, leaseMilliseconds: Int64,
                       horizonMilliseconds: Int64) throws(AttributionError) -> [OwedDelivery] {
         let now = clock()
+        let expiring = expiry.withLock { $0.isDue(destination, horizon: horizonMilliseconds, now: now) }
         return try transaction("take deliveries from") { (connection: SQLiteConnection) throws(SQLiteFailure) in
-            let expire = try connection.prepare("""
-                UPDATE relay_deliveries SET status = 'dead', holder = NULL, lease_until = NULL,
-                    answer = coalesce(answer || '; ', '') || ?
-                WHERE status = 'owed' AND destination = ? AND owed_since < ?
-                    AND (lease_until IS NULL OR lease_until < ?)
-                """)
-            try expire.bind(1, text: OutboxAnswers.horizonPassed)
-            try expire.bind(2, text: destination)
-            try expire.bind(3, now - horizonMilliseconds)
-            try expire.bind(4, now)
-            try expire.run()
+            if expiring {
+                let expire = try connection.prepare("""
+                    UPDATE relay_deliveries SET status = 'dead', holder = NULL, lease_until = NULL,
+                        answer = coalesce(answer || '; ', '') || ?
+                    WHERE status = 'owed' AND destination = ? AND owed_since < ?
+                        AND (lease_until IS NULL OR lease_until < ?)
+                    """)
+                try expire.bind(1, text: OutboxAnswers.horizonPassed)
+                try expire.bind(2, text: destination)
+                try expire.bind(3, now - horizonMilliseconds)
+                try expire.bind(4, now)
+                try expire.run()
+            }
             let select = try connection.prepare("""
                 SELECT d.id, d.attempts, d.owed_since, d.holder IS NOT NULL, r.request, r.route, r.key, r.body,
                        r.record
                 FROM relay_deliveries d JOIN received_postbacks r ON r.id = d.postback
                 WHERE d.status = 'owed' AND d.destination = ? AND d.due <= ?
-                    AND (d.lease_until IS NULL OR d.lease_until < ?)
+                    AND (d.lease_until IS NULL OR d.lease_until < ?) AND d.owed_since >= ?
                 ORDER BY d.due LIMIT ?
                 """)
             try select.bind(1, text: destination)
             try select.bind(2, now)
             try select.bind(3, now)
-            try select.bind(4, Int64(limit))
+            try select.bind(4, now - horizonMilliseconds)
+            try select.bind(5, Int64(limit))
             var taken: [OwedDelivery] = []
             while try select.step() {
                 taken.append(OwedDelivery(
@@ -164,6 +173,21 @@ public final class SQLiteOutbox: Outbox, Sendable {
         }
     }
 
+    public func release(_ ids: [Int64], holder: Int64) throws(AttributionError) {
+        guard !ids.isEmpty else { return }
+        try transaction("hand back deliveries to") { (connection: SQLiteConnection) throws(SQLiteFailure) in
+            let release = try connection.prepare("""
+                UPDATE relay_deliveries SET holder = NULL, lease_until = NULL, attempts = max(0, attempts - 1)
+                WHERE id = ? AND holder = ? AND status = 'owed'
+                """)
+            for id in ids {
+                try release.bind(1, id)
+                try release.bind(2, holder)
+                try release.run()
+            }
+        }
+    }
+
     public func backlog() throws(AttributionError) -> [String: OutboxBacklog] {
         try read("read the outbox of") { (connection: SQLiteConnection) throws(SQLiteFailure) in
             let select = try connection.prepare("""
@@ -217,18 +241,20 @@ public final class SQLiteOutbox: Outbox, Sendable {
     private func transaction<Value>(_ doing: String, _ body: (SQLiteConnection) throws(SQLiteFailure) -> Value)
         throws(AttributionError) -> Value {
         try connection.withLock { (connection: inout SQLiteConnection) throws(AttributionError) -> Value in
-            do throws(SQLiteFailure) {
-                try connection.execute("BEGIN IMMEDIATE")
+            try gate.withTurn { () throws(AttributionError) -> Value in
                 do throws(SQLiteFailure) {
-                    let value = try body(connection)
-                    try connection.execute("COMMIT")
-                    return value
+                    try connection.execute("BEGIN IMMEDIATE")
+                    do throws(SQLiteFailure) {
+                        let value = try body(connection)
+                        try connection.execute("COMMIT")
+                        return value
+                    } catch {
+                        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                        throw error
+                    }
                 } catch {
-                    if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-                    throw error
+                    throw SQLiteReceivedArchive.error(error, path: path, doing: doing)
                 }
-            } catch {
-                throw SQLiteReceivedArchive.error(error, path: path, doing: doing)
             }
         }
     }

@@ -4,6 +4,7 @@ import AttributionStores
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
@@ -90,8 +91,24 @@ final class Relay: Service, Sendable {
         return try result.get()
     }
 
-    /// One destination's loop: take what is due as slots free up, send, record; on stop, take nothing more and
-    /// record what is in flight.
+    /// What a destination's loop waits for: an attempt's outcome, a batch taken or recorded, or the clock.
+    private enum Event: Sendable {
+        /// An attempt ended.
+        case finished(DeliveryOutcome)
+        /// Deliveries taken from the outbox (nil: the outbox failed), of the number asked for.
+        case taken([OwedDelivery]?, asked: Int)
+        /// Outcomes recorded (nil), or the ones the outbox failed to record.
+        case recorded([DeliveryOutcome]?)
+        /// The poll interval (or the pause after a failure) passed.
+        case tick
+    }
+
+    /// One destination's loop: sends what it took as slots free up, while the next batch is taken and the last
+    /// one's outcomes are recorded (the outbox's work never stops the sending). At most ``Settings/maximumInFlight``
+    /// are in flight, at most twice that many sent and not yet recorded (so a crash repeats no more), and as many
+    /// wait, taken, for a slot, each for at most one
+    /// deadline, well inside its lease. On stop, it takes nothing more, records what was in flight, and hands back
+    /// what it took and did not send.
     private func deliver(to destination: RelayDestination) async {
         let name = destination.outbox.name
         let queue = DispatchQueue(label: "postback-receiver.relay")
@@ -104,119 +121,171 @@ final class Relay: Service, Sendable {
         configuration.timeout = .init(connect: deadline, read: deadline)
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        // An event loop (a thread) of the relay's own: on the server's loops its connections would get a turn per
+        // round with the 64 or more of Apple's.
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: configuration)
         let limit = settings.maximumInFlight
-        await withTaskGroup(of: DeliveryOutcome?.self) { group in
+        await withTaskGroup(of: Event.self) { group in
+            var waiting: [OwedDelivery] = []  // taken, not yet sent
             var inFlight = 0
+            var finished: [DeliveryOutcome] = []
+            var taking = false
+            var recording = 0  // outcomes being recorded
             var ticking = false
             var tickFired = false
-            var finished: [DeliveryOutcome] = []
+            // Set when a take found nothing due, or the outbox failed: no take (or record) until the next tick.
+            var idle = false
+            var troubled = false
             while true {
                 let stopping = isStopping
-                if !finished.isEmpty
-                    && (finished.count >= max(1, limit / 2) || inFlight == 0 || stopping || tickFired) {
+                // Sent and not yet recorded stays within twice the limit: a crash repeats at most that many, and the
+                // sending goes on while a batch's outcomes are recorded.
+                while !stopping && inFlight < limit && inFlight + finished.count + recording < 2 * limit
+                    && !waiting.isEmpty {
+                    let delivery = waiting.removeFirst()
+                    metrics.attempted(name, reclaimed: delivery.wasReclaimed)
+                    inFlight += 1
+                    group.addTask { .finished(await self.attempt(delivery, to: destination, client: client)) }
+                }
+                metrics.inFlight(name, inFlight)
+                if recording == 0 && !finished.isEmpty && (!troubled || stopping)
+                    && (finished.count >= max(1, limit / 4) || inFlight == 0 || stopping || tickFired) {
+                    recording = finished.count
                     let outcomes = finished
-                    do throws(AttributionError) {
-                        try await offload(queue) { [outbox, holder, settings] () throws(AttributionError) in
-                            try outbox.record(outcomes, holder: holder,
-                                              horizonMilliseconds: settings.horizonMilliseconds)
+                    finished = []
+                    group.addTask { [outbox, holder, settings] in
+                        do throws(AttributionError) {
+                            try await self.offload(queue) { () throws(AttributionError) in
+                                try outbox.record(outcomes, holder: holder,
+                                                  horizonMilliseconds: settings.horizonMilliseconds)
+                            }
+                            return .recorded(nil)
+                        } catch {
+                            self.logger.error("relay: cannot record deliveries", metadata: [
+                                "destination": "\(name)", "error": "\(error.reason)"])
+                            return .recorded(outcomes)
                         }
-                        finished = []
-                    } catch {
-                        // Kept (at most the deliveries in flight) and recorded again; the leases cover them meanwhile.
-                        logger.error("relay: cannot record deliveries", metadata: [
-                            "destination": "\(name)", "error": "\(error.reason)"])
-                        if stopping && inFlight == 0 { break }
-                        try? await Task.sleep(for: .seconds(1))
-                    }
-                }
-                if stopping && inFlight == 0 && finished.isEmpty { break }
-                let free = limit - inFlight
-                if !stopping && finished.count < limit && (free >= max(1, limit / 2) || inFlight == 0) {
-                    let taken: [OwedDelivery]
-                    do throws(AttributionError) {
-                        taken = try await offload(queue) { [outbox, holder, settings] () throws(AttributionError) in
-                            try outbox.claim(destination: name, limit: free, holder: holder,
-                                             leaseMilliseconds: settings.leaseMilliseconds,
-                                             horizonMilliseconds: settings.horizonMilliseconds)
-                        }
-                    } catch {
-                        logger.error("relay: cannot take deliveries", metadata: [
-                            "destination": "\(name)", "error": "\(error.reason)"])
-                        taken = []
-                        if inFlight == 0 { try? await Task.sleep(for: .seconds(1)) }
-                    }
-                    for delivery in taken {
-                        metrics.attempted(name, reclaimed: delivery.wasReclaimed)
-                        inFlight += 1
-                        group.addTask { await self.attempt(delivery, to: destination, client: client) }
-                    }
-                    metrics.inFlight(name, inFlight)
-                }
-                if inFlight == 0 {
-                    try? await Task.sleep(for: settings.pollInterval)
-                    continue
-                }
-                if !ticking && !stopping {
-                    ticking = true
-                    group.addTask { [settings] in
-                        try? await Task.sleep(for: settings.pollInterval)
-                        return nil
                     }
                 }
                 tickFired = false
-                guard let next = await group.next() else { continue }
-                if let outcome = next {
+                let room = 2 * limit - inFlight - waiting.count
+                if !stopping && !taking && !idle && room >= max(1, limit / 2) && finished.count < 2 * limit {
+                    taking = true
+                    group.addTask { [outbox, holder, settings] in
+                        do throws(AttributionError) {
+                            return .taken(try await self.offload(queue) { () throws(AttributionError) in
+                                try outbox.claim(destination: name, limit: room, holder: holder,
+                                                 leaseMilliseconds: settings.leaseMilliseconds,
+                                                 horizonMilliseconds: settings.horizonMilliseconds)
+                            }, asked: room)
+                        } catch {
+                            self.logger.error("relay: cannot take deliveries", metadata: [
+                                "destination": "\(name)", "error": "\(error.reason)"])
+                            return .taken(nil, asked: room)
+                        }
+                    }
+                }
+                if stopping && inFlight == 0 && !taking && recording == 0 && finished.isEmpty {
+                    await handBack(waiting, destination: name, queue: queue)
+                    break
+                }
+                if !ticking && !stopping && (idle || troubled || !finished.isEmpty) {
+                    ticking = true
+                    let pause: Duration = troubled ? .seconds(1) : settings.pollInterval
+                    group.addTask {
+                        try? await Task.sleep(for: pause)
+                        return .tick
+                    }
+                }
+                guard let event = await group.next() else {
+                    try? await Task.sleep(for: settings.pollInterval)
+                    continue
+                }
+                switch event {
+                case .finished(let outcome):
                     inFlight -= 1
                     finished.append(outcome)
-                    metrics.inFlight(name, inFlight)
-                } else {
+                case .taken(let taken, let asked):
+                    taking = false
+                    if let taken {
+                        waiting += taken
+                        if taken.count < asked { idle = true }  // nothing more due now: look again at the next tick
+                    } else {
+                        idle = true
+                        troubled = true
+                    }
+                case .recorded(let failed):
+                    recording = 0
+                    if let failed {
+                        // Kept (at most the deliveries of two batches) and recorded again; their leases cover them
+                        // meanwhile. A stopping relay leaves them to the leases.
+                        if !isStopping { finished = failed + finished }
+                        troubled = true
+                    }
+                case .tick:
                     ticking = false
                     tickFired = true
+                    idle = false
+                    troubled = false
                 }
             }
             group.cancelAll()
         }
         try? await client.shutdown()
+        try? await loops.shutdownGracefully()
+    }
+
+    /// Gives back deliveries taken but not sent (the receiver stopping), so that they are due again at once rather
+    /// than when their lease runs out; left to the lease when the outbox fails.
+    private func handBack(_ deliveries: [OwedDelivery], destination: String, queue: DispatchQueue) async {
+        guard !deliveries.isEmpty else { return }
+        do throws(AttributionError) {
+            try await offload(queue) { [outbox, holder] () throws(AttributionError) in
+                try outbox.release(deliveries.map(\.id), holder: holder)
+            }
+        } catch {
+            logger.error("relay: cannot hand back deliveries taken and not sent (their lease gives them back)",
+                         metadata: ["destination": "\(destination)", "error": "\(error.reason)"])
+        }
     }
 
     /// Sends one delivery and says what became of it.
     private func attempt(_ delivery: OwedDelivery, to destination: RelayDestination, client: HTTPClient) async
         -> DeliveryOutcome {
-        var request = HTTPClientRequest(url: destination.url(route: delivery.route).absoluteString)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "postback-receiver")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "User-Agent", value: "postback-receiver")
+        let body: [UInt8]
         switch destination.kind {
         case .forward:
-            request.headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(delivery))
-            request.body = .bytes(ByteBuffer(bytes: delivery.body))
+            headers.add(name: "Idempotency-Key", value: Self.idempotencyKey(delivery))
+            body = delivery.body
         case .webhook(_, let signer):
             let timestamp = Int64(Date().timeIntervalSince1970)
-            request.headers.add(name: "webhook-id", value: delivery.request)
-            request.headers.add(name: "webhook-timestamp", value: String(timestamp))
-            request.headers.add(name: "webhook-signature",
-                                value: signer.signature(id: delivery.request, timestamp: timestamp,
-                                                        body: delivery.record))
-            request.body = .bytes(ByteBuffer(bytes: delivery.record))
+            headers.add(name: "webhook-id", value: delivery.request)
+            headers.add(name: "webhook-timestamp", value: String(timestamp))
+            headers.add(name: "webhook-signature",
+                        value: signer.signature(id: delivery.request, timestamp: timestamp, body: delivery.record))
+            body = delivery.record
         }
         let name = destination.outbox.name
         let outcome: DeliveryOutcome
         do {
-            let response = try await client.execute(request, deadline: .now() + .nanoseconds(
-                Int64(settings.deadline.components.seconds) * 1_000_000_000
-                    + settings.deadline.components.attoseconds / 1_000_000_000))
-            let status = Int(response.status.code)
-            // The start of the answer is kept on the row; the rest is not read (a destination cannot make the
-            // relay buffer a large body).
-            var answer = "\(status)"
-            var kept: [UInt8] = []
-            for try await chunk in response.body {
-                kept += chunk.readableBytesView.prefix(200 - kept.count)
-                if kept.count >= 200 { break }
+            let request = try HTTPClient.Request(url: destination.url(route: delivery.route).absoluteString,
+                                                 method: .POST, headers: headers,
+                                                 body: .byteBuffer(ByteBuffer(bytes: body)))
+            // Read on the event loop by the delegate (no task switch per part of the answer).
+            let response = try await client.execute(
+                request: request, delegate: DestinationAnswer(),
+                deadline: .now() + .nanoseconds(Int64(settings.deadline.components.seconds) * 1_000_000_000
+                                                    + settings.deadline.components.attoseconds / 1_000_000_000)
+            ).futureResult.get()
+            var answer = "\(response.status)"
+            if !response.start.isEmpty {
+                answer += " " + TerminalText.escaped(String(decoding: response.start, as: UTF8.self))
             }
-            if !kept.isEmpty { answer += " " + TerminalText.escaped(String(decoding: kept, as: UTF8.self)) }
-            let fate = settings.schedule.fate(status: status, retryAfter: response.headers.first(name: "Retry-After"),
+            let fate = settings.schedule.fate(status: response.status, retryAfter: response.retryAfter,
                                               attempt: delivery.attempts)
             outcome = DeliveryOutcome(id: delivery.id, fate: fate, answer: answer)
         } catch {
