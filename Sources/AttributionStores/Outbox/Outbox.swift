@@ -39,7 +39,7 @@ public protocol Outbox: Sendable {
     /// - Parameters:
     ///   - ids: the deliveries' ids.
     ///   - holder: the receiver that took them.
-    /// - Throws: ``AttributionError`` when the store fails; their leases give them back then.
+    /// - Throws: ``/Attribution/AttributionError`` when the store fails; their leases give them back then.
     func release(_ ids: [Int64], holder: Int64) throws(AttributionError)
 
     /// How far behind each destination with owed deliveries is.
