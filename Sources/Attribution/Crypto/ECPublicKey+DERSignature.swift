@@ -10,8 +10,11 @@ extension ECPublicKey {
     /// other value of the same key (Apple's SKAdNetwork P-256 key is Apple's AdAttributionKit key): the same
     /// answer as `EVP_PKEY_verify`, which checks everything else. A P-192 key that has verified more than a few
     /// dozen signatures checks them with its tables of multiples (``P192KeyTable``), the same answer again.
+    /// `p192Tables` is the process's registry of those tables, bounded in number; a test passes one of its own so
+    /// that its keys do not spend the process's budget.
     package func isValidDERSignature(
-        _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>
+        _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>,
+        p192Tables: P192KeyTables = .shared
     ) -> Bool {
         derSignature.withContiguousBytesForLibcrypto { der in
             message.withContiguousBytesForLibcrypto { message in
@@ -20,7 +23,7 @@ extension ECPublicKey {
                     return verifier.verify([ES256SignatureCheck(key: self, signature: raw,
                                                                 digest: SHA256Digest(of: message))]) == [true]
                 }
-                if curve == .p192, let table = P192KeyTables.shared.table(forPoint: uncompressedPoint) {
+                if curve == .p192, let table = p192Tables.table(forPoint: uncompressedPoint) {
                     guard let raw = P1363Signature.raw(fromStrictDER: der, half: Int32(P192KeyTable.scalarBytes))
                     else { return evpKey.isValidSHA256Signature(der: der, over: message) }
                     let half = P192KeyTable.scalarBytes
