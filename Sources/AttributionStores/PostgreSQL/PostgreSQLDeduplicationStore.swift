@@ -176,11 +176,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// than the lease minus the margin (throwing when it cannot), and after a renewal that found the lease lapsed,
     /// finds the claims other owners took over meanwhile. Called with the store's lock held.
     private func keepLease(_ database: PostgresStateDatabase) throws(AttributionError) {
-        if lease.isStale(), let failure = renewLease(forced: true) {
-            throw AttributionError(.unavailable, "cannot renew the lease on the claims in \(target) (\(failure)): "
-                                   + "nothing more is written or confirmed from them until it is")
-        }
-        if lease.takeLapse() { try database.checkClaimsAfterLapse() }
+        try lease.keep(renewing: { renewLease(forced: true) }, checkingClaims: database.checkClaimsAfterLapse)
     }
 
     /// Renews the lease on the heartbeat's connection when claims are held, or, `forced`, in any case until the
@@ -190,15 +186,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     fileprivate func renewLease(forced: Bool = false) -> String? {
         guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
         return renewer.withLock { renewer -> String? in
-            guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
-            let started = ContinuousClock.now
-            do throws(AttributionError) {
-                lease.renewed(at: started, lapsed: try renewer.renew())
-                return nil
-            } catch {
-                lease.failed(error.reason)
-                return error.reason
-            }
+            lease.renew(forced: forced, by: { () throws(AttributionError) in try renewer.renew() },
+                        describing: \.reason)
         }
     }
 }

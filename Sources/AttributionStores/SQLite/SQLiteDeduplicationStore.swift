@@ -127,13 +127,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     /// than the lease minus the margin (throwing when it cannot), and after a renewal that found the lease lapsed,
     /// finds the claims other owners took over meanwhile. Called with the store's lock held.
     private func keepLease(_ database: StateDatabase) throws(AttributionError) {
-        if lease.isStale() {
-            if let failure = renewLease(forced: true) {
-                throw AttributionError(.unavailable, "cannot renew the lease on the claims in state file \(path) "
-                                       + "(\(failure)): nothing more is written or confirmed from them until it is")
-            }
-        }
-        if lease.takeLapse() { try database.checkClaimsAfterLapse() }
+        try lease.keep(renewing: { renewLease(forced: true) }, checkingClaims: database.checkClaimsAfterLapse)
     }
 
     /// Renews the lease on the heartbeat's connection when claims are held, or, `forced`, in any case until the
@@ -143,15 +137,8 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     fileprivate func renewLease(forced: Bool = false) -> String? {
         guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
         return renewer.withLock { renewer -> String? in
-            guard forced ? !lease.isClosed : lease.holdsClaims else { return nil }
-            let started = ContinuousClock.now
-            do throws(SQLiteFailure) {
-                lease.renewed(at: started, lapsed: try renewer.renew())
-                return nil
-            } catch {
-                lease.failed(error.message)
-                return error.message
-            }
+            lease.renew(forced: forced, by: { () throws(SQLiteFailure) in try renewer.renew() },
+                        describing: \.message)
         }
     }
 }

@@ -71,6 +71,46 @@ package final class LeaseRecord: @unchecked Sendable {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// Renews the lease by `renewal` (a statement on the store's renewal connection, under its lock; true when it
+    /// found the lease lapsed) when claims are held, or, `forced`, in any case until the store closes, and records
+    /// the outcome (``renewed(at:lapsed:)`` or ``failed(_:)``).
+    /// - Parameters:
+    ///   - forced: renew even without claims (an owner about to claim or confirm with a stale lease).
+    ///   - renewal: the renewal.
+    ///   - describing: a failure's message.
+    /// - Returns: the failure's message, or nil when it renewed or had nothing to renew.
+    @discardableResult
+    package func renew<Failure: Error>(forced: Bool, by renewal: () throws(Failure) -> Bool,
+                                       describing: (Failure) -> String) -> String? {
+        guard forced ? !isClosed : holdsClaims else { return nil }
+        let started = ContinuousClock.now
+        do throws(Failure) {
+            renewed(at: started, lapsed: try renewal())
+            return nil
+        } catch {
+            let message = describing(error)
+            failed(message)
+            return message
+        }
+    }
+
+    /// Before an owner's claims are written or confirmed: renews at once by `renew` (``renew(forced:by:describing:)``
+    /// forced) when the last renewal shown is older than the lease minus the margin, and after a renewal that found
+    /// the lease lapsed runs `checkClaims` (finding the claims other owners took over meanwhile).
+    /// - Parameters:
+    ///   - renew: a forced renewal; the failure's message, or nil.
+    ///   - checkClaims: the store's check of its claims after a lapse.
+    /// - Throws: ``AttributionError`` (`unavailable`) when the lease could not be renewed: nothing more is to be
+    ///   written or confirmed from the claims until it is; what `checkClaims` throws.
+    package func keep(renewing renew: () -> String?, checkingClaims checkClaims: () throws(AttributionError) -> Void)
+        throws(AttributionError) {
+        if isStale(), let failure = renew() {
+            throw AttributionError(.unavailable, "cannot renew the lease on the claims in \(target) (\(failure)): "
+                                   + "nothing more is written or confirmed from them until it is")
+        }
+        if takeLapse() { try checkClaims() }
+    }
+
     /// How many renewals failed since the store opened (a receiver exports it as a metric).
     package var failureCount: Int { lock.withLock { failures } }
 
