@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# Per-request profile of postback-receiver (issue 35 item 2): where each microsecond of a request goes, each part's
+# limit, and what PostgreSQL spends per stored postback. Regenerates the figures of Receiver/Benchmarks/PROFILE.md.
+#
+#   RECEIVER_BENCH_BIN=DIR [RECEIVER_BENCH_POSTGRES=CONNINFO] Receiver/Benchmarks/profile.sh [--lines N] [--duration S]
+#
+# RECEIVER_BENCH_BIN: the directory of release builds of postback-receiver and postback-verify (required: this script
+# never builds). RECEIVER_BENCH_POSTGRES: also profile the receiver with its state in that PostgreSQL database (its
+# postback_verify schema is dropped first; the server needs `shared_preload_libraries = 'pg_stat_statements'` for the
+# per-statement figures, and should keep fsync on; `track_wal_io_timing = on` adds the WAL's write and sync times).
+# Needs perf, wrk, python3 with `cryptography`, psql for PostgreSQL. Runs as root (perf attaches to the receiver).
+# Bounded: about 3 minutes (corpus 10 s, the CLI 10 s, five loads of --duration, default 10 s, and their set-up).
+#
+# For each receiver (--no-storage; durable SQLite state + archive; PostgreSQL state), one wrk run
+# (-t1 -c64, Receiver/Benchmarks/post.lua, the corpus from its first line) with, attached to the receiver,
+# `perf stat -e task-clock` for the whole run (its CPU per request answered) and `perf record -F 999 -g` for 5 s in
+# its middle, split into parts by Receiver/Benchmarks/profile-parts.py. Limits: the CLI's CPU per item with --jobs 1
+# (verification's floor), GET /healthz's CPU per request (HTTP with its log line and metrics, nothing else), the
+# receiver at --log-level notice (the request log's cost), this disk's fdatasync latency (the group commit's floor).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+lines=200000
+duration=10
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --lines) lines="$2"; shift 2 ;;
+        --duration) duration="$2"; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+bin="${RECEIVER_BENCH_BIN:?set RECEIVER_BENCH_BIN to the directory of release builds of postback-receiver and postback-verify}"
+for tool in perf wrk python3; do command -v "$tool" > /dev/null || { echo "profile.sh: needs $tool" >&2; exit 2; }; done
+here="$(pwd)"
+work="$(mktemp -d /var/tmp/receiver-profile.XXXXXX)"
+trap 'kill $(jobs -p) 2> /dev/null || true; rm -rf "$work"' EXIT
+python3 Benchmarks/make-corpus.py --out "$work/corpus" -n "$lines" --mixed --retries 0.03 2> "$work/corpus.txt"
+corpus="$work/corpus/corpus.jsonl"
+kid="$(cat "$work/corpus/kid")"
+keys=(--key "$kid=$work/corpus/key.pem")
+url_path=/.well-known/appattribution/report-attribution/
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# postback-receiver per-request profile"
+echo
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
+     "shared: wrk, perf and any other work run on the same cores); load average $load_before before;" \
+     "checkout $(git rev-parse --short HEAD 2> /dev/null || echo '?'); binaries $bin ($(date -u -r "$bin/postback-receiver" '+%Y-%m-%d %H:%M UTC'));" \
+     "corpus: $(sed 's/^make-corpus: //; s/;.*//' "$work/corpus.txt"), Apple-shaped, $(wc -c < "$corpus") bytes"
+echo
+
+# CPU seconds (user + system) of a command and its children.
+cpu_of() {
+    python3 - "$@" <<'PY'
+import os, resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.4f}")
+PY
+}
+
+# Verification's floor: the CLI over the first 50,000 lines with --jobs 1 on one core, less its start-up.
+head -n 50000 "$corpus" > "$work/cli.jsonl"
+cli_items=$(wc -l < "$work/cli.jsonl")
+: > "$work/empty.jsonl"
+cli_cpu=$(cpu_of taskset -c 0 "$bin/postback-verify" --quiet --format jsonl --jobs 1 "${keys[@]}" "$work/cli.jsonl")
+cli_idle=$(cpu_of taskset -c 0 "$bin/postback-verify" --quiet --format jsonl --jobs 1 "${keys[@]}" "$work/empty.jsonl")
+cli_us=$(python3 -c "print(f'{($cli_cpu - $cli_idle) * 1e6 / $cli_items:.1f}')")
+
+# The disk's fdatasync latency for small appends (the group commit's floor: one writer, one fsync per commit).
+fsync_ms=$(python3 - "$work" <<'PY'
+import os, sys, time
+path = os.path.join(sys.argv[1], "fsync.test")
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+block = b"x" * 16384
+times = []
+for _ in range(200):
+    os.write(fd, block)
+    start = time.perf_counter(); os.fdatasync(fd); times.append(time.perf_counter() - start)
+os.close(fd)
+times.sort()
+print(f"{times[len(times) // 2] * 1000:.3f}")
+PY
+)
+
+start_receiver() {
+    : > "$work/listening"
+    "$bin/postback-receiver" --host 127.0.0.1 --port 0 "${keys[@]}" "$@" > "$work/listening" 2> "$work/receiver.log" &
+    receiver_pid=$!
+    for _ in $(seq 100); do
+        port="$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/listening")"
+        [ -n "$port" ] && return 0
+        sleep 0.1
+    done
+    echo "receiver did not start"; cat "$work/receiver.log"; exit 1
+}
+stop_receiver() { kill -TERM "$receiver_pid"; wait "$receiver_pid" || true; }
+metric() { # sum of a metric's series matching REGEX (on the whole line)
+    curl -s "http://127.0.0.1:$port/metrics" | python3 -c "import sys, re
+print(int(sum(float(l.rsplit(' ', 1)[1]) for l in sys.stdin if re.match(sys.argv[1], l))))" "$1"
+}
+# CPU seconds of every process of the PostgreSQL server's user (its backends, WAL writer, checkpointer).
+pg_cpu() {
+    python3 - "$pg_user" <<'PY'
+import os, pwd, sys
+uid = pwd.getpwnam(sys.argv[1]).pw_uid
+tick = os.sysconf("SC_CLK_TCK"); total = 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if os.stat(f"/proc/{pid}").st_uid != uid: continue
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+print(total / tick)
+PY
+}
+
+# One profiled load: wrk for $duration s on $1 (path) with method POST from the corpus (or GET for /healthz), perf
+# stat for the whole run, perf record for 5 s in its middle; prints the parts table and sets $rate $cpu_us.
+profile_load() {
+    local label="$1" target="$2" task_ms
+    answered4_before=$(metric '^postback_receiver_requests_total\{route="(appattribution|healthz)"')
+    perf stat -e task-clock -x, -o "$work/stat.txt" -p "$receiver_pid" &
+    local stat_pid=$!
+    if [ "$target" = healthz ]; then
+        wrk -t1 -c64 -d"${duration}s" --latency "http://127.0.0.1:$port/healthz" > "$work/wrk.txt" &
+    else
+        wrk -t1 -c64 -d"${duration}s" --latency -s Receiver/Benchmarks/post.lua "http://127.0.0.1:$port$url_path" \
+            -- "$corpus" "$url_path" first > "$work/wrk.txt" &
+    fi
+    local wrk_pid=$!
+    sleep $(( (duration - 5) / 2 ))
+    perf record -q -F 999 -g -p "$receiver_pid" -o "$work/perf.data" -- sleep 5 > /dev/null 2>&1
+    wait "$wrk_pid"
+    kill -INT "$stat_pid"; wait "$stat_pid" || true
+    answered4_after=$(metric '^postback_receiver_requests_total\{route="(appattribution|healthz)"')
+    task_ms=$(awk -F, '/task-clock/ {print $1}' "$work/stat.txt")
+    requests=$((answered4_after - answered4_before))
+    rate=$(sed -n 's/^Requests\/sec:[[:space:]]*//p' "$work/wrk.txt")
+    sent=$(sed -n 's/^[[:space:]]*\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
+    p99=$(sed -n 's/^[[:space:]]*99%[[:space:]]*//p' "$work/wrk.txt")
+    cpu_us=$(python3 -c "print(f'{$task_ms * 1000 / $requests:.1f}')")
+    local cycled=""
+    [ "$target" != healthz ] && [ "$sent" -gt "$lines" ] && cycled=" CYCLED: $sent requests for $lines lines (use --lines)"
+    echo "### $label"
+    echo
+    echo "wrk -t1 -c64 -d${duration}s: $rate req/s, p99 $p99; receiver CPU $(python3 -c "print(f'{$task_ms / 1000:.2f}')") s" \
+         "(perf stat task-clock) for $requests requests answered = **$cpu_us µs CPU per request**" \
+         "($(python3 -c "print(f'{$task_ms / 1000 / $duration:.2f}')") cores busy); load average $(cut -d' ' -f1-3 /proc/loadavg)$cycled"
+    echo
+    perf script -i "$work/perf.data" -F comm,tid,ip,sym,dso 2> /dev/null \
+        | python3 Receiver/Benchmarks/profile-parts.py "$cpu_us" "perf record -F 999 -g, 5 s"
+}
+
+echo "## Receiver profiles"
+echo
+start_receiver --no-storage
+profile_load "--no-storage (verification, HTTP, log, metrics; nothing stored)" post
+nostorage_us=$cpu_us
+stop_receiver
+
+start_receiver --no-storage --log-level notice
+profile_load "--no-storage --log-level notice (no request log line)" post
+notice_us=$cpu_us
+stop_receiver
+
+start_receiver --no-storage
+profile_load "GET /healthz (HTTP, log line, metrics; no body, no verification)" healthz
+healthz_us=$cpu_us
+stop_receiver
+
+rm -f "$work"/state* "$work"/archive*
+start_receiver --state "$work/state.sqlite" --archive "$work/archive.sqlite" --invalid-quota 100000000
+commits_before=$(metric '^postback_receiver_commits_total')
+stored_before=$(metric '^postback_receiver_stored_total')
+profile_load "durable SQLite state + archive (fsync per group commit)" post
+sqlite_us=$cpu_us
+commits=$(( $(metric '^postback_receiver_commits_total') - commits_before ))
+stored=$(( $(metric '^postback_receiver_stored_total') - stored_before ))
+stop_receiver
+echo "Group commits during the run: $commits for $stored stored postbacks: $(python3 -c "print(f'{$commits / $duration:.0f} commits/s of {$stored / max($commits, 1):.1f} postbacks each')")" \
+     "(the metrics' postback_receiver_commits_total and stored_total, over the whole run)."
+echo
+
+if [ -n "${RECEIVER_BENCH_POSTGRES:-}" ]; then
+    pg="$RECEIVER_BENCH_POSTGRES"
+    pg_user=$(stat -c %U "$(psql -qAt "$pg" -c 'show data_directory')")   # the server's user (this script runs as root)
+    psql -q "$pg" -c 'DROP SCHEMA IF EXISTS postback_verify CASCADE' > /dev/null 2>&1
+    statements=$(psql -qAt "$pg" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; select 1 from pg_stat_statements limit 1" > /dev/null 2>&1 && echo yes || echo no)
+    start_receiver --state "$pg" --invalid-quota 100000000
+    sleep 1
+    psql -qAt "$pg" -c "select pg_stat_reset_shared('wal')" > /dev/null
+    [ "$statements" = yes ] && psql -qAt "$pg" -c "select pg_stat_statements_reset()" > /dev/null
+    xact_before=$(psql -qAt "$pg" -c "select xact_commit from pg_stat_database where datname = current_database()")
+    commits_before=$(metric '^postback_receiver_commits_total')
+    stored_before=$(metric '^postback_receiver_stored_total')
+    pg_cpu_before=$(pg_cpu)
+    profile_load "durable PostgreSQL state (same machine: the server's CPU is beside the receiver's)" post
+    pg_cpu_after=$(pg_cpu)
+    postgres_us=$cpu_us
+    commits=$(( $(metric '^postback_receiver_commits_total') - commits_before ))
+    stored=$(( $(metric '^postback_receiver_stored_total') - stored_before ))
+    sleep 0.6   # the statistics are flushed to shared memory every 0.5 s at most
+    stop_receiver
+    xact_after=$(psql -qAt "$pg" -c "select xact_commit from pg_stat_database where datname = current_database()")
+    echo "#### The PostgreSQL server during that run"
+    echo
+    echo "Group commits: $commits for $stored stored postbacks ($(python3 -c "print(f'{$stored / max($commits, 1):.1f}')") each);" \
+         "transactions committed: $((xact_after - xact_before)) (pg_stat_database.xact_commit, lease renewals and /readyz included)."
+    echo "Server CPU from /proc (every process of user $pg_user: backends, WAL writer, checkpointer):" \
+         "$(python3 -c "print(f'{$pg_cpu_after - $pg_cpu_before:.2f} s = {($pg_cpu_after - $pg_cpu_before) * 1e6 / max($stored, 1):.1f} µs per stored postback')")."
+    echo
+    psql -qAt "$pg" -F '|' -c "select wal_records, wal_fpi, wal_bytes, wal_write, wal_sync, wal_write_time, wal_sync_time from pg_stat_wal" \
+        | python3 -c "import sys
+r = sys.stdin.read().strip().split('|'); stored = $stored; commits = max($commits, 1)
+rec, fpi, byt, wr, sy, wt, st = int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), float(r[5]), float(r[6])
+print(f'pg_stat_wal over the run: {rec} records ({rec / stored:.1f} per stored postback), {fpi} full-page images,')
+print(f'{byt} bytes = **{byt / stored:.0f} WAL bytes per stored postback** ({byt / $duration / 1e6:.1f} MB/s);')
+print(f'{wr} WAL writes, {sy} WAL syncs ({sy / $duration:.0f}/s, {sy / commits:.2f} per group commit, {stored / max(sy, 1):.1f} postbacks per sync);')
+print(f'write time {wt:.0f} ms, sync time {st:.0f} ms ({st / max(sy, 1):.3f} ms per sync; 0 without track_wal_io_timing).')
+print()"
+    if [ "$statements" = yes ]; then
+        echo "pg_stat_statements over the run (the statements of at least 0.5 % of the execution time):"
+        echo
+        echo "| statement | calls | rows | ms total | µs per call | µs per stored postback | WAL bytes |"
+        echo "|---|---:|---:|---:|---:|---:|---:|"
+        psql -qAt "$pg" -F '|' -c "select regexp_replace(left(query, 90), '\s+', ' ', 'g'), calls, rows, total_exec_time, wal_bytes
+            from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+            order by total_exec_time desc" \
+            | python3 -c "import sys
+rows = [l.rstrip('\n').split('|') for l in sys.stdin if l.strip()]
+total = sum(float(r[3]) for r in rows); stored = max($stored, 1)
+for q, calls, n, ms, wal in rows:
+    if float(ms) < 0.005 * total: continue
+    q = q.replace('|', '/').replace('\`', '')
+    print(f'| \`{q}\` | {calls} | {n} | {float(ms):.0f} | {float(ms) * 1000 / max(int(calls), 1):.1f} | {float(ms) * 1000 / stored:.2f} | {wal} |')
+print(f'| **all statements** | | | {total:.0f} | | **{total * 1000 / stored:.2f}** | |')"
+        echo
+    fi
+    psql -qAt "$pg" -F ' ' -c "select relname, pg_size_pretty(pg_total_relation_size(c.oid)) from pg_class c join pg_namespace n on n.oid = c.relnamespace where nspname = 'postback_verify' and relkind = 'r' order by pg_total_relation_size(c.oid) desc" \
+        | sed 's/^/    /'
+    echo
+fi
+
+echo "## Limits measured here"
+echo
+echo "- verification: postback-verify --jobs 1 on one core (taskset -c 0), $cli_items lines, less its start-up: **$cli_us µs CPU per item**"
+echo "- HTTP with its log line and metrics, no body: GET /healthz **$healthz_us µs CPU per request**"
+echo "- request log: --no-storage at info $nostorage_us against --log-level notice $notice_us µs per request" \
+     "(difference $(python3 -c "print(f'{$nostorage_us - $notice_us:.1f}')") µs)"
+echo "- fsync: this disk's fdatasync after a 16 KiB append, median of 200: **$fsync_ms ms** (one writer: at most" \
+     "$(python3 -c "print(f'{1000 / $fsync_ms:.0f}')") commits/s; at the 512-postback group cap" \
+     "$(python3 -c "print(f'{512 * 1000 / $fsync_ms:.0f}')") postbacks/s)"
+echo "- durable SQLite $sqlite_us µs per request${postgres_us:+; PostgreSQL state $postgres_us µs per request (receiver only)}"
+echo
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after (was $load_before before); $(date -u '+%Y-%m-%d %H:%M UTC')"
