@@ -27,7 +27,7 @@ PARTS = [
                            r"CoreMetrics|7Metrics|MetricsMiddleware")),
     ("group commit (storage)", re.compile(r"AttributionStores|sqlite3|libsqlite|libpq|PQ[a-z]|pq[a-z]+_|"
                                           r"DurableSink|GroupQueue|ReceivedPostback|InvalidQuota|PostbackSink|"
-                                          r"libz\.|deflate|crc32|fdatasync|fsync")),
+                                          r"libz\.|deflate|crc32|fdatasync|fsync|pwrite|pread")),
     ("verification", re.compile(r"11Attribution|libcrypto|sha256|SHA256|ecdsa|EC_|BN_|FastPostbackPath|"
                                 r"PostbackPipeline")),
     ("HTTP (NIO, Hummingbird)", re.compile(r"NIO|Hummingbird|HTTP|DequeModule|GuardHandler|ConnectionCounter|"
@@ -76,10 +76,14 @@ def main():
     owner_kind = defaultdict(Counter)
     total = 0
     leaves = defaultdict(Counter)
-    for _, frames in samples(sys.stdin):
+    threads = Counter()
+    thread_parts = defaultdict(Counter)
+    records = []
+    for header, frames in samples(sys.stdin):
         if not frames:
             continue
         total += 1
+        thread = " ".join(header.split()[:2]) if header else "?"
         leaf_symbol, leaf_dso = frames[0]
         kernel = "kernel" in leaf_dso
         owner = None
@@ -103,8 +107,21 @@ def main():
             kind = "own"
         else:
             kind = "runtime"   # a stdlib/generic frame called by the part
+        records.append((thread, owner, kind, leaf_symbol[:70]))
+    # A Dispatch thread for blocking work (*qos.overcommit) runs the stores' commits, in libraries without frame
+    # pointers (libsqlite3, libpq): its samples whose chain stops before an owner go to the part that owns most of
+    # its other samples.
+    dominant = {}
+    for thread, owner, _, _ in records:
+        if "overcommit" in thread and not owner.startswith("runtime"):
+            dominant.setdefault(thread, Counter())[owner] += 1
+    for thread, owner, kind, leaf in records:
+        if owner.startswith("runtime") and thread in dominant:
+            owner = dominant[thread].most_common(1)[0][0]
         owner_kind[owner][kind] += 1
-        leaves[owner][leaf_symbol[:70]] += 1
+        threads[thread] += 1
+        thread_parts[thread][owner] += 1
+        leaves[owner][leaf] += 1
     order = [name for name, _ in PARTS] + ["runtime (executor, scheduler, unowned)"]
     print(f"{label}: {total} samples, {cpu_us:.1f} µs CPU per request\n")
     print("| part | share | µs/request | own code | Swift runtime + libc | kernel |")
@@ -129,6 +146,16 @@ def main():
             continue
         items = ", ".join(f"`{s}` {100 * c / total:.1f} %" for s, c in top.most_common(4))
         print(f"- {name}, hottest leaves: {items}")
+    print()
+    print("By thread (name and id, as perf names them: NIO-SGLTN-* are the event loops, *default-qos the Swift")
+    print("concurrency pool, *qos.overcommit Dispatch threads for blocking work such as the stores' commits):\n")
+    print("| thread | share | µs/request | mostly |")
+    print("|---|---:|---:|---|")
+    for thread, n in threads.most_common(8):
+        if n < 0.01 * total:
+            break
+        top = ", ".join(f"{p} {100 * c / n:.0f} %" for p, c in thread_parts[thread].most_common(2))
+        print(f"| `{thread}` | {100 * n / total:.1f} % | {cpu_us * n / total:.2f} | {top} |")
     print()
 
 
