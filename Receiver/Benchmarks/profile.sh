@@ -9,7 +9,7 @@
 # postback_verify schema is dropped first; the server needs `shared_preload_libraries = 'pg_stat_statements'` for the
 # per-statement figures, and should keep fsync on; `track_wal_io_timing = on` adds the WAL's write and sync times).
 # Needs perf, wrk, python3 with `cryptography`, psql for PostgreSQL. Runs as root (perf attaches to the receiver).
-# Bounded: about 3 minutes (corpus 10 s, the CLI 10 s, five loads of --duration, default 10 s, and their set-up).
+# Bounded: about 2 minutes (corpus 15 s, the CLI 5 s, six loads of --duration, default 10 s, and their set-up).
 #
 # For each receiver (--no-storage; durable SQLite state + archive; PostgreSQL state), one wrk run
 # (-t1 -c64, Receiver/Benchmarks/post.lua, the corpus from its first line) with, attached to the receiver,
@@ -19,7 +19,7 @@
 # receiver at --log-level notice (the request log's cost), this disk's fdatasync latency (the group commit's floor).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-lines=300000
+lines=400000
 duration=10
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -43,7 +43,7 @@ echo "# postback-receiver per-request profile"
 echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
      "shared: wrk, perf and any other work run on the same cores); load average $load_before before;" \
-     "checkout $(git rev-parse --short HEAD 2> /dev/null || echo '?'); binaries $bin ($(date -u -r "$bin/postback-receiver" '+%Y-%m-%d %H:%M UTC'));" \
+     "checkout $(git rev-parse --short HEAD 2> /dev/null || echo '?'); binaries $bin (built $(date -u -r "$bin/postback-receiver" '+%Y-%m-%d %H:%M UTC'), checkout $(git -C "$bin" rev-parse --short HEAD 2> /dev/null || echo '?'));" \
      "corpus: $(sed 's/^make-corpus: //; s/;.*//' "$work/corpus.txt"), Apple-shaped, $(wc -c < "$corpus") bytes"
 echo
 
@@ -83,6 +83,10 @@ PY
 }
 fsync_ms=$(fsync_test 16384)
 fsync64_ms=$(fsync_test 65536)
+# The disk's sequential write bandwidth (direct, 256 MiB, then fdatasync): a reference for a WAL stream's.
+seq_mbs=$(dd if=/dev/zero of="$work/seq.test" bs=1M count=256 oflag=direct conv=fdatasync 2>&1 \
+    | python3 -c "import re, sys; m = re.search(r'copied, ([\d.]+) s', sys.stdin.read()); print(f'{256 * 1.048576 / float(m.group(1)):.0f}' if m else '?')")
+rm -f "$work/seq.test" "$work/fsync.test"
 
 start_receiver() {
     : > "$work/listening"
@@ -300,7 +304,7 @@ echo "- HTTP with its log line and metrics, no body: GET /healthz **$healthz_us 
 echo "- request log: --no-storage at info $nostorage_us against --log-level notice $notice_us µs per request" \
      "(difference $(python3 -c "print(f'{$nostorage_us - $notice_us:.1f}')") µs)"
 echo "- fsync: this disk's fdatasync after a 16 KiB append, median of 200: **$fsync_ms ms** (after 64 KiB: $fsync64_ms ms; one writer: at most" \
-     "$(python3 -c "print(f'{1000 / $fsync_ms:.0f}')") fsyncs/s: the group commit's floor is its writer's CPU, not this)"
+     "$(python3 -c "print(f'{1000 / $fsync_ms:.0f}')") fsyncs/s: the group commit's floor is its writer's CPU, not this); sequential direct write $seq_mbs MB/s"
 echo "- durable SQLite $sqlite_us µs per request${postgres_us:+; PostgreSQL state $postgres_us µs per request (receiver only)}"
 echo
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after (was $load_before before); $(date -u '+%Y-%m-%d %H:%M UTC')"
