@@ -37,6 +37,16 @@ PARTS = [
 RUNTIME = re.compile(r"^swift_|^swift::|^_swift|^\$ss|^\$sS|^__swift|malloc|free|^_int_|^mem|^__mem|^str|"
                      r"pthread|dispatch|^__GI|^__libc|futex|^__lll|^cfree|^tcache|clock_gettime|^_?_?vdso|"
                      r"\[unknown\]|^operator new|^operator delete")
+# What verification's samples do: the first of these walking up from the leaf (Attribution's types, libcrypto).
+VERIFY_KINDS = [
+    ("ECDSA P-256", re.compile(r"P256|JacobianPoint|ES256Signature|BatchVerifier|ecdsa|EC_|BN_")),
+    ("token cache", re.compile(r"VerifiedTokenCache")),
+    ("base64url", re.compile(r"Base64")),
+    ("JSON and JWS parsing", re.compile(r"JSONScanner|JSONValue|JSONParser|CompactJWS|JWSHeader|ByteCursor")),
+    ("SHA-256", re.compile(r"sha256|SHA256_|ThreadVerificationContextsC6sha256|SHA256DigestV2of|ContentFingerprint")),
+    ("rules and records", re.compile(r"JSONLinesRecord|appendRecord|PostbackRules|Verdict|PostbackFacts|"
+                                     r"DecodedConversion|Schema")),
+]
 NET = re.compile(r"tcp|inet|ip_|ipv4|sock|skb|net|ep_|epoll|loopback|__dev|napi|eth|sk_|dst_|nf_|neigh|xmit|"
                  r"syscall|vfs_|ksys_|iov|copy_|_copy|rw_verify")
 
@@ -79,6 +89,7 @@ def main():
     threads = Counter()
     thread_parts = defaultdict(Counter)
     records = []
+    verify_kinds = Counter()
     for header, frames in samples(sys.stdin):
         if not frames:
             continue
@@ -107,6 +118,15 @@ def main():
             kind = "own"
         else:
             kind = "runtime"   # a stdlib/generic frame called by the part
+        what = None
+        if owner == "verification":
+            for symbol, dso in frames:
+                if "kernel" in dso:
+                    continue
+                what = next((name for name, pattern in VERIFY_KINDS if pattern.search(symbol + " " + dso)), None)
+                if what:
+                    break
+            verify_kinds[what or "the fast path, pipeline, batching"] += 1
         records.append((thread, owner, kind, leaf_symbol[:70]))
     # A Dispatch thread for blocking work (*qos.overcommit) runs the stores' commits, in libraries without frame
     # pointers (libsqlite3, libpq): its samples whose chain stops before an owner go to the part that owns most of
@@ -147,6 +167,10 @@ def main():
         items = ", ".join(f"`{s}` {100 * c / total:.1f} %" for s, c in top.most_common(4))
         print(f"- {name}, hottest leaves: {items}")
     print()
+    if verify_kinds:
+        items = ", ".join(f"{name} {cpu_us * n / total:.2f}" for name, n in verify_kinds.most_common())
+        print(f"Verification by what it does (µs per request, with the runtime and kernel work each calls): {items}")
+        print()
     print("By thread (name and id, as perf names them: NIO-SGLTN-* are the event loops, *default-qos the Swift")
     print("concurrency pool, *qos.overcommit Dispatch threads for blocking work such as the stores' commits):\n")
     print("| thread | share | µs/request | mostly |")
