@@ -11,12 +11,14 @@
 # Needs perf, wrk, python3 with `cryptography`, psql for PostgreSQL. Runs as root (perf attaches to the receiver).
 # Bounded: about 2 minutes (corpus 15 s, the CLI 5 s, six loads of --duration, default 10 s, and their set-up).
 #
-# For each receiver (--no-storage; durable SQLite state + archive; PostgreSQL state), one wrk run
-# (-t1 -c64, Receiver/Benchmarks/post.lua, the corpus from its first line) with, attached to the receiver,
-# `perf stat -e task-clock` for the whole run (its CPU per request answered) and `perf record -F 999 -g` for 5 s in
-# its middle, split into parts by Receiver/Benchmarks/profile-parts.py. Limits: the CLI's CPU per item with --jobs 1
-# (verification's floor), GET /healthz's CPU per request (HTTP with its log line and metrics, nothing else), the
-# receiver at --log-level notice (the request log's cost), this disk's fdatasync latency (the group commit's floor).
+# For each receiver (--no-storage; the same at --log-level notice; GET /healthz; durable SQLite state + archive;
+# PostgreSQL state), one wrk run (-t1 -c64, Receiver/Benchmarks/post.lua, the corpus from its first line) with,
+# attached to the receiver, `perf stat -e task-clock` for the whole run (its CPU per request answered) and
+# `perf record -F 999 -g` for 5 s in its middle, split into parts (and verification into what it does, and the CPU
+# by thread) by Receiver/Benchmarks/profile-parts.py; then PostgreSQL again at -c8 without perf (smaller groups:
+# the server's per-commit and per-row costs apart). Limits: the CLI's CPU per item with --jobs 1 (verification's
+# floor), GET /healthz's CPU per request (HTTP with its log line and metrics, nothing else), the receiver at
+# --log-level notice (the request log's cost), this disk's fdatasync latency and sequential write.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 lines=400000
