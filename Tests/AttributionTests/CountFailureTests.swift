@@ -220,4 +220,47 @@ struct CountFailureTests {
         #expect(stored.last?["source"] == "replay" && stored.last?["duplicate-of-source"] != nil)
         #expect(!ledger.isBlocked && !ledger.hasUnconfirmed, "every claim settled")
     }
+
+    @Test("""
+        Concurrent counts through one shared ledger (a server's requests, sync and async, some failing to store): \
+        each valid postback stored valid exactly once, and every duplicate names a stored record
+        """, arguments: DeduplicationStoreTests.sharedKinds)
+    func concurrentCountsThroughOneLedger(_ kind: DeduplicationStoreTests.Kind) async throws {
+        let location = try DeduplicationStoreTests.location(kind)
+        let ledger = ClaimLedger(store: try DeduplicationStoreTests.store(kind, at: location))
+        let pipeline = try Self.pipeline()
+        let requests = try PostbackPipelineTests.requests()
+        let storage = Storage()
+        // Every fourth request's storing fails once, as a full disk would: Apple sends it again.
+        storage.failing.withLock { $0 = 3 }
+        let distinct = Set(pipeline.verify(requests).compactMap { $0.verdict == .valid ? $0.deduplicationKey : nil })
+            .count
+        try #require(distinct > 1)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<12 {
+                group.addTask {
+                    for round in 0..<3 {
+                        let request = requests[(caller + round) % requests.count]
+                        let sent = pipeline.verify([(request.body, source: "c\(caller)-\(round)")])
+                        // Apple retries until answered.
+                        for _ in 0..<5 {
+                            let delivered = await Self.deliver(sent, pipeline, ledger, storage,
+                                                               async: caller % 2 == 0)
+                            if (try? delivered.get()) != nil { break }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let stored = storage.stored
+        #expect(stored.count == 36, "every request acknowledged once")
+        let valid = stored.filter { $0["verdict"] == "valid" }
+        #expect(valid.count == distinct, "each distinct postback stored valid exactly once")
+        let validSources = Set(valid.compactMap { $0["source"] })
+        let duplicates = stored.filter { $0["duplicate"] == "yes" }
+        #expect(!duplicates.isEmpty)
+        #expect(duplicates.allSatisfy { validSources.contains($0["duplicate-of-source"] ?? "-") })
+        #expect(!ledger.isBlocked && !ledger.hasUnconfirmed)
+    }
 }

@@ -151,8 +151,8 @@ private struct Claims {
         } catch {
             throw AttributionError(.unavailable, """
                 \(unreleased.count) claim(s) of postbacks that were not stored could not be released (\(error)); \
-                nothing more is counted until they are, so that a retry is never answered a duplicate of a record \
-                nobody stored: answer 500 (or 503) meanwhile
+                nothing more is counted until they are, so that no retry is answered a duplicate of a record nobody \
+                stored
                 """)
         }
         unreleased = []
