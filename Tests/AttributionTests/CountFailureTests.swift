@@ -21,6 +21,8 @@ struct CountFailureTests {
         case confirm
         /// The caller's storage throws and the release throws too, twice.
         case release
+        /// The store cannot show that it still holds the claims (its lease could not be renewed).
+        case reaffirm
     }
 
     /// A real store whose claim, confirm or release throws the next `n` times it is asked to (a full disk, a lost
@@ -71,8 +73,13 @@ struct CountFailureTests {
             try inner.release(keys)
         }
 
+        /// Claims another owner took over while this one's lease had lapsed, as `reaffirm` will answer them.
+        let takenOver = Mutex<[ExactString: DuplicateReference]>([:])
+
         func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference] {
-            try inner.reaffirm(keys)
+            try check(.reaffirm)
+            let lost = takenOver.withLock { taken in taken.filter { keys.contains($0.key) } }
+            return try inner.reaffirm(keys).merging(lost) { mine, _ in mine }
         }
     }
 
@@ -176,8 +183,9 @@ struct CountFailureTests {
     }
 
     @Test("""
-        Whichever step fails (the claim, the storing, the confirmation, the release), Apple's retries end in one \
-        acknowledgement, the postback is stored valid exactly once, and every duplicate names a stored record
+        Whichever step fails (the claim, the storing, the confirmation, the release, the reaffirmation), Apple's \
+        retries end in one acknowledgement, the postback is stored valid exactly once, and every duplicate names a \
+        stored record
         """, arguments: Failure.allCases, [false, true])
     func eachAcknowledgedPostbackCountedOnce(_ failure: Failure, async: Bool) async throws {
         let kind: DeduplicationStoreTests.Kind = DeduplicationStoreTests.sharedKinds.last ?? .sqlite
@@ -190,6 +198,7 @@ struct CountFailureTests {
         case .claim: store.fail(.claim, times: 1)
         case .store: storage.failing.withLock { $0 = 1 }
         case .confirm: store.fail(.confirm, times: 1)
+        case .reaffirm: store.fail(.reaffirm, times: 1)
         case .release:
             storage.failing.withLock { $0 = 1 }
             store.fail(.release, times: 2)
@@ -262,5 +271,26 @@ struct CountFailureTests {
         #expect(!duplicates.isEmpty)
         #expect(duplicates.allSatisfy { validSources.contains($0["duplicate-of-source"] ?? "-") })
         #expect(!ledger.isBlocked && !ledger.hasUnconfirmed)
+    }
+
+    @Test("""
+        A claim another owner took over while this owner's lease had lapsed (reaffirm says so) is stored as a \
+        duplicate of that owner's record, never a second valid one, and is not confirmed as this owner's
+        """, arguments: DeduplicationStoreTests.sharedKinds, [false, true])
+    func takenOverClaimIsDuplicate(_ kind: DeduplicationStoreTests.Kind, async: Bool) async throws {
+        let location = try DeduplicationStoreTests.location(kind)
+        let store = FailingStore(try DeduplicationStoreTests.store(kind, at: location))
+        let ledger = ClaimLedger(store: store)
+        let pipeline = try Self.pipeline()
+        let storage = Storage()
+        let sent = try Self.postback(pipeline, source: "mine")
+        let key = try #require(sent.first?.deduplicationKey)
+        let theirs = DuplicateReference(source: "their-run", line: 3, firstSeen: Date(), isPending: true)
+        store.takenOver.withLock { $0 = [key: theirs] }
+        let delivered = await Self.deliver(sent, pipeline, ledger, storage, async: async)
+        #expect(throws: Never.self) { try delivered.get() }
+        #expect(storage.stored.map { $0["duplicate"] } == ["yes"])
+        #expect(storage.stored.first?["duplicate-of-source"] == "their-run")
+        #expect(!ledger.hasUnconfirmed)
     }
 }

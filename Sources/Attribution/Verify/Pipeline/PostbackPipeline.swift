@@ -81,7 +81,9 @@ public struct PostbackPipeline: Sendable {
         postback.facts = nil
     }
 
-    /// Counts `postbacks` once through `ledger` (claim, store, confirm): claims their sightings at `time`, marks
+    /// Counts `postbacks` once through `ledger` (claim, store, confirm): claims their sightings at `time` (and has
+    /// the store show that it still holds the first sightings' claims, ``DeduplicationStore/reaffirm(_:)``: one
+    /// another owner took over while this owner's lease had lapsed is a duplicate of that owner's record), marks
     /// the duplicates, runs `store` with the final postbacks (write or store their records there), then confirms
     /// the first sightings. If `store` throws, their claims are released and its error rethrown; if that release
     /// fails too, the ledger keeps them and is blocked (``ClaimLedger/isBlocked``): every later count throws
@@ -99,8 +101,9 @@ public struct PostbackPipeline: Sendable {
     ///   - store: writes or stores the marked postbacks' records.
     /// - Returns: what `store` returned.
     /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked, what the
-    ///   store's claim or confirm throws (a failed confirmation is kept and goes with the next claim: the records
-    ///   are stored, so a retry is their duplicate), or what `store` threw (after the release).
+    ///   store's claim, reaffirm (after the release) or confirm throws (a failed confirmation is kept and goes with
+    ///   the next claim: the records are stored, so a retry is their duplicate), or what `store` threw (after the
+    ///   release).
     public func count<Outcome>(
         _ postbacks: [VerifiedPostback], through ledger: ClaimLedger, at time: Date,
         store: ([VerifiedPostback]) throws -> Outcome
@@ -110,8 +113,7 @@ public struct PostbackPipeline: Sendable {
             try ledger.releaseUnreleased()
             return try store(postbacks)
         }
-        let answers = try ledger.claim(sighted.sightings, at: time)
-        let claimed = Self.firstSightings(sighted.sightings, answers)
+        let (answers, claimed) = try Self.claimReaffirmed(sighted.sightings, through: ledger, at: time)
         var marked = postbacks
         mark(&marked, sighted, answers: answers)
         let outcome: Outcome
@@ -137,8 +139,8 @@ public struct PostbackPipeline: Sendable {
     ///   - store: writes or stores the marked postbacks' records.
     /// - Returns: what `store` returned.
     /// - Throws: what the synchronous count throws: ``AttributionError`` (``AttributionError/Code/unavailable``)
-    ///   while the ledger is blocked, what the store's claim or confirm throws, or what `store` threw (after the
-    ///   release).
+    ///   while the ledger is blocked, what the store's claim, reaffirm or confirm throws, or what `store` threw
+    ///   (after the release).
     public func count<Outcome>(
         _ postbacks: [VerifiedPostback], through ledger: ClaimLedger, at time: Date,
         store: ([VerifiedPostback]) async throws -> Outcome
@@ -149,8 +151,9 @@ public struct PostbackPipeline: Sendable {
             return try await store(postbacks)
         }
         let sightings = sighted.sightings
-        let answers = try await BlockingStoreCall.run { try ledger.claim(sightings, at: time) }
-        let claimed = Self.firstSightings(sightings, answers)
+        let (answers, claimed) = try await BlockingStoreCall.run {
+            try Self.claimReaffirmed(sightings, through: ledger, at: time)
+        }
         var marked = postbacks
         mark(&marked, sighted, answers: answers)
         let outcome: Outcome
@@ -165,6 +168,30 @@ public struct PostbackPipeline: Sendable {
             try ledger.confirmStored()
         }
         return outcome
+    }
+
+    /// Step one of a count: claims `sightings` through `ledger`, then has the store show that it still holds the
+    /// first sightings' claims before their records are stored (``DeduplicationStore/reaffirm(_:)``: a clock read
+    /// while its lease was renewed lately, as the command line does before it writes). A claim another owner took
+    /// over while this owner's lease had lapsed answers a duplicate of that owner's record. When the store cannot
+    /// show it, the claims are released and its error rethrown: nothing is stored from them.
+    private static func claimReaffirmed(_ sightings: [PostbackSighting], through ledger: ClaimLedger, at time: Date)
+        throws -> (answers: [DeduplicationAnswer], claimed: [ExactString]) {
+        var answers = try ledger.claim(sightings, at: time)
+        let claimed = firstSightings(sightings, answers)
+        guard !claimed.isEmpty else { return (answers, []) }
+        let lost: [ExactString: DuplicateReference]
+        do {
+            lost = try ledger.store.reaffirm(claimed)
+        } catch {
+            ledger.release(claimed)
+            throw error
+        }
+        guard !lost.isEmpty else { return (answers, claimed) }
+        for index in answers.indices where answers[index] == .firstSeen {
+            if let first = lost[sightings[index].key] { answers[index] = .duplicate(of: first) }
+        }
+        return (answers, firstSightings(sightings, answers))
     }
 
     /// The keys the store claimed for this owner: those of the sightings answered ``DeduplicationAnswer/firstSeen``.
