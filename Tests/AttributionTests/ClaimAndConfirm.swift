@@ -25,14 +25,20 @@ extension DeduplicationStore {
         return outcome
     }
 
-    /// `claimAndConfirm(_:at:store:)` with an async step, the ledger's calls through the store's async queue.
+    /// `claimAndConfirm(_:at:store:)` with an async step, the ledger's calls on the stores' dispatch queue.
     func claimAndConfirm<Outcome>(
         _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) async throws -> Outcome
     ) async throws -> Outcome {
         let ledger = ClaimLedger(store: self)
         let answers = try await BlockingStoreCall.run { try ledger.claim(sightings, at: time) }
         let claimed = Self.claimedKeys(sightings, answers)
-        let outcome = try await store(answers)
+        let outcome: Outcome
+        do {
+            outcome = try await store(answers)
+        } catch {
+            try? await BlockingStoreCall.run { ledger.release(claimed) }
+            throw error
+        }
         try await BlockingStoreCall.run {
             ledger.stored(claimed)
             try ledger.confirmStored()
