@@ -56,7 +56,7 @@ func check_README_md(root: String) throws {
     // answerGroup: Apple's example twice in one group, and once more later: stored first valid, then duplicates
     // naming the first request; a store that fails answers 500 and counts nothing (the next group's is valid).
     let pipeline = PostbackPipeline(keyRing: KeyRing(allowingDevelopmentKeys: true))
-    let counter = MemoryDeduplicationStore()
+    let counter = ClaimLedger(store: MemoryDeduplicationStore())
     var records: [[String: Any]] = []
     func save(_ postbacks: [VerifiedPostback]) throws {
         for postback in postbacks {
@@ -68,10 +68,40 @@ func check_README_md(root: String) throws {
     try expect(records.map { $0["verdict"] as? String } == ["valid", "invalid", "invalid"], "verdicts: \(records)")
     try expect(records[1]["duplicate-of-source"] as? String == "request-1", "the repeat names the first request")
     try expect(records.map { $0["source"] as? String } == ["request-1", "request-2", "request-3"], "sources")
-    let unavailable = MemoryDeduplicationStore()
+    let unavailable = ClaimLedger(store: MemoryDeduplicationStore())
     try expect(answerGroup([(apple, "request-4")], pipeline: pipeline, counter: unavailable,
                            store: { _ in throw Unavailable() }) == [500], "not stored: 500")
     records = []
     try expect(answerGroup([(apple, "request-5")], pipeline: pipeline, counter: unavailable, store: save) == [200]
                && records.first?["verdict"] as? String == "valid", "released: the retry is first seen")
+
+    // The storing fails and so does the release: every group is answered 500 (nothing stored, the ledger is
+    // blocked) until a release succeeds; then the retry is stored valid, never a duplicate of the lost record.
+    let stuck = ReleaseFailing()
+    let blocked = ClaimLedger(store: stuck)
+    stuck.failing = true
+    try expect(answerGroup([(apple, "request-6")], pipeline: pipeline, counter: blocked,
+                           store: { _ in throw Unavailable() }) == [500], "not stored, not released: 500")
+    records = []
+    try expect(answerGroup([(apple, "request-7")], pipeline: pipeline, counter: blocked, store: save) == [500]
+               && records.isEmpty && blocked.isBlocked, "blocked while the release fails: 500, nothing stored")
+    stuck.failing = false
+    try expect(answerGroup([(apple, "request-8")], pipeline: pipeline, counter: blocked, store: save) == [200]
+               && records.first?["verdict"] as? String == "valid" && !blocked.isBlocked,
+               "released at last: the retry is first seen, valid")
+}
+
+/// A memory store whose release fails while `failing` is set (a full disk, a lost connection).
+final class ReleaseFailing: DeduplicationStore, @unchecked Sendable {
+    let memory = MemoryDeduplicationStore()
+    var failing = false
+    struct Down: Error {}
+    func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] {
+        memory.claim(sightings, at: time)
+    }
+    func confirm(_ keys: [ExactString]) throws { memory.confirm(keys) }
+    func release(_ keys: [ExactString]) throws {
+        if failing { throw Down() }
+        memory.release(keys)
+    }
 }

@@ -13,7 +13,8 @@ func check_Sources_AttributionStores_AttributionStores_docc_Stores_md(root: Stri
     // A new file is created and counts; a file that is not a state is refused with not-ours, untouched.
     let state = try openMachineState(at: directory.appendingPathComponent("state.sqlite").path)
     let sighting = PostbackSighting(key: ExactString("k"), source: "r1", line: 1)
-    try expect(try state.deduplicate(sighting) == .firstSeen, "first seen")
+    try expect(try state.claim([sighting], at: Date()) == [.firstSeen], "first seen")
+    try state.confirm([sighting.key])
     let notes = directory.appendingPathComponent("notes.txt")
     try Data("not a state\n".utf8).write(to: notes)
     do {
@@ -26,7 +27,8 @@ func check_Sources_AttributionStores_AttributionStores_docc_Stores_md(root: Stri
 
     // --state: a path opens the SQLite file (the same state: the key is known), "-" is refused.
     let again = try openStateOption(directory.appendingPathComponent("state.sqlite").path)
-    try expect(try again.deduplicate(sighting).duplicateOf?.source == "r1", "the same state, through --state")
+    try expect(try again.claim([sighting], at: Date()).first?.duplicateOf?.source == "r1",
+               "the same state, through --state")
     do {
         _ = try openStateOption("-")
         throw CheckFailed(description: "--state - is refused")

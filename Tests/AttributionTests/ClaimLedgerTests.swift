@@ -95,10 +95,12 @@ struct ClaimLedgerTests {
         flaky.failing.withLock { $0 = true }
         ledger.release([ExactString("R")])
         #expect(try Self.state(of: "R", in: flaky.store) == "pending", "still held")
-        #expect(throws: FlakyStore.Failed.self) { try ledger.claim([Self.sighting("S")], at: Date()) }
+        #expect(ledger.isBlocked)
+        #expect(throws: AttributionError(.unavailable, "")) { try ledger.claim([Self.sighting("S")], at: Date()) }
         #expect(try Self.state(of: "S", in: flaky.store) == "absent", "a claim that throws claims nothing")
         flaky.failing.withLock { $0 = false }
         #expect(try ledger.claim([Self.sighting("S")], at: Date()) == [.firstSeen])
+        #expect(!ledger.isBlocked)
         #expect(try Self.state(of: "R", in: flaky.store) == "absent", "released before the claim")
     }
 }

@@ -127,7 +127,8 @@ extension DeduplicationStoreTests {
         try held.end()
         #expect(try store.claim([Self.sighting("D", "mine", 9)], at: Self.monday) == [.firstSeen])
         try store.confirm([ExactString("D")])
-        #expect(try store.deduplicate(Self.sighting("D", "later", 1), at: Self.monday).duplicateOf?.source == "mine")
+        #expect(try store.claimAndConfirm(Self.sighting("D", "later", 1), at: Self.monday).duplicateOf?.source
+                == "mine")
         withExtendedLifetime(held.keptAlive) {}
     }
 
@@ -190,6 +191,7 @@ extension DeduplicationStoreTests {
         #expect(try next.claim([Self.sighting("Q", "next", 1)], at: Self.monday) == [.firstSeen])
         #expect(try Self.count(next) == 1)
         #expect(try Self.ownerCount(kind, at: location) == 1, "only the open store's owner is left")
-        #expect(try next.deduplicate(Self.sighting("Q", "later", 2), at: Self.monday).duplicateOf?.source == "next")
+        #expect(try next.claimAndConfirm(Self.sighting("Q", "later", 2), at: Self.monday).duplicateOf?.source
+                == "next")
     }
 }

@@ -89,9 +89,9 @@ struct DeduplicationStoreTests {
     @Test("First seen, then a duplicate naming where and when", arguments: kinds)
     func firstThenDuplicate(_ kind: Kind) throws {
         let store = try Self.store(kind)
-        #expect(try store.deduplicate(Self.sighting("P1", "a", 4), at: Self.monday) == .firstSeen)
+        #expect(try store.claimAndConfirm(Self.sighting("P1", "a", 4), at: Self.monday) == .firstSeen)
         let later = Self.monday.addingTimeInterval(3600)
-        let answer = try store.deduplicate(Self.sighting("P1", "b", 9), at: later)
+        let answer = try store.claimAndConfirm(Self.sighting("P1", "b", 9), at: later)
         #expect(answer == .duplicate(of: DuplicateReference(source: "a", line: 4, firstSeen: Self.monday)))
         #expect(answer.duplicateOf?.firstSeen?.timeIntervalSince1970 == 1_795_305_600.25)
     }
@@ -103,10 +103,10 @@ struct DeduplicationStoreTests {
     func equivalentKeysAreDistinct(_ kind: Kind) throws {
         let store = try Self.store(kind)
         let keys = ["A\u{030A}", "\u{00C5}", "A\u{030A}\u{1F}0", "\u{00C5}\u{1F}0", "A\u{0}B", "A"]
-        let answers = try store.deduplicate(keys.enumerated().map { Self.sighting($1, "-", $0 + 1) },
+        let answers = try store.claimAndConfirm(keys.enumerated().map { Self.sighting($1, "-", $0 + 1) },
                                             at: Self.monday) { $0 }
         #expect(answers == Array(repeating: .firstSeen, count: keys.count))
-        let again = try store.deduplicate(keys.reversed().map { Self.sighting($0, "g") }, at: Self.monday) { $0 }
+        let again = try store.claimAndConfirm(keys.reversed().map { Self.sighting($0, "g") }, at: Self.monday) { $0 }
         #expect(again.map { $0.duplicateOf?.line } == [6, 5, 4, 3, 2, 1])
         #expect(again.allSatisfy { $0.duplicateOf?.source == "-" && $0.duplicateOf?.firstSeen == Self.monday })
     }
@@ -126,7 +126,7 @@ struct DeduplicationStoreTests {
     @Test("A repeat within one call is a duplicate of its first occurrence there", arguments: kinds)
     func repeatWithinCall(_ kind: Kind) throws {
         let store = try Self.store(kind)
-        let answers = try store.deduplicate(
+        let answers = try store.claimAndConfirm(
             [Self.sighting("X", "f", 1), Self.sighting("Y", "f", 2), Self.sighting("X", "f", 3)],
             at: Self.monday) { $0 }
         // The first X is claimed, not yet confirmed, when the second is answered: a duplicate of a pending record.
@@ -140,9 +140,9 @@ struct DeduplicationStoreTests {
     func nothingRememberedWhenStoreFails(_ kind: Kind) throws {
         let store = try Self.store(kind)
         #expect(throws: NotStored.self) {
-            try store.deduplicate([Self.sighting("Z")], at: Self.monday) { _ in throw NotStored() }
+            try store.claimAndConfirm([Self.sighting("Z")], at: Self.monday) { _ in throw NotStored() }
         }
-        #expect(try store.deduplicate(Self.sighting("Z"), at: Self.monday) == .firstSeen)
+        #expect(try store.claimAndConfirm(Self.sighting("Z"), at: Self.monday) == .firstSeen)
     }
 
     @Test("Every store gives the memory store's answers to the same sightings", arguments: sharedKinds)
@@ -158,8 +158,8 @@ struct DeduplicationStoreTests {
         let other = try Self.store(kind)
         for (number, call) in calls.enumerated() {
             let time = Self.monday.addingTimeInterval(Double(number))
-            let fromMemory = try memory.deduplicate(call, at: time) { $0 }
-            let fromOther = try other.deduplicate(call, at: time) { $0 }
+            let fromMemory = try memory.claimAndConfirm(call, at: time) { $0 }
+            let fromOther = try other.claimAndConfirm(call, at: time) { $0 }
             #expect(fromMemory == fromOther, "call \(number)")
         }
         #expect(memory.count == keys.count)
@@ -186,10 +186,10 @@ struct DeduplicationStoreTests {
                         let sightings = keys.enumerated().map { Self.sighting($1, "caller-\(caller)", $0 + 1) }
                         let answers: [DeduplicationAnswer]
                         switch caller % 3 {
-                        case 0: answers = try sightings.map { try store.deduplicate($0, at: Self.monday) }
-                        case 1: answers = try store.deduplicate(sightings, at: Self.monday) { $0 }
+                        case 0: answers = try sightings.map { try store.claimAndConfirm($0, at: Self.monday) }
+                        case 1: answers = try store.claimAndConfirm(sightings, at: Self.monday) { $0 }
                         default:
-                            answers = try await store.deduplicate(sightings, at: Self.monday) { answers in
+                            answers = try await store.claimAndConfirm(sightings, at: Self.monday) { answers in
                                 await Task.yield()
                                 return answers
                             }
@@ -216,11 +216,11 @@ struct DeduplicationStoreTests {
         let store = try Self.store(kind, at: location, retentionDays: 10)
         let day = 86_400.0
         let old = Self.monday.addingTimeInterval(-30 * day)
-        _ = try store.deduplicate((0..<1300).map { Self.sighting("old-\($0)", "old", $0 + 1) }, at: old) { $0 }
-        _ = try store.deduplicate(Self.sighting("E", "e", 1), at: old.addingTimeInterval(day))
+        _ = try store.claimAndConfirm((0..<1300).map { Self.sighting("old-\($0)", "old", $0 + 1) }, at: old) { $0 }
+        _ = try store.claimAndConfirm(Self.sighting("E", "e", 1), at: old.addingTimeInterval(day))
         #expect(try Self.count(store) == 1301)
         let nineDaysOn = old.addingTimeInterval(9 * day)
-        #expect(try store.deduplicate(Self.sighting("old-1"), at: nineDaysOn).duplicateOf?.source == "old")
+        #expect(try store.claimAndConfirm(Self.sighting("old-1"), at: nineDaysOn).duplicateOf?.source == "old")
         #expect(try Self.count(store) == 1301, "nothing is expired yet, so nothing is pruned")
 
         // A later run: its first call prunes the 512 oldest; E, expired but not among them, is first seen again.
@@ -228,14 +228,14 @@ struct DeduplicationStoreTests {
         #expect(try later.claim([Self.sighting("E", "again", 2)], at: Self.monday) == [.firstSeen])
         #expect(try Self.count(later) == 1301 - 512)
         try later.confirm([ExactString("E")])
-        #expect(try later.deduplicate(Self.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
+        #expect(try later.claimAndConfirm(Self.sighting("E", "third", 3), at: Self.monday).duplicateOf?.source
                 == "again")
         #expect(try Self.count(later) == 1301 - 1024, "each call prunes at most 512")
         _ = try later.claim([Self.sighting("new-1")], at: Self.monday)
         #expect(try Self.count(later) == 2, "the last 276 old rows pruned: E and new-1 remain")
         _ = try later.claim([Self.sighting("new-2")], at: Self.monday)
         #expect(try Self.count(later) == 3)
-        #expect(try later.deduplicate(Self.sighting("E", "fourth", 4), at: Self.monday).duplicateOf?.source
+        #expect(try later.claimAndConfirm(Self.sighting("E", "fourth", 4), at: Self.monday).duplicateOf?.source
                 == "again", "the key seen again outlives the pruning")
     }
 
@@ -323,7 +323,7 @@ struct DeduplicationStoreTests {
         #expect(try store.claim([Self.sighting("R", "b", 2)], at: Self.monday) == [.firstSeen])
         try store.confirm([ExactString("R")])
         try store.release([ExactString("R")])
-        #expect(try store.deduplicate(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b",
+        #expect(try store.claimAndConfirm(Self.sighting("R", "c", 3), at: Self.monday).duplicateOf?.source == "b",
                 "release drops claims only, never a confirmed key")
     }
 
@@ -333,7 +333,7 @@ struct DeduplicationStoreTests {
         let answers: [DeduplicationAnswer] = try await store.claim([Self.sighting("A1")], at: Self.monday)
         #expect(answers == [.firstSeen])
         try await store.confirm([ExactString("A1")])
-        let again = try await store.deduplicate([Self.sighting("A1", "later", 2)], at: Self.monday) { answers in
+        let again = try await store.claimAndConfirm([Self.sighting("A1", "later", 2)], at: Self.monday) { answers in
             await Task.yield()
             return answers
         }
@@ -460,6 +460,6 @@ struct DeduplicationStoreTests {
         let path = try Self.temporaryPath()
         _ = FileManager.default.createFile(atPath: path, contents: Data())
         let store = try SQLiteDeduplicationStore(path: path)
-        #expect(try store.deduplicate(Self.sighting("N")) == .firstSeen)
+        #expect(try store.claimAndConfirm(Self.sighting("N")) == .firstSeen)
     }
 }

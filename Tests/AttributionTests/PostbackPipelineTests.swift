@@ -50,7 +50,8 @@ struct PostbackPipelineTests {
         let store = MemoryDeduplicationStore()
         let requests = try Self.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
-        let stored = try pipeline.count(pipeline.verify(requests), in: store, at: time) { $0 }
+        let ledger = ClaimLedger(store: store)
+        let stored = try pipeline.count(pipeline.verify(requests), through: ledger, at: time) { $0 }
         // The general path's results marked by the same store's answers, in a store of their own.
         let reference = MemoryDeduplicationStore()
         var expected: [[UInt8]] = []
@@ -80,7 +81,7 @@ struct PostbackPipelineTests {
         // Changed content (D2) is named.
         #expect(stored[2].duplicateDifferences?.unsignedMembers == ["conversion-value"])
         // A later group: every valid one is now a duplicate of the first group's request.
-        let later = try pipeline.count(pipeline.verify([requests[0]]), in: store, at: time) { $0 }
+        let later = try pipeline.count(pipeline.verify([requests[0]]), through: ledger, at: time) { $0 }
         let record = try #require(try JSONSerialization.jsonObject(with: Data(later[0].record)) as? [String: Any])
         #expect(record["duplicate-of-source"] as? String == "request-1")
     }
@@ -90,12 +91,12 @@ struct PostbackPipelineTests {
         struct Full: Error {}
         let verifier = try BatchVerifierTests.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
-        let store = MemoryDeduplicationStore()
+        let ledger = ClaimLedger(store: MemoryDeduplicationStore())
         let requests = Array(try Self.requests().prefix(1))
         #expect(throws: Full.self) {
-            try pipeline.count(pipeline.verify(requests), in: store, at: Date()) { _ in throw Full() }
+            try pipeline.count(pipeline.verify(requests), through: ledger, at: Date()) { _ in throw Full() }
         }
-        let retry = try pipeline.count(pipeline.verify(requests), in: store, at: Date()) { $0 }
+        let retry = try pipeline.count(pipeline.verify(requests), through: ledger, at: Date()) { $0 }
         #expect(retry.map(\.verdict) == [.valid])
     }
 }
@@ -108,14 +109,16 @@ extension PostbackPipelineTests {
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let requests = try Self.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
-        let synchronous = try pipeline.count(pipeline.verify(requests), in: MemoryDeduplicationStore(), at: time) { $0 }
-        let store = MemoryDeduplicationStore()
+        let fresh = ClaimLedger(store: MemoryDeduplicationStore())
+        let synchronous = try pipeline.count(pipeline.verify(requests), through: fresh, at: time) { $0 }
+        let ledger = ClaimLedger(store: MemoryDeduplicationStore())
         await #expect(throws: Full.self) {
-            try await pipeline.count(pipeline.verify(requests), in: store, at: time) { (_: [VerifiedPostback]) async throws -> Int in
+            try await pipeline.count(pipeline.verify(requests), through: ledger, at: time) {
+                (_: [VerifiedPostback]) async throws -> Int in
                 throw Full()
             }
         }
-        let asynchronous = try await pipeline.count(pipeline.verify(requests), in: store, at: time) {
+        let asynchronous = try await pipeline.count(pipeline.verify(requests), through: ledger, at: time) {
             (postbacks: [VerifiedPostback]) async throws in postbacks
         }
         #expect(asynchronous.map(\.record) == synchronous.map(\.record))
@@ -131,7 +134,8 @@ extension PostbackPipelineTests {
                                         records: .jsonLines(explain: false, fastPath: true))
         let requests = try Self.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
-        let counted = try pipeline.count(pipeline.verify(requests), in: MemoryDeduplicationStore(), at: time) { $0 }
+        let fresh = ClaimLedger(store: MemoryDeduplicationStore())
+        let counted = try pipeline.count(pipeline.verify(requests), through: fresh, at: time) { $0 }
         let ledger = ClaimLedger(store: MemoryDeduplicationStore())
         var records: [[UInt8]] = []
         var firsts: [ExactString] = []
@@ -180,14 +184,15 @@ extension PostbackPipelineTests {
         let requests = try Self.requests()
         let forgeries = pipeline.verify(requests).filter { $0.verdict == .invalid }
         try #require(!forgeries.isEmpty)
-        let stored = try pipeline.count(forgeries, in: DownStore(), at: Date()) { $0.map(\.record) }
+        let down = ClaimLedger(store: DownStore())
+        let stored = try pipeline.count(forgeries, through: down, at: Date()) { $0.map(\.record) }
         #expect(stored == forgeries.map(\.record))
-        let storedAsync = try await pipeline.count(forgeries, in: DownStore(), at: Date()) { postbacks async in
+        let storedAsync = try await pipeline.count(forgeries, through: down, at: Date()) { postbacks async in
             postbacks.map(\.record)
         }
         #expect(storedAsync == forgeries.map(\.record))
         #expect(throws: DownStore.Down.self) {
-            try pipeline.count(pipeline.verify([requests[0]]), in: DownStore(), at: Date()) { $0 }
+            try pipeline.count(pipeline.verify([requests[0]]), through: down, at: Date()) { $0 }
         }
     }
 }

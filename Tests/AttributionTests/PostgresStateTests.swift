@@ -119,7 +119,7 @@ struct PostgresStateTests {
         let server = try TestPostgres.start(watching: getpid())
         defer { try? TestPostgres.control("stop", server.directory) }
         let store = try Self.open(server.connectionString)
-        _ = try store.deduplicate(Shared.sighting("before", "a", 1), at: Self.monday)
+        _ = try store.claimAndConfirm(Shared.sighting("before", "a", 1), at: Self.monday)
         // The store's commits do not wait for the disk; the server's WAL writer flushes them within 0.6 s.
         try await Task.sleep(for: .seconds(1))
         try TestPostgres.control("halt", server.directory)

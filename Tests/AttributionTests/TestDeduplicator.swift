@@ -19,7 +19,7 @@ struct TestDeduplicator {
     /// Applies D1 (and D2) to `result`, the item at `source`:`line`.
     func apply(to result: inout VerificationResult, source: String, line: Int) {
         guard let sighting = PostbackSighting(result, source: source, line: line) else { return }
-        let answer = try! store.deduplicate(sighting, at: runStarted ?? Date())
+        let answer = try! store.claimAndConfirm(sighting, at: runStarted ?? Date())
         if let first = answer.duplicateOf {
             result.markDuplicate(of: runStarted == nil ? first.withoutTime : first, content: sighting.content)
         }

@@ -15,18 +15,6 @@ extension DeduplicationStore {
         try await BlockingStoreCall.run { try self.claim(sightings, at: time) }
     }
 
-    /// ``claim(_:at:confirming:)`` for async code, run on the store's dispatch queue.
-    /// - Parameters:
-    ///   - sightings: the valid postbacks to answer, in order.
-    ///   - time: when they were seen.
-    ///   - confirming: earlier claims of this owner whose records are now stored, confirmed first.
-    /// - Returns: one answer per sighting, in order.
-    /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores).
-    public func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString]) async throws
-        -> [DeduplicationAnswer] {
-        try await BlockingStoreCall.run { try self.claim(sightings, at: time, confirming: confirming) }
-    }
-
     /// ``confirm(_:)`` for async code, run on the store's dispatch queue.
     /// - Parameter keys: keys this owner claimed whose records were written and flushed (or stored).
     /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores).
@@ -39,32 +27,6 @@ extension DeduplicationStore {
     /// - Throws: what the synchronous call throws (``AttributionError`` for the built-in stores).
     public func release(_ keys: [ExactString]) async throws {
         try await BlockingStoreCall.run { try self.release(keys) }
-    }
-
-    /// Claims `sightings`, awaits `store` with the answers (store the records there), then confirms the first
-    /// sightings; if `store` throws, releases them and rethrows.
-    ///
-    /// - Parameters:
-    ///   - sightings: the valid postbacks to count, in order; with none, `store` runs alone (the store is not asked).
-    ///   - time: when they were seen.
-    ///   - store: writes or stores the records, given one answer per sighting.
-    /// - Returns: what `store` returned.
-    /// - Throws: what the claim or the confirm throws, or what `store` threw (after the release).
-    public func deduplicate<Outcome>(
-        _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) async throws -> Outcome
-    ) async throws -> Outcome {
-        guard !sightings.isEmpty else { return try await store([]) }
-        let answers: [DeduplicationAnswer] = try await claim(sightings, at: time)
-        let claimed = Self.claimedKeys(sightings, answers)
-        let outcome: Outcome
-        do {
-            outcome = try await store(answers)
-        } catch {
-            try? await release(claimed)
-            throw error
-        }
-        try await confirm(claimed)
-        return outcome
     }
 }
 

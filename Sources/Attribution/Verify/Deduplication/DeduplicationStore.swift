@@ -23,6 +23,10 @@ import Foundation
 /// lose one, and a later sighting is never a duplicate of a record its owner gave up on. Keys compare by their
 /// bytes (``ExactString``). A repeat within one `claim` call is a duplicate of its first occurrence there.
 ///
+/// Count through a ``ClaimLedger`` (``PostbackPipeline``'s `count(_:through:at:store:)`, the command line and the
+/// receiver do) rather than calling these methods yourself: it confirms only what was stored, releases what was
+/// not, and refuses further claims while a release fails, so no retry is answered a duplicate of a lost record.
+///
 /// Every method blocks for one short database transaction at most; from async code, use the `async` overloads,
 /// which run the blocking work off Swift's cooperative thread pool. Methods throw ``AttributionError`` (or your store's
 /// own error) when the store cannot answer; a `claim` that throws holds nothing.
@@ -108,44 +112,6 @@ extension DeduplicationStore {
         -> [DeduplicationAnswer] {
         if !confirming.isEmpty { try confirm(confirming) }
         return try claim(sightings, at: time)
-    }
-
-    /// Claims `sightings`, runs `store` with the answers (write or store the records there), then confirms the
-    /// first sightings; if `store` throws, releases them and rethrows. With no sightings it runs `store` alone.
-    ///
-    /// - Parameters:
-    ///   - sightings: the valid postbacks to count, in order; with none, `store` runs alone (the store is not asked).
-    ///   - time: when they were seen.
-    ///   - store: writes or stores the records, given one answer per sighting.
-    /// - Returns: what `store` returned.
-    /// - Throws: what the claim or the confirm throws, or what `store` threw (after the release).
-    public func deduplicate<Outcome>(
-        _ sightings: [PostbackSighting], at time: Date, store: ([DeduplicationAnswer]) throws -> Outcome
-    ) throws -> Outcome {
-        // Nothing to claim or confirm (a group of forgeries): the store is not asked, so it need not be up.
-        guard !sightings.isEmpty else { return try store([]) }
-        let answers = try claim(sightings, at: time)
-        let claimed = Self.claimedKeys(sightings, answers)
-        let outcome: Outcome
-        do {
-            outcome = try store(answers)
-        } catch {
-            try? release(claimed)
-            throw error
-        }
-        try confirm(claimed)
-        return outcome
-    }
-
-    /// Answers one sighting and confirms it at once: for a caller that has nothing to write in between (tests, a
-    /// log only people read).
-    /// - Parameters:
-    ///   - sighting: the valid postback to answer.
-    ///   - time: when it was seen; now by default.
-    /// - Returns: its answer.
-    /// - Throws: what the claim or the confirm throws.
-    public func deduplicate(_ sighting: PostbackSighting, at time: Date = Date()) throws -> DeduplicationAnswer {
-        try deduplicate([sighting], at: time) { $0[0] }
     }
 
     /// The keys `answers` claimed: those of the sightings answered ``DeduplicationAnswer/firstSeen``.

@@ -1,29 +1,27 @@
 import Foundation
 
 /// The claims a caller holds between a ``DeduplicationStore``'s answer and their confirmation: the one
-/// bookkeeping of the claim -> store the records -> confirm protocol, for the command line's writer and the
-/// receiver's group committer alike.
+/// bookkeeping of the claim -> store the records -> confirm protocol, for ``PostbackPipeline``'s
+/// `count(_:through:at:store:)`, the command line's writer and the receiver's group committer alike.
 ///
 /// Records are *written* at increasing positions (an output offset, a group's number), then *stored* (a pipe's
 /// reader took them, a file was flushed, a transaction committed) up to a position. A first sighting's claim is
 /// confirmed only once its record is stored: with the next ``claim(_:at:)`` (one transaction for both, where the
 /// store can) or at once by ``confirmStored()``. Claims whose records could not be stored are released
-/// (``release(_:)``); one whose release fails too is kept and released again before the next claim, which throws
-/// while it cannot be: a claim made while a dead record's claim is held could answer that record's retry
-/// "duplicate" of a row nobody stored.
+/// (``release(_:)``); one whose release fails too is kept and released again before the next claim, and while it
+/// cannot be the ledger is *blocked* (``isBlocked``): every claim throws ``AttributionError`` (code
+/// ``AttributionError/Code/unavailable``) and claims nothing, because a claim made while a dead record's claim is
+/// held could answer that record's retry "duplicate" of a row nobody stored.
 ///
-/// Not thread-safe: one owner (a thread, a serial queue) calls it. `@unchecked Sendable` so that owner may be
-/// handed it.
-public final class ClaimLedger: @unchecked Sendable {
+/// Thread-safe: every method holds the ledger's lock for its bookkeeping and its store call (so a claim and the
+/// confirmation it carries are one step), so one ledger serves a server's concurrent requests. The positions of
+/// ``written(_:through:)`` assume one writer in order (the command line's); concurrent callers use
+/// ``stored(_:)``, whose positions are the ledger's own.
+public final class ClaimLedger: Sendable {
     /// The store claimed from.
     public let store: any DeduplicationStore
-    /// First sightings not yet confirmed, in position order: each key with the position its record ends at.
-    /// Those before `storedEnd` are stored; those before `confirmedEnd` are confirmed (and dropped in time).
-    private var pending: [(end: Int, key: ExactString)] = []
-    private var confirmedEnd = 0
-    private var storedEnd = 0
-    /// Claims of records not stored whose release failed, released again before the next claim.
-    private var unreleased: [ExactString] = []
+    /// The bookkeeping, behind the ledger's lock.
+    private let state = Locked(Claims())
 
     /// A ledger holding no claim, over `store`.
     /// - Parameter store: the store to claim from, confirm to and release to.
@@ -37,14 +35,17 @@ public final class ClaimLedger: @unchecked Sendable {
     ///   - sightings: the valid postbacks to answer, in order.
     ///   - time: when they were seen.
     /// - Returns: one answer per sighting, in order (none for no sightings).
-    /// - Throws: what the store throws, or the failed release of earlier claims; nothing is claimed then.
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while earlier claims cannot be
+    ///   released (the ledger is blocked), or what the store's claim throws; nothing is claimed then.
     public func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] {
-        try releaseUnreleased()
-        let confirming = stored
-        guard !sightings.isEmpty || !confirming.isEmpty else { return [] }
-        let answers = try store.claim(sightings, at: time, confirming: confirming)
-        confirmed(through: storedEnd)
-        return answers
+        try state.withLock { claims in
+            try claims.releaseUnreleased(in: store)
+            let confirming = claims.stored
+            guard !sightings.isEmpty || !confirming.isEmpty else { return [] }
+            let answers = try store.claim(sightings, at: time, confirming: confirming)
+            claims.confirmed(through: claims.storedEnd)
+            return answers
+        }
     }
 
     /// The record of the first sighting of `key` was written, ending at `position` (positions never decrease).
@@ -52,70 +53,113 @@ public final class ClaimLedger: @unchecked Sendable {
     ///   - key: the first sighting's key, as the store claimed it.
     ///   - position: where its record ends.
     public func written(_ key: ExactString, through position: Int) {
-        pending.append((position, key))
+        state.withLock { $0.pending.append((position, key)) }
     }
 
     /// The records of these first sightings were written and stored together (a committed group): their claims
-    /// are ready to confirm. For a caller whose writing is its storing; positions are then its own count.
+    /// are ready to confirm. For a caller whose writing is its storing; positions are then the ledger's own count.
     /// - Parameter keys: the first sightings' keys, as the store claimed them.
     public func stored(_ keys: [ExactString]) {
-        let position = (pending.last?.end ?? 0) + 1
-        for key in keys { written(key, through: position) }
-        stored(through: position)
+        state.withLock { claims in
+            let position = (claims.pending.last?.end ?? 0) + 1
+            for key in keys { claims.pending.append((position, key)) }
+            claims.stored(through: position)
+        }
     }
 
     /// The records written through `position` are stored: their claims are ready to confirm.
     /// - Parameter position: the end of the stored records (an output offset, a group's number).
     public func stored(through position: Int) {
-        while storedEnd < pending.count, pending[storedEnd].end <= position { storedEnd += 1 }
+        state.withLock { $0.stored(through: position) }
     }
 
     /// How many claims are ready to confirm (stored, not confirmed).
-    public var storedCount: Int { storedEnd - confirmedEnd }
+    public var storedCount: Int { state.withLock { $0.storedEnd - $0.confirmedEnd } }
 
     /// True while some claims of written records are not confirmed.
-    public var hasUnconfirmed: Bool { confirmedEnd < pending.count }
+    public var hasUnconfirmed: Bool { state.withLock { $0.confirmedEnd < $0.pending.count } }
+
+    /// True while claims of records not stored could not be released: every ``claim(_:at:)`` tries again first,
+    /// and throws until they are.
+    public var isBlocked: Bool { state.withLock { !$0.unreleased.isEmpty } }
 
     /// Confirms the claims whose records are stored, now; on failure they stay, for the next claim or call.
     /// - Throws: what the store's confirm throws; the claims are then kept for the next claim or call.
     public func confirmStored() throws {
-        guard storedEnd > confirmedEnd else { return }
-        try store.confirm(stored)
-        confirmed(through: storedEnd)
+        try state.withLock { claims in
+            guard claims.storedEnd > claims.confirmedEnd else { return }
+            try store.confirm(claims.stored)
+            claims.confirmed(through: claims.storedEnd)
+        }
     }
 
     /// Releases `keys`, claims whose records were not stored; if that fails they are kept, and released again
-    /// before the next claim (which throws until they are).
+    /// before the next claim (which throws until they are: the ledger is blocked meanwhile).
     /// - Parameter keys: the claims to release.
     public func release(_ keys: [ExactString]) {
-        unreleased += keys
-        try? releaseUnreleased()
+        state.withLock { claims in
+            claims.unreleased += keys
+            try? claims.releaseUnreleased(in: store)
+        }
     }
 
     /// Releases every claim not confirmed (the end of a run: records its reader never took, or whose
     /// confirmation failed), and forgets them.
     public func releaseUnconfirmed() {
-        release(pending[confirmedEnd...].map(\.key))
-        pending.removeAll()
-        confirmedEnd = 0
-        storedEnd = 0
+        state.withLock { claims in
+            claims.unreleased += claims.pending[claims.confirmedEnd...].map(\.key)
+            claims.pending.removeAll()
+            claims.confirmedEnd = 0
+            claims.storedEnd = 0
+            try? claims.releaseUnreleased(in: store)
+        }
     }
 
     /// Releases what ``release(_:)`` could not, now; throws (keeping them) if it fails again.
-    /// - Throws: what the store's release throws; the claims are then kept.
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) naming the store's failure when the
+    ///   release fails again; the claims are then kept and the ledger stays blocked.
     public func releaseUnreleased() throws {
-        guard !unreleased.isEmpty else { return }
-        try store.release(unreleased)
-        unreleased = []
+        try state.withLock { try $0.releaseUnreleased(in: store) }
     }
+}
+
+/// A ``ClaimLedger``'s bookkeeping, changed only with the ledger's lock held.
+private struct Claims {
+    /// First sightings not yet confirmed, in position order: each key with the position its record ends at.
+    /// Those before `storedEnd` are stored; those before `confirmedEnd` are confirmed (and dropped in time).
+    var pending: [(end: Int, key: ExactString)] = []
+    var confirmedEnd = 0
+    var storedEnd = 0
+    /// Claims of records not stored whose release failed, released again before the next claim.
+    var unreleased: [ExactString] = []
 
     /// The stored, unconfirmed keys.
-    private var stored: [ExactString] {
+    var stored: [ExactString] {
         pending[confirmedEnd..<storedEnd].map(\.key)
     }
 
+    /// The records written through `position` are stored.
+    mutating func stored(through position: Int) {
+        while storedEnd < pending.count, pending[storedEnd].end <= position { storedEnd += 1 }
+    }
+
+    /// Releases the unreleased claims through `store`, or throws the blocked ledger's error, keeping them.
+    mutating func releaseUnreleased(in store: any DeduplicationStore) throws {
+        guard !unreleased.isEmpty else { return }
+        do {
+            try store.release(unreleased)
+        } catch {
+            throw AttributionError(.unavailable, """
+                \(unreleased.count) claim(s) of postbacks that were not stored could not be released (\(error)); \
+                nothing more is counted until they are, so that no retry is answered a duplicate of a record nobody \
+                stored
+                """)
+        }
+        unreleased = []
+    }
+
     /// The claims before `end` were confirmed; the list is trimmed now and then.
-    private func confirmed(through end: Int) {
+    mutating func confirmed(through end: Int) {
         confirmedEnd = end
         if confirmedEnd > 4096 && confirmedEnd * 2 > pending.count {
             pending.removeFirst(confirmedEnd)

@@ -3,7 +3,7 @@ import Foundation
 /// The same pipeline for a caller that runs its steps on threads of its own and writes the records itself: the
 /// command line's reader, workers and writer. It verifies with ``steps`` (prepare, check signatures, complete; or
 /// finish), counts with ``claim(_:through:at:renaming:)`` and ``mark(_:_:keepingTime:)``, and keeps its claims in
-/// a ``ClaimLedger`` until its records are stored: the steps ``verify(_:)`` and ``count(_:in:at:store:)`` run.
+/// a ``ClaimLedger`` until its records are stored: the steps ``verify(_:)`` and `count(_:through:at:store:)` run.
 extension PostbackPipeline {
     /// A pipeline writing `records` (JSON Lines, or the command line's text records).
     package init(keyRing: KeyRing, policy: VerificationPolicy, records: BatchVerifier.Records) {

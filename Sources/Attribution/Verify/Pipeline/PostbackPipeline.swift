@@ -8,15 +8,16 @@ import Foundation
 ///   pass over its bytes, its record written as it is read); everything else the general path
 ///   (``AttributionVerifier``). The batch's signatures are checked together, and a token cache lets exact repeats
 ///   (Apple's retries) skip the ECDSA. The command line runs the same steps on threads of its own.
-/// - **Count** (rule D1) through a ``DeduplicationStore``: claim the batch's ``VerifiedPostback/sighting``s, mark
-///   the duplicates (``markDuplicate(_:of:content:)``), write or store the records, then confirm the first
-///   sightings (or release them if storing failed). `count(_:in:at:store:)` does the three.
+/// - **Count** (rule D1) through a ``ClaimLedger`` over a ``DeduplicationStore``: claim the batch's
+///   ``VerifiedPostback/sighting``s, mark the duplicates (``markDuplicate(_:of:content:)``), write or store the
+///   records, then confirm the first sightings (or release them if storing failed; a release that fails blocks
+///   the ledger until it succeeds). `count(_:through:at:store:)` does the three.
 ///
 /// ```swift
 /// let pipeline = PostbackPipeline(keyRing: KeyRing())
-/// let store = MemoryDeduplicationStore()
+/// let ledger = ClaimLedger(store: MemoryDeduplicationStore())  // one per store, shared by every request
 /// let verified = pipeline.verify([(body, source: requestID)])
-/// let counted = try pipeline.count(verified, in: store, at: Date()) { postbacks in
+/// let counted = try pipeline.count(verified, through: ledger, at: Date()) { postbacks in
 ///     for postback in postbacks { try save(postback.record) }  // stored before the claims are confirmed
 /// }
 /// ```
@@ -80,70 +81,123 @@ public struct PostbackPipeline: Sendable {
         postback.facts = nil
     }
 
-    /// Counts `postbacks` once through `store`: claims their sightings at `time`, marks the duplicates, runs
-    /// `store` with the final postbacks (write or store their records there), then confirms the first sightings;
-    /// if `store` throws, releases them and rethrows.
+    /// Counts `postbacks` once through `ledger` (claim, store, confirm): claims their sightings at `time` (and has
+    /// the store show that it still holds the first sightings' claims, ``DeduplicationStore/reaffirm(_:)``: one
+    /// another owner took over while this owner's lease had lapsed is a duplicate of that owner's record), marks
+    /// the duplicates, runs `store` with the final postbacks (write or store their records there), then confirms
+    /// the first sightings. If `store` throws, their claims are released and its error rethrown; if that release
+    /// fails too, the ledger keeps them and is blocked (``ClaimLedger/isBlocked``): every later count throws
+    /// ``AttributionError`` (``AttributionError/Code/unavailable``) until they are released, so Apple's retry is
+    /// refused (answer 500) rather than answered a duplicate of a record nobody stored. A group with no valid
+    /// postback (forgeries) claims nothing: `store` runs without the store being asked, unless the ledger is
+    /// blocked and still cannot release.
+    ///
+    /// Safe to call concurrently with one shared `ledger` (a server's requests): the ledger takes its lock for
+    /// each claim, confirmation and release, never while `store` runs.
     /// - Parameters:
     ///   - postbacks: the verified postbacks of a group, in order.
-    ///   - deduplication: the store that counts them.
+    ///   - ledger: the claims of this store's owner, shared by every call (make one per store at start-up).
     ///   - time: when they were seen (a request's arrival).
     ///   - store: writes or stores the marked postbacks' records.
     /// - Returns: what `store` returned.
-    /// - Throws: what the store's claim or confirm throws, or what `store` threw (after the release).
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked, what the
+    ///   store's claim, reaffirm (after the release) or confirm throws (a failed confirmation is kept and goes with
+    ///   the next claim: the records are stored, so a retry is their duplicate), or what `store` threw (after the
+    ///   release).
     public func count<Outcome>(
-        _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
+        _ postbacks: [VerifiedPostback], through ledger: ClaimLedger, at time: Date,
         store: ([VerifiedPostback]) throws -> Outcome
     ) throws -> Outcome {
         let sighted = Sightings(postbacks)
-        return try deduplication.deduplicate(sighted.sightings, at: time) { answers in
-            var postbacks = postbacks
-            mark(&postbacks, sighted, answers: answers)
+        guard !sighted.sightings.isEmpty else {
+            try ledger.releaseUnreleased()
             return try store(postbacks)
         }
+        let (answers, claimed) = try Self.claimReaffirmed(sighted.sightings, through: ledger, at: time)
+        var marked = postbacks
+        mark(&marked, sighted, answers: answers)
+        let outcome: Outcome
+        do {
+            outcome = try store(marked)
+        } catch {
+            ledger.release(claimed)
+            throw error
+        }
+        ledger.stored(claimed)
+        try ledger.confirmStored()
+        return outcome
     }
 
-    /// `count(_:in:at:store:)` for async code (a server's request handlers): the store's calls are its `async`
-    /// overloads, which run the blocking work off Swift's cooperative pool, and `store` is awaited.
-    /// (``verify(_:)`` is computation only, no waiting: call it from a task as it is.)
+    /// `count(_:through:at:store:)` for async code (a server's request handlers): the ledger's calls run on a
+    /// dispatch queue of their own, off Swift's cooperative pool, and `store` is awaited. Safe to call
+    /// concurrently with one shared `ledger`, as the synchronous count is. (``verify(_:)`` is computation only,
+    /// no waiting: call it from a task as it is.)
     /// - Parameters:
     ///   - postbacks: the verified postbacks of a group, in order.
-    ///   - deduplication: the store that counts them.
+    ///   - ledger: the claims of this store's owner, shared by every call (make one per store at start-up).
     ///   - time: when they were seen (a request's arrival).
     ///   - store: writes or stores the marked postbacks' records.
     /// - Returns: what `store` returned.
-    /// - Throws: what the store's claim or confirm throws, or what `store` threw (after the release).
+    /// - Throws: what the synchronous count throws: ``AttributionError`` (``AttributionError/Code/unavailable``)
+    ///   while the ledger is blocked, what the store's claim, reaffirm or confirm throws, or what `store` threw
+    ///   (after the release).
     public func count<Outcome>(
-        _ postbacks: [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
+        _ postbacks: [VerifiedPostback], through ledger: ClaimLedger, at time: Date,
         store: ([VerifiedPostback]) async throws -> Outcome
     ) async throws -> Outcome {
         let sighted = Sightings(postbacks)
-        return try await deduplication.deduplicate(sighted.sightings, at: time) { answers in
-            var postbacks = postbacks
-            mark(&postbacks, sighted, answers: answers)
+        guard !sighted.sightings.isEmpty else {
+            try await BlockingStoreCall.run { try ledger.releaseUnreleased() }
             return try await store(postbacks)
         }
+        let sightings = sighted.sightings
+        let (answers, claimed) = try await BlockingStoreCall.run {
+            try Self.claimReaffirmed(sightings, through: ledger, at: time)
+        }
+        var marked = postbacks
+        mark(&marked, sighted, answers: answers)
+        let outcome: Outcome
+        do {
+            outcome = try await store(marked)
+        } catch {
+            try? await BlockingStoreCall.run { ledger.release(claimed) }
+            throw error
+        }
+        try await BlockingStoreCall.run {
+            ledger.stored(claimed)
+            try ledger.confirmStored()
+        }
+        return outcome
     }
 
-    /// Step one of counting, for a caller that confirms later (a group committer, the command line's writer):
-    /// claims the sightings of `postbacks` at `time` (confirming `confirming`, earlier claims whose records are
-    /// stored, in the same transaction where the store can), marks the duplicates in place, and returns the keys
-    /// now claimed, to confirm once the records are stored (or release if not).
-    /// - Parameters:
-    ///   - postbacks: the verified postbacks of a group, marked in place.
-    ///   - deduplication: the store that counts them.
-    ///   - time: when they were seen.
-    ///   - confirming: earlier claims whose records are now stored.
-    /// - Returns: the keys claimed now (the first sightings), to confirm once stored or release if not.
-    /// - Throws: what the store's claim throws; nothing is claimed or marked then.
-    public func claim(
-        _ postbacks: inout [VerifiedPostback], in deduplication: some DeduplicationStore, at time: Date,
-        confirming: [ExactString]
-    ) throws -> [ExactString] {
-        let sighted = Sightings(postbacks)
-        guard !sighted.sightings.isEmpty || !confirming.isEmpty else { return [] }
-        let answers = try deduplication.claim(sighted.sightings, at: time, confirming: confirming)
-        mark(&postbacks, sighted, answers: answers)
-        return type(of: deduplication).claimedKeys(sighted.sightings, answers)
+    /// Step one of a count: claims `sightings` through `ledger`, then has the store show that it still holds the
+    /// first sightings' claims before their records are stored (``DeduplicationStore/reaffirm(_:)``: a clock read
+    /// while its lease was renewed lately, as the command line does before it writes). A claim another owner took
+    /// over while this owner's lease had lapsed answers a duplicate of that owner's record. When the store cannot
+    /// show it, the claims are released and its error rethrown: nothing is stored from them.
+    private static func claimReaffirmed(_ sightings: [PostbackSighting], through ledger: ClaimLedger, at time: Date)
+        throws -> (answers: [DeduplicationAnswer], claimed: [ExactString]) {
+        var answers = try ledger.claim(sightings, at: time)
+        let claimed = firstSightings(sightings, answers)
+        guard !claimed.isEmpty else { return (answers, []) }
+        let lost: [ExactString: DuplicateReference]
+        do {
+            lost = try ledger.store.reaffirm(claimed)
+        } catch {
+            ledger.release(claimed)
+            throw error
+        }
+        guard !lost.isEmpty else { return (answers, claimed) }
+        for index in answers.indices where answers[index] == .firstSeen {
+            if let first = lost[sightings[index].key] { answers[index] = .duplicate(of: first) }
+        }
+        return (answers, firstSightings(sightings, answers))
+    }
+
+    /// The keys the store claimed for this owner: those of the sightings answered ``DeduplicationAnswer/firstSeen``.
+    private static func firstSightings(_ sightings: [PostbackSighting], _ answers: [DeduplicationAnswer])
+        -> [ExactString] {
+        zip(sightings, answers).compactMap { $1 == .firstSeen ? $0.key : nil }
     }
 
     /// The valid postbacks among a batch, as a store sights them, with their places in the batch.
