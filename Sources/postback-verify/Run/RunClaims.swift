@@ -153,7 +153,8 @@ final class RunClaims {
     /// At the end of a run whose records were all written and flushed (its input ended, its output failed or was
     /// closed, or a signal stopped it between two batches): waits until the reader of a pipe has taken them (or
     /// closed its end), confirms them, and releases what was never read, and the claims of batches claimed ahead
-    /// but never written. A second signal while it waits for a stalled reader ends the process the default way.
+    /// but never written. A second signal while it waits for a stalled reader ends the process the default way. A
+    /// release that fails twice sets ``failure``: the run then exits 2 with the store's message.
     func finish(_ records: StandardStream) {
         // Nothing written or claimed: nothing to settle (and the store may still be opening on another thread).
         guard remembersAcrossRuns, let ledger, ledger.hasUnconfirmed || !claimedAhead.isEmpty else { return }
@@ -173,5 +174,14 @@ final class RunClaims {
         claimedAhead = []
         ledger.releaseUnconfirmed()
         if !unwritten.isEmpty { ledger.release(unwritten) }
+        // A release that failed is tried once more; if it fails again the run ends with status 2 and says so (its
+        // claims stay until its lease runs out, or at once for a run on this machine whose process is gone).
+        if ledger.isBlocked {
+            do {
+                try ledger.releaseUnreleased()
+            } catch {
+                failure = failure ?? (error as? AttributionError)?.reason ?? "\(error)"
+            }
+        }
     }
 }
