@@ -231,6 +231,7 @@ def repeats_only_from_failed_runs(scenario: str, runs: list[Run], counts: collec
     for run in failed:
         written_by_failed.update(set(run.valid_ids()))
     repeated = {key: n for key, n in counts.items() if n > 1}
+    note(f"{scenario}: the runs that exited 2 wrote {[len(run.valid_ids()) for run in failed]} valid records")
     unexplained = [key for key, n in repeated.items() if written_by_failed[key] == 0 or n > 1 + written_by_failed[key]]
     check(not unexplained, f"{scenario}: every repeat ({len(repeated)} postbacks) is a record written by a run that "
           f"exited 2 ({len(unexplained)} others)")

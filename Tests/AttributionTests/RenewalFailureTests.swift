@@ -70,7 +70,7 @@ struct RenewalFailureTests {
                     probe.arguments = [
                         "psql", "-X", "-q", "-A", "-t", location, "-c",
                         "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(%' "
-                            + "AND state = 'active' AND pid <> pg_backend_pid()",
+                            + "AND state = 'active' AND datname = current_database() AND pid <> pg_backend_pid()",
                     ]
                     probe.standardOutput = answer
                     try probe.run()
@@ -122,7 +122,7 @@ struct RenewalFailureTests {
         case .beforeWriting:
             let answers: [DeduplicationAnswer] = try await owner.claim([try #require(sent.first?.sighting)], at: Date())
             #expect(answers == [.firstSeen])
-            let blocker = try Blocker(kind, at: location, seconds: 3)
+            let blocker = try Blocker(kind, at: location, seconds: 5)
             try await Task.sleep(for: .seconds(1.3 * Self.lease))
             let refused = #expect(throws: AttributionError.self, "stale, and the renewal fails: nothing written") {
                 try owner.reaffirm([key])
@@ -141,7 +141,7 @@ struct RenewalFailureTests {
             var held: Blocker?
             let first = Result<Void, any Error> {
                 try pipeline.count(sent, through: ledger, at: Date()) { postbacks in
-                    held = try Blocker(kind, at: location, seconds: 4)
+                    held = try Blocker(kind, at: location, seconds: 6)
                     Thread.sleep(forTimeInterval: 1.3 * Self.lease)
                     try storage.save(postbacks)
                 }
