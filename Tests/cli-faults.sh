@@ -13,4 +13,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product postback-verify
 bin="$(swift build --show-bin-path)"
-python3 Tests/cli-faults.py --binary "$bin/postback-verify" "$@"
+exec python3 Tests/cli-faults.py --binary "$bin/postback-verify" "$@"
