@@ -631,9 +631,16 @@ def scenario_e(args, work: Path, postgres: Postgres, rng: random.Random, busy: l
               f"three runs, repeat {repeat}: exactly {len(expected):,} valid ({valid:,}; {repeats} repeats), "
               f"{records:,} records, {seconds:.1f} s")
     exact = sum(1 for valid, repeats, lost, _, _ in results if valid == len(expected) and repeats == 0 and lost == 0)
-    print(f"three runs summary: {exact} of {len(results)} repeats exactly {len(expected):,} valid; valid per repeat "
-          f"{[r[0] for r in results]}; repeats {[r[1] for r in results]}; lost {[r[2] for r in results]}; seconds "
-          f"{[round(r[4], 1) for r in results]}", flush=True)
+    def span(values) -> str:
+        low, high = min(values), max(values)
+        return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+    if not results:
+        return
+    print(f"three runs summary: {exact} of {len(results)} repeats exactly {len(expected):,} valid; a repeat: "
+          f"{span([r[0] for r in results])} valid, {span([r[1] for r in results])} repeats, "
+          f"{span([r[2] for r in results])} lost, {span([r[3] for r in results])} records, "
+          f"{min(r[4] for r in results):.1f}-{max(r[4] for r in results):.1f} s", flush=True)
 
 
 def main() -> int:

@@ -29,10 +29,14 @@ struct RenewalFailureTests {
         let input = Pipe()
         let output = Pipe()
 
-        /// Takes the lock: SQLite's write lock on the file at `location` (`BEGIN IMMEDIATE`, held until standard
-        /// input closes), or every owner's row of the PostgreSQL state at `location` (`FOR UPDATE`, held for
-        /// `seconds`). Returns once the lock is held.
-        init(_ kind: DeduplicationStoreTests.Kind, at location: String, seconds: Double) throws {
+        /// Where the lock is: a SQLite file's path, a PostgreSQL connection string (nil for SQLite).
+        let postgres: String?
+
+        /// Takes the lock, held until ``release()``: SQLite's write lock on the file at `location` (`BEGIN
+        /// IMMEDIATE`, until standard input closes), or every owner's row of the PostgreSQL state at `location`
+        /// (`FOR UPDATE`, in a transaction that sleeps until its backend is ended). Returns once the lock is held.
+        init(_ kind: DeduplicationStoreTests.Kind, at location: String) throws {
+            postgres = kind == .sqlite ? nil : location
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             if kind == .sqlite {
                 process.arguments = [
@@ -50,47 +54,59 @@ struct RenewalFailureTests {
                 process.arguments = [
                     "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", location, "-c",
                     "BEGIN; SELECT id FROM postback_verify.owners FOR UPDATE; "
-                        + "SELECT pg_sleep(\(seconds)); COMMIT",
+                        + "SELECT pg_sleep(600); COMMIT",
                 ]
             }
             process.standardInput = input
             process.standardOutput = output
+            // psql's "terminating connection due to administrator command" at the release is expected.
+            process.standardError = FileHandle.nullDevice
             try process.run()
             if kind == .sqlite {
                 let line = output.fileHandleForReading.availableData
                 try #require(String(decoding: line, as: UTF8.self).hasPrefix("held"), "python3 took the lock")
             } else {
                 // The statements run in order: once pg_sleep runs, the rows are locked.
-                let deadline = Date().addingTimeInterval(20)
+                let deadline = Date().addingTimeInterval(60)
                 var sleeping = false
                 while !sleeping && Date() < deadline {
-                    let probe = Process()
-                    let answer = Pipe()
-                    probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                    probe.arguments = [
-                        "psql", "-X", "-q", "-A", "-t", location, "-c",
-                        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(%' "
-                            + "AND state = 'active' AND datname = current_database() AND pid <> pg_backend_pid()",
-                    ]
-                    probe.standardOutput = answer
-                    try probe.run()
-                    let text = String(decoding: answer.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    probe.waitUntilExit()
-                    sleeping = text.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+                    sleeping = try Self.onSleepingBackend("count(*)", at: location) == "1"
                     if !sleeping { Thread.sleep(forTimeInterval: 0.05) }
                 }
                 try #require(sleeping, "psql took the owners' rows")
             }
         }
 
-        /// Lets go of the lock (SQLite: at once; PostgreSQL: when its sleep ends) and waits for the process.
-        func release() {
+        /// Runs `SELECT expression` over the blocker's sleeping backend in the database at `location` (psql's
+        /// unaligned output, trimmed).
+        static func onSleepingBackend(_ expression: String, at location: String) throws -> String {
+            let probe = Process()
+            let answer = Pipe()
+            probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            probe.arguments = [
+                "psql", "-X", "-q", "-A", "-t", location, "-c",
+                "SELECT \(expression) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(%' "
+                    + "AND state = 'active' AND datname = current_database() AND pid <> pg_backend_pid()",
+            ]
+            probe.standardOutput = answer
+            try probe.run()
+            let text = String(decoding: answer.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            probe.waitUntilExit()
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// Lets go of the lock at once (SQLite: standard input closed; PostgreSQL: its backend ended) and waits for
+        /// the process.
+        func release() throws {
             try? input.fileHandleForWriting.close()
+            if let postgres {
+                _ = try Self.onSleepingBackend("count(pg_terminate_backend(pid))", at: postgres)
+            }
             process.waitUntilExit()
         }
 
         deinit {
-            if process.isRunning { process.terminate() }
+            if process.isRunning { try? release() }
         }
     }
 
@@ -122,7 +138,7 @@ struct RenewalFailureTests {
         case .beforeWriting:
             let answers: [DeduplicationAnswer] = try await owner.claim([try #require(sent.first?.sighting)], at: Date())
             #expect(answers == [.firstSeen])
-            let blocker = try Blocker(kind, at: location, seconds: 5)
+            let blocker = try Blocker(kind, at: location)
             try await Task.sleep(for: .seconds(1.3 * Self.lease))
             let refused = #expect(throws: AttributionError.self, "stale, and the renewal fails: nothing written") {
                 try owner.reaffirm([key])
@@ -130,7 +146,7 @@ struct RenewalFailureTests {
             #expect(refused?.code == .unavailable)
             #expect(refused?.reason.contains("cannot renew the lease") == true)
             #expect(Self.renewalFailures(owner) >= 1)
-            blocker.release()
+            try blocker.release()
             // Renewed: nobody took the claim over meanwhile, so it is still this owner's to write and confirm.
             #expect(try owner.reaffirm([key]).isEmpty)
             try storage.save(sent)
@@ -141,7 +157,7 @@ struct RenewalFailureTests {
             var held: Blocker?
             let first = Result<Void, any Error> {
                 try pipeline.count(sent, through: ledger, at: Date()) { postbacks in
-                    held = try Blocker(kind, at: location, seconds: 6)
+                    held = try Blocker(kind, at: location)
                     Thread.sleep(forTimeInterval: 1.3 * Self.lease)
                     try storage.save(postbacks)
                 }
@@ -158,7 +174,7 @@ struct RenewalFailureTests {
                                                         pipeline, ledger, storage, async: true)
             #expect(throws: AttributionError.self) { try retry.get() }
             #expect(storage.stored.count == 1)
-            blocker.release()
+            try blocker.release()
         }
 
         // Apple's next retry, the renewal working again: acknowledged, a duplicate of the stored record.
