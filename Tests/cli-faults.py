@@ -59,6 +59,8 @@ from pathlib import Path
 FAILURES: list[str] = []
 LEASE_SECONDS = 30  # the command line's lease (docs/state.md, "The lease")
 BATCH = 256  # the command line's batch: what a frozen run may repeat
+# The most records a run holds written but unconfirmed (RunClaims.confirmAtOnce: twice the 8 batches it holds).
+CONFIRM_AT_ONCE = 2 * (7 + 1) * BATCH
 
 
 def check(condition: bool, message: str) -> bool:
@@ -235,6 +237,9 @@ def repeats_only_from_failed_runs(scenario: str, runs: list[Run], counts: collec
     unexplained = [key for key, n in repeated.items() if written_by_failed[key] == 0 or n > 1 + written_by_failed[key]]
     check(not unexplained, f"{scenario}: every repeat ({len(repeated)} postbacks) is a record written by a run that "
           f"exited 2 ({len(unexplained)} others)")
+    # docs/state.md, "A stop confirms what was written": at most what a run holds written and unconfirmed.
+    check(len(repeated) <= CONFIRM_AT_ONCE * max(len(failed), 1),
+          f"{scenario}: {len(repeated)} repeats, within {CONFIRM_AT_ONCE:,} for each run that exited 2")
 
 
 # ---- PostgreSQL -----------------------------------------------------------------------------------------------
