@@ -181,32 +181,11 @@ struct DurableSink: PostbackSink {
                 received: postback.receivedMilliseconds, request: postback.requestID, route: postback.route.rawValue,
                 verdict: result.verdict.rawValue, code: result.firstError?.code?.rawValue,
                 key: result.deduplicationKey?.utf8,
-                body: kept == .body ? postback.body : Self.differences(of: result, content: contents[index]),
+                body: kept == .body
+                    ? postback.body : JSONLinesRecord.differences(of: result, content: contents[index]),
                 record: postback.record, kept: kept))
         }
         return (outcomes, rows, quotaTaken)
-    }
-
-    /// What a changed-content duplicate over the quota keeps instead of its body (the row's `kept` is
-    /// `differences`): `{"content-fingerprint":"HEX","differing-members":{NAME:VALUE,...},"absent-members":[NAME]}`,
-    /// the fingerprint of its whole content (what rule D2 compared) and the value of each unsigned member that
-    /// differs from its first sighting's (every unsigned member when some were beyond the fingerprint's limits).
-    static func differences(of postback: VerifiedPostback, content: ContentFingerprint?) -> [UInt8] {
-        let named = postback.duplicateDifferences?.unsignedMembers ?? []
-        let members = postback.unsignedMembers?.members ?? []
-        // ContentFingerprint's name for the members beyond its limits (not a member's name: those are real).
-        let beyondLimits = "(other unsigned members)"
-        let everything = named.contains(beyondLimits) && !members.contains { $0.name == beyondLimits }
-        var text = #"{"content-fingerprint":""#
-        text += (content?.bytes ?? []).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
-        text += #"","differing-members":{"#
-        text += members.filter { everything || named.contains($0.name) }
-            .map { JSONValue.string($0.name).jsonText + ":" + $0.value.jsonText }.joined(separator: ",")
-        text += #"},"absent-members":["#
-        text += named.filter { name in name != beyondLimits && !members.contains { $0.name == name } }
-            .map { JSONValue.string($0).jsonText }.joined(separator: ",")
-        text += "]}"
-        return Array(text.utf8)
     }
 
     /// The deduplication state and the received-postback archive: a SQLite state (shared with `postback-verify
