@@ -41,7 +41,8 @@ struct BatchVerifierTests {
         let answers = store.claim(positions.map { batch.sighting(at: $0)! }, at: firstSeen ?? Date())
         for (index, answer) in zip(positions, answers) {
             if case .duplicate(let first) = answer {
-                verifier.markDuplicate(batch, at: index, of: firstSeen == nil ? first.withoutTime : first,
+                verifier.markDuplicate(&batch.records[index], &batch.outcomes[index], source: items[index].source,
+                                       line: items[index].line, of: firstSeen == nil ? first.withoutTime : first,
                                        content: batch.sighting(at: index)?.content)
             }
         }

@@ -37,7 +37,7 @@ public struct VerificationResult: Sendable {
     /// The byte-exact key under which repeats of this item are duplicates; set only on verified postbacks
     /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`, ...).
     public package(set) var deduplicationKey: ExactString?
-    /// Set by ``markDuplicate(of:)`` when an earlier valid item had the same key.
+    /// Set by ``markDuplicate(of:content:)`` when an earlier valid item had the same key.
     public package(set) var duplicateOf: DuplicateReference?
     /// The SHA-256 of what the signature covers (a JWS's signing input), once it verified: names the signed
     /// content in a ``ContentFingerprint``.
@@ -62,13 +62,11 @@ extension VerificationResult {
     /// When `first` carries its content's fingerprint and this result's content differs, also sets
     /// ``duplicateDifferences`` and adds the D2 warning naming what differs. Does nothing to a result that is not
     /// valid or has no deduplication key (only valid postbacks are duplicates).
-    /// - Parameter first: where and when the postback was first seen, as a ``DeduplicationStore`` answered.
-    public mutating func markDuplicate(of first: DuplicateReference) {
-        markDuplicate(of: first, content: nil)
-    }
-
-    /// ``markDuplicate(of:)`` for a caller that has this result's fingerprint already (its sighting's).
-    package mutating func markDuplicate(of first: DuplicateReference, content: ContentFingerprint?) {
+    /// - Parameters:
+    ///   - first: where and when the postback was first seen, as a ``DeduplicationStore`` answered.
+    ///   - content: this result's fingerprint when the caller has it already (its sighting's); nil (the
+    ///     default) computes it from the result, only when `first` has one to compare with.
+    public mutating func markDuplicate(of first: DuplicateReference, content: ContentFingerprint? = nil) {
         guard verdict == .valid, let key = deduplicationKey else { return }
         let marking = DuplicateMarking(subject: duplicateSubject(key), first: first) {
             content ?? ContentFingerprint(self)

@@ -3,7 +3,7 @@ import Foundation
 /// Remembers tokens whose signature already verified, so an exact repeat skips the ECDSA.
 ///
 /// Apple retries a postback delivery up to nine times with the same bytes. A repeat's record must be exactly the
-/// first one's (duplicate marking aside, which D1 adds in order: ``BatchVerifier/markDuplicate(_:at:of:content:)``),
+/// first one's (duplicate marking aside, which D1 adds in order: ``BatchVerifier/markDuplicate(_:_:source:line:of:content:)``),
 /// so only the signature check is skipped; everything else is recomputed from the bytes. An entry is the SHA-256
 /// of the signing input (computed anyway for the ECDSA) with the 64 signature bytes: canonical base64url makes that
 /// pair identify the token as received. Each entry also names the key that verified it (by identity; the entry's

@@ -19,22 +19,18 @@ import Foundation
 /// with the next claim. The library's ``ClaimLedger`` keeps these claims, as it does the command line's. A crash between the rows and the confirmation can at worst count a retry valid
 /// once more (the dead receiver's claims are taken over), never lose a postback.
 ///
-/// **A PostgreSQL state.** The group's claims, its rows and the claims' confirmation are one transaction
-/// (``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:archiving:)``), committed before the answer: every
-/// receiver fills one table, and a failure leaves neither claim nor row (500, and Apple's retry is first seen). A
-/// crash after the commit and before the answer leaves a stored, confirmed row: the retry is its duplicate.
+/// **A PostgreSQL state.** The group's claims, its rows and the claims' confirmation are one transaction, the
+/// store's archiving capability (``PostgreSQLArchivingStore``), committed before the answer: every receiver fills
+/// one table, and a failure leaves neither claim nor row (500, and Apple's retry is first seen). A crash after the
+/// commit and before the answer leaves a stored, confirmed row: the retry is its duplicate.
+///
+/// Both go through one path, the ledger's ``ClaimLedger/claim(_:at:archiving:appending:)``: the store archives
+/// the rows in its claims' transaction when it can, and the archive file takes them otherwise.
 struct DurableSink: PostbackSink {
-    /// Where the state and the rows are.
-    enum Storage {
-        /// A SQLite state (its claims held in the library's ledger until confirmed) and the archive file: claim,
-        /// store, confirm later.
-        case separate(ClaimLedger, archive: SQLiteReceivedArchive)
-        /// A PostgreSQL state that holds the rows too: claim, store and confirm in one transaction.
-        case shared(PostgreSQLDeduplicationStore)
-    }
-
-    let storage: Storage
-    let synchronous: ReceiverConfiguration.Synchronous
+    /// The claims of the deduplication state, held until confirmed.
+    let ledger: ClaimLedger
+    /// The archive file beside a SQLite state; nil for a state that keeps the rows in its claims' transaction.
+    let archive: SQLiteReceivedArchive?
     let quota: InvalidQuota
     /// Marks the duplicates the store answers.
     let pipeline: PostbackPipeline
@@ -45,11 +41,11 @@ struct DurableSink: PostbackSink {
     /// The storage's own thread: every group's steps run there, one group at a time.
     private let queue = DispatchQueue(label: "postback-receiver.storage")
 
-    init(storage: Storage, synchronous: ReceiverConfiguration.Synchronous, quota: InvalidQuota,
-         pipeline: PostbackPipeline, metrics: ReceiverMetrics?, destinations: [OutboxDestination] = []) {
+    init(ledger: ClaimLedger, archive: SQLiteReceivedArchive?, quota: InvalidQuota, pipeline: PostbackPipeline,
+         metrics: ReceiverMetrics?, destinations: [OutboxDestination] = []) {
         self.destinations = destinations
-        self.storage = storage
-        self.synchronous = synchronous
+        self.ledger = ledger
+        self.archive = archive
         self.quota = quota
         self.pipeline = pipeline
         self.metrics = metrics
@@ -70,16 +66,14 @@ struct DurableSink: PostbackSink {
         // The steps run back to back on the storage's thread: one hand-off per group, not one per step (each
         // hand-off between threads costs a wake-up, which on a busy machine costs more than the steps).
         let outcomes = try await onStorageThread { try self.storeNow(group) }
-        if case .separate = storage {
-            // If no group follows within 2 ms to carry the confirmation, it goes on its own.
-            queue.asyncAfter(deadline: .now() + .milliseconds(2)) { self.confirmBacklog() }
-        }
+        // If no group follows within 2 ms to carry the confirmation of what this one stored, it goes on its own
+        // (nothing to confirm when the store's transaction confirmed the claims).
+        queue.asyncAfter(deadline: .now() + .milliseconds(2)) { self.confirmBacklog() }
         return outcomes
     }
 
     /// Confirms what stored groups claimed; on failure they stay for the next claim (a live owner's claims).
     private func confirmBacklog() {
-        guard case .separate(let ledger, _) = storage else { return }
         try? ledger.confirmStored()
     }
 
@@ -87,27 +81,16 @@ struct DurableSink: PostbackSink {
     /// dead owner's claims are taken over by the next sighting, so an unreleased key is no loss across a restart).
     func finish() async {
         _ = try? await onStorageThread {
-            guard case .separate(let ledger, _) = self.storage else { return }
-            try? ledger.confirmStored()
-            try? ledger.releaseUnreleased()
+            try? self.ledger.confirmStored()
+            try? self.ledger.releaseUnreleased()
         }
     }
 
-    var leaseRenewalFailures: Int {
-        switch storage {
-        case .separate(let ledger, _):
-            (ledger.store as? SQLiteDeduplicationStore)?.renewalFailures
-                ?? (ledger.store as? PostgreSQLDeduplicationStore)?.renewalFailures ?? 0
-        case .shared(let store): store.renewalFailures
-        }
-    }
+    var leaseRenewalFailures: Int { ledger.store.renewalFailures }
 
     /// Asks the deduplication state (the store every valid postback needs) to answer one cheap query.
     func probe() throws {
-        switch storage {
-        case .separate(let ledger, _): try ledger.store.probe()
-        case .shared(let store): try store.probe()
-        }
+        try ledger.store.probe()
     }
 
     private func storeNow(_ group: [ReceivedPostback]) throws -> [SinkOutcome] {
@@ -115,42 +98,30 @@ struct DurableSink: PostbackSink {
         // The claim's time is the request's arrival (what `duplicate-of-run` reports); one time for the group.
         let arrival = Date(timeIntervalSince1970: Double(
             group[sighted.indices.first ?? 0].receivedMilliseconds) / 1000)
-        let outcomes: [SinkOutcome]
-        switch storage {
-        case .shared(let store):
-            var built: (outcomes: [SinkOutcome], rows: [ArchivedPostback], quotaTaken: [Int64]) = ([], [], [])
-            do {
-                _ = try store.claim(sighted.sightings, at: arrival, synchronousCommit: synchronous == .full,
-                                    owing: destinations) {
-                    answers in
-                    giveBack(built.quotaTaken)  // a transaction tried again builds its rows again
-                    built = rows(group, sighted, answers)
-                    return built.rows
-                }
-            } catch {
-                giveBack(built.quotaTaken)
-                throw StorageFailure(error.code.rawValue, error.reason)
-            }
-            outcomes = built.outcomes
-        case .separate(let ledger, let archive):
+        var built: (outcomes: [SinkOutcome], rows: [ArchivedPostback], quotaTaken: [Int64]) = ([], [], [])
+        do {
             // The same transaction confirms what earlier groups stored (if it fails, neither happened). Claims of
             // an unstored group still held are released first, or this group fails (500) rather than answer a
-            // retry of one of them as a duplicate (the ledger's claim throws).
-            let answers = sighted.sightings.isEmpty ? [] : try ledger.claim(sighted.sightings, at: arrival)
-            let claimed = type(of: ledger.store).claimedKeys(sighted.sightings, answers)
-            let built = rows(group, sighted, answers)
-            do {
-                try archive.append(built.rows, owing: destinations)
-            } catch {
-                // Not stored: forget the claims, so that Apple's retry is a first sighting, not a duplicate of a
-                // row nobody stored (kept and released before the next claim if even that fails).
-                ledger.release(claimed)
-                giveBack(built.quotaTaken)
-                throw StorageFailure(error.code.rawValue, error.reason)
-            }
-            ledger.stored(claimed)
-            outcomes = built.outcomes
+            // retry of one of them as a duplicate (the ledger's claim throws). Rows not stored have their claims
+            // released, so that Apple's retry is a first sighting, not a duplicate of a row nobody stored.
+            _ = try ledger.claim(sighted.sightings, at: arrival, archiving: { answers in
+                giveBack(built.quotaTaken)  // a transaction tried again builds its rows again
+                built = rows(group, sighted, answers)
+                return built.rows
+            }, appending: { rows in
+                guard let archive else {
+                    throw AttributionError(.unavailable, "no archive takes the received postbacks")
+                }
+                try archive.append(rows, owing: destinations)
+            })
+        } catch let error as AttributionError {
+            giveBack(built.quotaTaken)
+            throw StorageFailure(error.code.rawValue, error.reason)
+        } catch {
+            giveBack(built.quotaTaken)
+            throw error
         }
+        let outcomes = built.outcomes
         for outcome in outcomes {
             switch outcome {
             case .stored(let postback): metrics?.stored(postback.verified.verdict)
@@ -210,32 +181,11 @@ struct DurableSink: PostbackSink {
                 received: postback.receivedMilliseconds, request: postback.requestID, route: postback.route.rawValue,
                 verdict: result.verdict.rawValue, code: result.firstError?.code?.rawValue,
                 key: result.deduplicationKey?.utf8,
-                body: kept == .body ? postback.body : Self.differences(of: result, content: contents[index]),
+                body: kept == .body
+                    ? postback.body : JSONLinesRecord.differences(of: result, content: contents[index]),
                 record: postback.record, kept: kept))
         }
         return (outcomes, rows, quotaTaken)
-    }
-
-    /// What a changed-content duplicate over the quota keeps instead of its body (the row's `kept` is
-    /// `differences`): `{"content-fingerprint":"HEX","differing-members":{NAME:VALUE,...},"absent-members":[NAME]}`,
-    /// the fingerprint of its whole content (what rule D2 compared) and the value of each unsigned member that
-    /// differs from its first sighting's (every unsigned member when some were beyond the fingerprint's limits).
-    static func differences(of postback: VerifiedPostback, content: ContentFingerprint?) -> [UInt8] {
-        let named = postback.duplicateDifferences?.unsignedMembers ?? []
-        let members = postback.unsignedMembers?.members ?? []
-        // ContentFingerprint's name for the members beyond its limits (not a member's name: those are real).
-        let beyondLimits = "(other unsigned members)"
-        let everything = named.contains(beyondLimits) && !members.contains { $0.name == beyondLimits }
-        var text = #"{"content-fingerprint":""#
-        text += (content?.bytes ?? []).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
-        text += #"","differing-members":{"#
-        text += members.filter { everything || named.contains($0.name) }
-            .map { JSONValue.string($0.name).jsonText + ":" + $0.value.jsonText }.joined(separator: ",")
-        text += #"},"absent-members":["#
-        text += named.filter { name in name != beyondLimits && !members.contains { $0.name == name } }
-            .map { JSONValue.string($0).jsonText }.joined(separator: ",")
-        text += "]}"
-        return Array(text.utf8)
     }
 
     /// The deduplication state and the received-postback archive: a SQLite state (shared with `postback-verify
@@ -247,31 +197,33 @@ struct DurableSink: PostbackSink {
                      quota: InvalidQuota, pipeline: PostbackPipeline, metrics: ReceiverMetrics?,
                      destinations: [OutboxDestination] = []) throws
         -> (sink: DurableSink, outbox: (any Outbox)?) {
-        let storage: Storage
+        let ledger: ClaimLedger
+        var archive: SQLiteReceivedArchive?
         var outbox: (any Outbox)?
         do {
             switch state {
             case .sqlite:
                 let deduplication = try state.open(retentionDays: retentionDays)
                 let path = archivePath ?? ReceiverConfiguration.defaultArchivePath(for: state) ?? ""
-                storage = .separate(ClaimLedger(store: deduplication),
-                                    archive: try SQLiteReceivedArchive(path: path,
-                                                                       syncsEveryCommit: synchronous == .full))
+                ledger = ClaimLedger(store: deduplication)
+                archive = try SQLiteReceivedArchive(path: path, syncsEveryCommit: synchronous == .full)
                 if !destinations.isEmpty { outbox = try SQLiteOutbox(path: path) }
             case .postgreSQL(let connection):
                 guard archivePath == nil else {
                     throw StorageFailure(AttributionError.Code.invalidOption.rawValue, "an archive file applies to "
                                          + "a SQLite state only: a PostgreSQL state keeps the received postbacks")
                 }
-                storage = .shared(try PostgreSQLDeduplicationStore(connectionString: connection,
-                                                                   retentionDays: retentionDays))
+                let store = try PostgreSQLDeduplicationStore(connectionString: connection,
+                                                             retentionDays: retentionDays)
+                ledger = ClaimLedger(store: PostgreSQLArchivingStore(store, synchronousCommit: synchronous == .full,
+                                                                     owing: destinations))
                 // Before the first group: its statement inserts into the outbox's table.
                 if !destinations.isEmpty { outbox = try PostgresOutbox(connectionString: connection) }
             }
         } catch let error as AttributionError {
             throw StorageFailure(error.code.rawValue, error.reason)
         }
-        return (DurableSink(storage: storage, synchronous: synchronous, quota: quota, pipeline: pipeline,
-                            metrics: metrics, destinations: destinations), outbox)
+        return (DurableSink(ledger: ledger, archive: archive, quota: quota, pipeline: pipeline, metrics: metrics,
+                            destinations: destinations), outbox)
     }
 }

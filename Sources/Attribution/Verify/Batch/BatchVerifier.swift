@@ -110,42 +110,35 @@ package struct BatchVerifier: Sendable {
 
     // MARK: - Duplicates
 
-    /// Marks item `index` of a completed batch a duplicate of `first` (rule D1, and D2 when `first` carries a
-    /// fingerprint and `content`, this sighting's, differs) and rewrites its record to say so: a fast-path item's
+    /// The one marking of a duplicate (rules D1 and D2, worded by ``DuplicateMarking``): makes the item at
+    /// `source`:`line`, whose record and outcome these are, a duplicate of `first` (D2 when `first` carries a
+    /// fingerprint and `content`, this sighting's, differs), and rewrites its record to say so: a fast-path item's
     /// from the bytes of its valid record (``FastPostbackPath/duplicateRecord(_:of:source:line:marking:)``), a
-    /// general one's from its result. Nothing is verified again. Does nothing to an item that is not a valid
-    /// postback.
+    /// general one's from its result (``VerificationResult/markDuplicate(of:content:)``). Nothing is verified
+    /// again. A batch's items (``PostbackPipeline``'s `mark(_:_:keepingTime:)`) and a received postback
+    /// (``PostbackPipeline/markDuplicate(_:of:content:)``) are marked through it.
+    /// - Returns: false, changing nothing, when the item is not a valid postback.
+    @discardableResult
     package func markDuplicate(
-        _ batch: VerifiedBatch, at index: Int, of first: DuplicateReference, content: ContentFingerprint?
-    ) {
-        let item = batch.items[index]
-        guard let marked = markedDuplicate(record: batch.records[index], decision: batch.outcomes[index].decision,
-                                           source: item.source, line: item.line, of: first, content: content)
-        else { return }
-        batch.records[index] = marked.record
-        batch.outcomes[index] = VerifiedBatch.Outcome(marked.decision)
-    }
-
-    /// What ``markDuplicate(_:at:of:content:)`` makes of one item's record and decision (the item at
-    /// `source`:`line`); nil when the item is not a valid postback, so nothing changes.
-    func markedDuplicate(
-        record: [UInt8], decision: VerifiedBatch.Outcome.Decision, source: String, line: Int,
+        _ record: inout [UInt8], _ outcome: inout VerifiedBatch.Outcome, source: String, line: Int,
         of first: DuplicateReference, content: ContentFingerprint?
-    ) -> (record: [UInt8], decision: VerifiedBatch.Outcome.Decision)? {
-        switch decision {
+    ) -> Bool {
+        switch outcome.decision {
         case .fast(let answer):
-            guard let fastPath else { return nil }  // a fast answer comes from the fast path: never taken
+            guard let fastPath else { return false }  // a fast answer comes from the fast path: never taken
             let marking = DuplicateMarking(subject: DuplicateMarking.postback(answer.postbackIdentifier),
                                            first: first) { content ?? answer.content }
-            return (fastPath.duplicateRecord(record, of: answer, source: source, line: line, marking: marking),
-                    .fastDuplicate(marking))
+            record = fastPath.duplicateRecord(record, of: answer, source: source, line: line, marking: marking)
+            outcome = VerifiedBatch.Outcome(.fastDuplicate(marking))
         case .general(var result):
             result.markDuplicate(of: first, content: content)
-            guard result.duplicateOf != nil else { return nil }
-            return (render(result, source, line), .general(result))
+            guard result.duplicateOf != nil else { return false }
+            record = render(result, source, line)
+            outcome = VerifiedBatch.Outcome(.general(result))
         case .fastDuplicate:
-            return nil
+            return false
         }
+        return true
     }
 
     /// The conversion facts of item `index` (``ConversionFacts``) once the batch was completed and its duplicates

@@ -23,7 +23,7 @@ package final class VerifiedBatch: @unchecked Sendable {
     }
 
     /// Each item's outcome, once the batch was completed (``BatchVerifier/complete(_:)``); a duplicate's once
-    /// ``BatchVerifier/markDuplicate(_:at:of:content:)`` marked it.
+    /// ``BatchVerifier/markDuplicate(_:_:source:line:of:content:)`` marked it.
     package internal(set) var outcomes: [Outcome] = []
     /// Each item's record (no line terminator): rendered as if the item were not a duplicate when the batch was
     /// completed, rewritten when it is marked one.

@@ -169,7 +169,7 @@ package struct FastPostbackPath: Sendable {
     /// The record of an answered item that D1 found to be a duplicate, written from its valid record `record`
     /// (from ``takeRecord(from:)``, for the item at `source`:`line`): byte for byte what
     /// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for the general path's result once
-    /// ``VerificationResult/markDuplicate(of:)`` marked it. Only the parts a duplicate changes are written anew
+    /// ``VerificationResult/markDuplicate(of:content:)`` marked it. Only the parts a duplicate changes are written anew
     /// (verdict, findings, the `duplicate-of` members); `fields`, `unsigned` and `tier` are the valid record's bytes.
     package func duplicateRecord(
         _ record: [UInt8], of answer: Answer, source: String, line: Int, marking: DuplicateMarking

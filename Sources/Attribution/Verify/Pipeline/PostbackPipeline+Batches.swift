@@ -78,7 +78,9 @@ extension PostbackPipeline {
     package func mark(_ batch: VerifiedBatch, _ answers: [BatchAnswer], keepingTime: Bool) {
         for (index, answer) in answers.enumerated() {
             guard case .duplicate(let first, let content) = answer else { continue }
-            verifier.markDuplicate(batch, at: index, of: keepingTime ? first : first.withoutTime, content: content)
+            let item = batch.items[index]
+            verifier.markDuplicate(&batch.records[index], &batch.outcomes[index], source: item.source,
+                                   line: item.line, of: keepingTime ? first : first.withoutTime, content: content)
         }
     }
 }

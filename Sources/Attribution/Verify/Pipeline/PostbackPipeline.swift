@@ -73,12 +73,11 @@ public struct PostbackPipeline: Sendable {
     ///   - content: this sighting's fingerprint, compared with `first`'s for D2.
     public func markDuplicate(_ postback: inout VerifiedPostback, of first: DuplicateReference,
                               content: ContentFingerprint? = nil) {
-        guard let marked = verifier.markedDuplicate(
-            record: postback.record, decision: postback.outcome.decision, source: postback.source,
-            line: postback.line, of: first, content: content) else { return }
-        postback.record = marked.record
-        postback.outcome = VerifiedBatch.Outcome(marked.decision)
-        postback.facts = nil
+        let (source, line) = (postback.source, postback.line)
+        if verifier.markDuplicate(&postback.record, &postback.outcome, source: source, line: line, of: first,
+                                  content: content) {
+            postback.facts = nil
+        }
     }
 
     /// Counts `postbacks` once through `ledger` (claim, store, confirm): claims their sightings at `time` (and has

@@ -138,8 +138,12 @@ public struct ContentFingerprint: Sendable, Hashable {
         /// The signed content differs (another `jws-string`, or other SKAdNetwork signed members).
         public let signedPayload: Bool
         /// The unsigned members whose values differ, or that only one of the two has, by name in byte order;
-        /// members beyond the fingerprint's limits are named `(other unsigned members)`.
+        /// members beyond the fingerprint's limits are named ``beyondLimits``.
         public let unsignedMembers: [String]
+
+        /// The name ``unsignedMembers`` gives the members beyond the fingerprint's limits, together (no member's
+        /// name: those are real): `(other unsigned members)`.
+        public static let beyondLimits = "(other unsigned members)"
 
         /// The differences given.
         /// - Parameters:
@@ -182,7 +186,7 @@ public struct ContentFingerprint: Sendable, Hashable {
         }
         names += left.map(\.name) + right.map(\.name)
         return Differences(signedPayload: signed, unsignedMembers: names.map {
-            $0.elementsEqual(Self.otherMembers) ? "(other unsigned members)" : String(decoding: $0, as: UTF8.self)
+            $0.elementsEqual(Self.otherMembers) ? Differences.beyondLimits : String(decoding: $0, as: UTF8.self)
         })
     }
 

@@ -1,6 +1,6 @@
 /// Rules D1 and D2 for one sighting of a postback seen before: the D1 error, and the D2 warning naming what
 /// differs when the content changed. Worded once, for a ``VerificationResult``
-/// (``VerificationResult/markDuplicate(of:)``) and for a record the fast path wrote from the received bytes
+/// (``VerificationResult/markDuplicate(of:content:)``) and for a record the fast path wrote from the received bytes
 /// (``FastPostbackPath/duplicateRecord(_:of:source:line:marking:)``), so that a duplicate reads the same whichever
 /// path decided it.
 package struct DuplicateMarking: Sendable {

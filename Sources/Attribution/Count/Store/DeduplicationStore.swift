@@ -87,6 +87,10 @@ public protocol DeduplicationStore: Sendable {
     /// - Returns: those of `keys` another owner took over, each with the record it is a duplicate of.
     /// - Throws: ``AttributionError`` (`unavailable`) when the lease could not be renewed: write nothing then.
     func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference]
+
+    /// How many renewals of this store's lease failed since it opened (a server's metric). The default is 0: a
+    /// store with no lease (one in memory).
+    var renewalFailures: Int { get }
 }
 
 extension DeduplicationStore {
@@ -99,6 +103,9 @@ extension DeduplicationStore {
     /// - Returns: none.
     /// - Throws: nothing.
     public func reaffirm(_ keys: [ExactString]) throws -> [ExactString: DuplicateReference] { [:] }
+
+    /// The default ``renewalFailures``: none, for a store with no lease to renew (one in memory).
+    public var renewalFailures: Int { 0 }
 
     /// The default ``claim(_:at:confirming:)``: ``confirm(_:)`` of `confirming` (when not empty), then
     /// ``claim(_:at:)`` of `sightings`, as two calls.

@@ -48,6 +48,54 @@ public final class ClaimLedger: Sendable {
         }
     }
 
+    /// Claims `sightings` at `time`, stores the rows `rows` makes from the answers, and settles the claims: one
+    /// counting path whatever the store. When the store keeps rows of this kind in its claims' transaction (an
+    /// ``ArchivingDeduplicationStore`` whose `Row` is `Row`), the claims, the rows and the claims' confirmation
+    /// are that one transaction (`append` is not called). Otherwise the claims are made (confirming those of
+    /// records stored before, as ``claim(_:at:)`` does), then `append` stores the rows: if it throws, the new
+    /// claims are released (``release(_:)``: kept, and the ledger blocked, while the release fails); if it
+    /// returns, they are stored, confirmed with the next claim or by ``confirmStored()``.
+    ///
+    /// Either way, claims of records not stored that could not be released are released first, or the call
+    /// throws and claims nothing (the ledger is blocked). With no sightings nothing is claimed, so the rows are
+    /// stored even while the ledger is blocked: they answer no retry.
+    /// - Parameters:
+    ///   - sightings: the group's valid postbacks, in order.
+    ///   - time: when they were seen.
+    ///   - rows: the group's rows, made from the answers (one per sighting, in order). It may run more than once
+    ///     (a store's transaction tried again): undo in it what an earlier call did.
+    ///   - append: stores the rows in the caller's archive, in a transaction of its own, when the store does not
+    ///     keep them.
+    /// - Returns: one answer per sighting, in order (none for no sightings).
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked, what
+    ///   the store's claim or the one transaction throws (nothing was claimed or stored then), or what `append`
+    ///   threw (after the release).
+    public func claim<Row>(
+        _ sightings: [PostbackSighting], at time: Date, archiving rows: ([DeduplicationAnswer]) -> [Row],
+        appending append: ([Row]) throws -> Void
+    ) throws -> [DeduplicationAnswer] {
+        if let archiving = store as? any ArchivingDeduplicationStore<Row> {
+            return try state.withLock { claims in
+                if !sightings.isEmpty { try claims.releaseUnreleased(in: store) }
+                if claims.storedEnd > claims.confirmedEnd {
+                    try store.confirm(claims.stored)
+                    claims.confirmed(through: claims.storedEnd)
+                }
+                return try archiving.claim(sightings, at: time, archiving: rows)
+            }
+        }
+        let answers = sightings.isEmpty ? [] : try claim(sightings, at: time)
+        let claimed = type(of: store).claimedKeys(sightings, answers)
+        do {
+            try append(rows(answers))
+        } catch {
+            release(claimed)
+            throw error
+        }
+        stored(claimed)
+        return answers
+    }
+
     /// The record of the first sighting of `key` was written, ending at `position` (positions never decrease).
     /// - Parameters:
     ///   - key: the first sighting's key, as the store claimed it.
