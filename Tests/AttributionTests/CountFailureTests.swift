@@ -251,11 +251,13 @@ struct CountFailureTests {
                     for round in 0..<3 {
                         let request = requests[(caller + round) % requests.count]
                         let sent = pipeline.verify([(request.body, source: "c\(caller)-\(round)")])
-                        // Apple retries until answered.
-                        for _ in 0..<5 {
+                        // Apple retries until answered (a retry racing another request's storing of the same
+                        // postback is refused too, and sent again a moment later).
+                        for _ in 0..<200 {
                             let delivered = await Self.deliver(sent, pipeline, ledger, storage,
                                                                async: caller % 2 == 0)
                             if (try? delivered.get()) != nil { break }
+                            try await Task.sleep(for: .milliseconds(1))
                         }
                     }
                 }
@@ -270,6 +272,58 @@ struct CountFailureTests {
         let duplicates = stored.filter { $0["duplicate"] == "yes" }
         #expect(!duplicates.isEmpty)
         #expect(duplicates.allSatisfy { validSources.contains($0["duplicate-of-source"] ?? "-") })
+        #expect(!ledger.isBlocked && !ledger.hasUnconfirmed)
+    }
+
+    @Test("""
+        Regression (concurrent count): Apple's retry arriving while another request is storing the postback's first \
+        sighting is refused (unavailable), never answered a duplicate of a record whose storing may fail; sent \
+        again, it is the duplicate of the stored record, or stored valid when that storing failed
+        """, arguments: DeduplicationStoreTests.sharedKinds, [false, true])
+    func retryRacingItsFirstStoringIsRefused(_ kind: DeduplicationStoreTests.Kind, firstStores: Bool) async throws {
+        let location = try DeduplicationStoreTests.location(kind)
+        let ledger = ClaimLedger(store: try DeduplicationStoreTests.store(kind, at: location))
+        let pipeline = try Self.pipeline()
+        let storage = Storage()
+        let first = try Self.postback(pipeline, source: "first")
+        let retry = try Self.postback(pipeline, source: "retry")
+        let storing = DispatchSemaphore(value: 0)
+        let finish = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let firstAcknowledged = Mutex(false)
+        // The first delivery, held in its storing until the test lets it finish (or fail, as a full disk would).
+        Thread.detachNewThread {
+            do {
+                try pipeline.count(first, through: ledger, at: Date()) { (postbacks: [VerifiedPostback]) throws in
+                    storing.signal()
+                    finish.wait()
+                    if !firstStores { throw Storage.Full() }
+                    try storage.save(postbacks)
+                }
+                firstAcknowledged.withLock { $0 = true }
+            } catch {
+                firstAcknowledged.withLock { $0 = false }
+            }
+            done.signal()
+        }
+        storing.wait()
+        let racing = await Self.deliver(retry, pipeline, ledger, storage, async: false)
+        #expect(throws: AttributionError(.unavailable, "")) { try racing.get() }
+        let racingAsync = await Self.deliver(retry, pipeline, ledger, storage, async: true)
+        #expect(throws: AttributionError(.unavailable, "")) { try racingAsync.get() }
+        #expect(storage.stored.isEmpty, "nothing stored while the first sighting's storing is undecided")
+        finish.signal()
+        done.wait()
+        #expect(firstAcknowledged.withLock { $0 } == firstStores)
+        let again = await Self.deliver(retry, pipeline, ledger, storage, async: false)
+        #expect(throws: Never.self) { try again.get() }
+        if firstStores {
+            #expect(storage.stored.map { $0["source"] } == ["first", "retry"])
+            #expect(storage.stored.last?["duplicate-of-source"] == "first")
+        } else {
+            #expect(storage.stored.map { $0["source"] } == ["retry"])
+            #expect(storage.stored.first?["verdict"] == "valid" && storage.stored.first?["duplicate"] != "yes")
+        }
         #expect(!ledger.isBlocked && !ledger.hasUnconfirmed)
     }
 

@@ -38,14 +38,42 @@ public final class ClaimLedger: Sendable {
     /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while earlier claims cannot be
     ///   released (the ledger is blocked), or what the store's claim throws; nothing is claimed then.
     public func claim(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] {
+        try state.withLock { claims in try claims.claim(sightings, at: time, in: store) }
+    }
+
+    /// ``claim(_:at:)`` for a caller that stores its records while other callers of this ledger claim
+    /// (``PostbackPipeline``'s `count(_:through:at:store:)`, a server's concurrent requests): the first sightings it
+    /// claims are *being stored* until ``stored(_:)`` or ``release(_:)`` names them, and a sighting of a postback
+    /// being stored so throws and claims nothing. Answered a duplicate instead, it would name a record whose storing
+    /// can still fail; refused, it is sent again (Apple retries a 500) and then finds the record stored, or the claim
+    /// released and the postback first seen.
+    /// - Parameters:
+    ///   - sightings: the valid postbacks to answer, in order.
+    ///   - time: when they were seen.
+    /// - Returns: one answer per sighting, in order.
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) when another caller is storing the
+    ///   first sighting of one of these postbacks, or the ledger is blocked; what the store's claim throws. Nothing
+    ///   is claimed then.
+    func claimForStoring(_ sightings: [PostbackSighting], at time: Date) throws -> [DeduplicationAnswer] {
         try state.withLock { claims in
-            try claims.releaseUnreleased(in: store)
-            let confirming = claims.stored
-            guard !sightings.isEmpty || !confirming.isEmpty else { return [] }
-            let answers = try store.claim(sightings, at: time, confirming: confirming)
-            claims.confirmed(through: claims.storedEnd)
+            if let busy = sightings.firstIndex(where: { claims.beingStored.contains($0.key) }) {
+                throw AttributionError(.unavailable, """
+                    the first sighting of postback \(busy + 1) of this group is being stored by another request; \
+                    answer 500 so that it is sent again once that storing has succeeded (it is then a duplicate) \
+                    or failed (it is then first seen)
+                    """)
+            }
+            let answers = try claims.claim(sightings, at: time, in: store)
+            claims.beingStored.formUnion(type(of: store).claimedKeys(sightings, answers))
             return answers
         }
+    }
+
+    /// The first sightings `keys`, claimed by ``claimForStoring(_:at:)``, are no longer being stored, though their
+    /// claims stay (another owner took them over: their records are duplicates of that owner's).
+    /// - Parameter keys: claimed keys whose records will not be stored as first sightings.
+    func notBeingStored(_ keys: [ExactString]) {
+        state.withLock { $0.beingStored.subtract(keys) }
     }
 
     /// Claims `sightings` at `time`, stores the rows `rows` makes from the answers, and settles the claims: one
@@ -57,7 +85,9 @@ public final class ClaimLedger: Sendable {
     /// returns, they are stored, confirmed with the next claim or by ``confirmStored()``.
     ///
     /// Either way, claims of records not stored that could not be released are released first, or the call
-    /// throws and claims nothing (the ledger is blocked). With no sightings nothing is claimed, so the rows are
+    /// throws and claims nothing (the ledger is blocked), and a sighting of a postback whose first sighting another
+    /// call is appending now throws and claims nothing: answered a duplicate, it would name a record that may not
+    /// land. With no sightings nothing is claimed, so the rows are
     /// stored even while the ledger is blocked: they answer no retry.
     /// - Parameters:
     ///   - sightings: the group's valid postbacks, in order.
@@ -67,9 +97,9 @@ public final class ClaimLedger: Sendable {
     ///   - append: stores the rows in the caller's archive, in a transaction of its own, when the store does not
     ///     keep them.
     /// - Returns: one answer per sighting, in order (none for no sightings).
-    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked, what
-    ///   the store's claim or the one transaction throws (nothing was claimed or stored then), or what `append`
-    ///   threw (after the release).
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked or
+    ///   another call is appending one of these first sightings, what the store's claim or the one transaction
+    ///   throws (nothing was claimed or stored then), or what `append` threw (after the release).
     public func claim<Row>(
         _ sightings: [PostbackSighting], at time: Date, archiving rows: ([DeduplicationAnswer]) -> [Row],
         appending append: ([Row]) throws -> Void
@@ -84,7 +114,7 @@ public final class ClaimLedger: Sendable {
                 return try archiving.claim(sightings, at: time, archiving: rows)
             }
         }
-        let answers = sightings.isEmpty ? [] : try claim(sightings, at: time)
+        let answers = sightings.isEmpty ? [] : try claimForStoring(sightings, at: time)
         let claimed = type(of: store).claimedKeys(sightings, answers)
         do {
             try append(rows(answers))
@@ -109,6 +139,7 @@ public final class ClaimLedger: Sendable {
     /// - Parameter keys: the first sightings' keys, as the store claimed them.
     public func stored(_ keys: [ExactString]) {
         state.withLock { claims in
+            claims.beingStored.subtract(keys)
             let position = (claims.pending.last?.end ?? 0) + 1
             for key in keys { claims.pending.append((position, key)) }
             claims.stored(through: position)
@@ -146,6 +177,7 @@ public final class ClaimLedger: Sendable {
     /// - Parameter keys: the claims to release.
     public func release(_ keys: [ExactString]) {
         state.withLock { claims in
+            claims.beingStored.subtract(keys)
             claims.unreleased += keys
             try? claims.releaseUnreleased(in: store)
         }
@@ -180,6 +212,20 @@ private struct Claims {
     var storedEnd = 0
     /// Claims of records not stored whose release failed, released again before the next claim.
     var unreleased: [ExactString] = []
+    /// First sightings a caller of ``ClaimLedger/claimForStoring(_:at:)`` is storing now.
+    var beingStored: Set<ExactString> = []
+
+    /// Claims `sightings` at `time` from `store`, confirming the stored claims in the same call, once the
+    /// unreleased claims are released (or throws, claiming nothing).
+    mutating func claim(_ sightings: [PostbackSighting], at time: Date, in store: any DeduplicationStore) throws
+        -> [DeduplicationAnswer] {
+        try releaseUnreleased(in: store)
+        let confirming = stored
+        guard !sightings.isEmpty || !confirming.isEmpty else { return [] }
+        let answers = try store.claim(sightings, at: time, confirming: confirming)
+        confirmed(through: storedEnd)
+        return answers
+    }
 
     /// The stored, unconfirmed keys.
     var stored: [ExactString] {

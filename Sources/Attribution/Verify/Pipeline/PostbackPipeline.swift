@@ -92,14 +92,18 @@ public struct PostbackPipeline: Sendable {
     /// blocked and still cannot release.
     ///
     /// Safe to call concurrently with one shared `ledger` (a server's requests): the ledger takes its lock for
-    /// each claim, confirmation and release, never while `store` runs.
+    /// each claim, confirmation and release, never while `store` runs. A postback whose first sighting another
+    /// count is storing at that moment (Apple's retry racing its first delivery) is refused with
+    /// ``AttributionError/Code/unavailable`` (answer 500: it is sent again) rather than answered a duplicate of a
+    /// record whose storing may still fail.
     /// - Parameters:
     ///   - postbacks: the verified postbacks of a group, in order.
     ///   - ledger: the claims of this store's owner, shared by every call (make one per store at start-up).
     ///   - time: when they were seen (a request's arrival).
     ///   - store: writes or stores the marked postbacks' records.
     /// - Returns: what `store` returned.
-    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked, what the
+    /// - Throws: ``AttributionError`` (``AttributionError/Code/unavailable``) while the ledger is blocked or another
+    ///   count is storing one of these postbacks' first sighting, what the
     ///   store's claim, reaffirm (after the release) or confirm throws (a failed confirmation is kept and goes with
     ///   the next claim: the records are stored, so a retry is their duplicate), or what `store` threw (after the
     ///   release).
@@ -138,8 +142,8 @@ public struct PostbackPipeline: Sendable {
     ///   - store: writes or stores the marked postbacks' records.
     /// - Returns: what `store` returned.
     /// - Throws: what the synchronous count throws: ``AttributionError`` (``AttributionError/Code/unavailable``)
-    ///   while the ledger is blocked, what the store's claim, reaffirm or confirm throws, or what `store` threw
-    ///   (after the release).
+    ///   while the ledger is blocked or another count is storing one of these first sightings, what the store's
+    ///   claim, reaffirm or confirm throws, or what `store` threw (after the release).
     public func count<Outcome>(
         _ postbacks: [VerifiedPostback], through ledger: ClaimLedger, at time: Date,
         store: ([VerifiedPostback]) async throws -> Outcome
@@ -176,7 +180,7 @@ public struct PostbackPipeline: Sendable {
     /// show it, the claims are released and its error rethrown: nothing is stored from them.
     private static func claimReaffirmed(_ sightings: [PostbackSighting], through ledger: ClaimLedger, at time: Date)
         throws -> (answers: [DeduplicationAnswer], claimed: [ExactString]) {
-        var answers = try ledger.claim(sightings, at: time)
+        var answers = try ledger.claimForStoring(sightings, at: time)
         let claimed = firstSightings(sightings, answers)
         guard !claimed.isEmpty else { return (answers, []) }
         let lost: [ExactString: DuplicateReference]
@@ -190,6 +194,7 @@ public struct PostbackPipeline: Sendable {
         for index in answers.indices where answers[index] == .firstSeen {
             if let first = lost[sightings[index].key] { answers[index] = .duplicate(of: first) }
         }
+        ledger.notBeingStored(Array(lost.keys))
         return (answers, firstSightings(sightings, answers))
     }
 
