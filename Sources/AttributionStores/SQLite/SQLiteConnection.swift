@@ -21,17 +21,39 @@ final class SQLiteConnection {
         let status = sqlite3_open_v2(path, &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
             var message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
-            if let opened, sqlite3_system_errno(opened) != 0 {
+            if !readOnly && Self.isOnReadOnlyFileSystem(path) {
+                // SQLite's last system error is then a later fallback's (often "No such file or directory").
+                message += " (the file system holding it is read-only: remount it read-write, or use a path on a "
+                    + "writable one)"
+            } else if let opened, sqlite3_system_errno(opened) != 0 {
                 message += " (\(String(cString: strerror(sqlite3_system_errno(opened)))))"
             }
             sqlite3_close_v2(opened)
             throw SQLiteFailure(code: status, message: message)
+        }
+        if !readOnly && sqlite3_db_readonly(opened, "main") == 1 {
+            // SQLite opens a file it cannot write read-only; a state that cannot be written is refused now, with
+            // its cause, rather than at its first write.
+            sqlite3_close_v2(opened)
+            throw SQLiteFailure(code: SQLITE_READONLY, message: Self.isOnReadOnlyFileSystem(path)
+                ? "the file system holding it is read-only: remount it read-write, or use a path on a writable one"
+                : "it can only be opened read-only: make it writable")
         }
         handle = opened
     }
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    /// True when `path`, or the directory that would hold it, is on a file system mounted read-only (where even
+    /// root cannot create or write it).
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var status = statvfs()
+        if statvfs(path, &status) == 0 { return status.f_flag & UInt(ST_RDONLY) != 0 }
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        guard statvfs(directory.isEmpty ? "/" : directory, &status) == 0 else { return false }
+        return status.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// Waits up to `milliseconds` for another connection's lock before a statement answers `SQLITE_BUSY`.
