@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fault tests of postback-receiver through real processes.
 
-    python3 Receiver/Tests/e2e/fault.py --receiver BIN [--repo ROOT] [--bodies N]
+    python3 Receiver/Tests/e2e/fault.py --receiver BIN [--repo ROOT] [--bodies N] [--kills N] [--only PART]
 
 1. kill -9 under load: clients post distinct signed postbacks on several connections; the receiver is killed
    with SIGKILL mid-load. Every request that got 200 must have its row (its exact bytes) in the archive. Then a
@@ -22,8 +22,28 @@
    `--invalid-quota 100`: with the disk full, 120 invalid bodies that could still be genuine (signed by a kid not
    loaded) are answered 500; once it is freed, 20 more are answered 200 and stored, and past the quota (the rows
    actually stored) the next ones get 503.
-Needs root for the tmpfs mount (part 2 says SKIP, loudly, where it cannot mount), python3 with `cryptography`
-(Benchmarks/make-corpus.py signs the bodies).
+5. A read-only state. a: the state and archive on an ext4 file system (a 64 MiB image on a loop device, mounted
+   `errors=remount-ro`) that turns read-only under load (ext4's `trigger_fs_error`: the kernel's own error path,
+   as a disk error takes it; a tmpfs cannot be remounted read-only while the receiver holds its files open for
+   writing, the kernel refuses with EBUSY): the requests after it answer 500, Apple's retries while it is
+   read-only too; SIGTERM; the operator's recovery (unmount, fsck, mount); every request answered 200 has its row
+   on the recovered disk; a new receiver gets Apple's retries until each is answered 200, and each of 1,250
+   postbacks has exactly one valid row. b: an existing state and archive on a tmpfs remounted read-only before the
+   start: the receiver refuses to start, exit 73 with one line (or, if it starts, answers no new postback 200);
+   remounted read-write, Apple's retries are stored, each postback once.
+6. PostgreSQL, on a server of its own (`.ci/postgres start`, stopped at the end; other tests' server is not
+   touched): a: the receiver's connections ended (`pg_terminate_backend`) five times under load on 16 connections;
+   b: the server stopped (`pg_ctl stop -m fast`) under load and started again 2 s later, with 100 new postbacks
+   sent while it is down (each must get 500 or 503: nothing can be stored) and `/readyz` 503 within 3 s of the
+   stop and 200 within 15 s of the start. Each time every answer is 200, 500 or 503, every 200 has its row in
+   `postback_verify.received_postbacks` (read with psql), and after Apple's retries until 200 each postback has
+   exactly one valid row (2,000, and 2,100). Without PostgreSQL's programs it says SKIP, loudly (a failure with
+   POSTBACK_VERIFY_REQUIRE_POSTGRES=1, as .ci/run sets).
+Each part ends with a PASS or FAIL line and its duration; `--only read-only` or `--only postgres` runs parts 5 or 6.
+Parts 5 and 6 add about 15 s to the fault step (measured on 2 shared cores with the debug build: 5a 4 s, 5b 1 s,
+6 8 s). Needs root for the mounts (parts 3-5 say SKIP, loudly, where they cannot mount), python3 with
+`cryptography` (Benchmarks/make-corpus.py signs the bodies), mkfs.ext4, fsck.ext4 and loop devices for 5a, and
+PostgreSQL's server programs and psql for 6.
 """
 from __future__ import annotations
 
