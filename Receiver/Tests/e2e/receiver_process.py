@@ -17,13 +17,14 @@ class Receiver:
     """Starts `binary --port 0 --state DIR/state.sqlite OPTIONS` and waits for its "listening on" line."""
 
     def __init__(self, binary: str, directory: Path, options: list[str], cwd: Path | None = None,
-                 state: Path | None = None, timeout: float = 30.0, state_argument: str | None = None):
+                 state: Path | None = None, timeout: float = 30.0, state_argument: str | None = None,
+                 archive: Path | None = None):
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self.state = state or directory / "state.sqlite"
         # A PostgreSQL state keeps the received postbacks itself (read them with `postback-verify export`).
         postgres = state_argument is not None and ("=" in state_argument or state_argument.startswith("postgres"))
-        self.archive = None if postgres else directory / "received.sqlite"
+        self.archive = None if postgres else archive or directory / "received.sqlite"
         self.log = open(directory / "receiver.log", "ab")
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", "0", "--state", state_argument or str(self.state),
