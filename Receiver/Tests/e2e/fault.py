@@ -514,11 +514,10 @@ def read_only_at_start(args, repo: Path, work: Path, bodies: list[bytes], keys: 
             check(len(message.splitlines()) == 1 and message.startswith("postback-receiver: "),
                   f"read-only at start: not one line naming the cause: {message!r}")
             print(f"read-only at start: refused, exit {status}: {message}", flush=True)
-            if "read-only" not in message.lower() and "readonly" not in message.lower():
-                # Not failed here (the exit status and the one line are what README.md promises), but the cause it
-                # names is not the read-only file system: reported as a bug of the message.
-                print("NOTE (reported bug): the refusal does not name the read-only file system as its cause",
-                      flush=True)
+            # Regression: the refusal said "No such file or directory" and sent the user to other files.
+            check("file system holding it is read-only" in message and "remount it read-write" in message
+                  and "No such file" not in message,
+                  f"read-only at start: the refusal names the read-only file system and the remedy: {message!r}")
         process.stdout.close()
         process.stderr.close()
         process = None
