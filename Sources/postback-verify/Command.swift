@@ -43,16 +43,17 @@ enum Command {
     }
 
     /// What the run adds to its records and counts with `--schema` or `--report`: the conversion facts of each
-    /// valid postback are read only then.
+    /// valid postback (and, with a schema, their decoding, the pipeline's) are read only then.
     struct Conversions {
-        let schema: ConversionSchema?
+        /// True with `--schema`: the pipeline decodes valid postbacks with it.
+        let hasSchema: Bool
         /// The time postbacks are decoded as of: the command line has no arrival time, so the run's start.
         let arrival: Date
         /// `decoded`'s time members for `arrival`, written once.
         let times: DecodedTimes
         let isReported: Bool
 
-        var readsFacts: Bool { schema != nil || isReported }
+        var readsFacts: Bool { hasSchema || isReported }
     }
 
     /// Runs the command and ends the process with its exit status.
@@ -60,7 +61,7 @@ enum Command {
         _ options: CommandLineOptions, keyRing: KeyRing, schema: ConversionSchema?, errors: StandardStream
     ) -> Never {
         let started = Date()
-        let conversions = Conversions(schema: schema, arrival: started, times: DecodedTimes(arrival: started),
+        let conversions = Conversions(hasSchema: schema != nil, arrival: started, times: DecodedTimes(arrival: started),
                                       isReported: options.reportPath != nil)
         let claims = RunClaims(options)
         let output = StandardStream(descriptor: 1)
@@ -100,7 +101,8 @@ enum Command {
         // The library's pipeline, its steps on this run's threads: with the steps split (`--jobs` below the core
         // count), the reader prepares, the workers check signatures alone and the writer completes (`StageLayout`);
         // the writer counts (``RunClaims``) and writes.
-        let postbacks = PostbackPipeline(keyRing: keyRing, policy: options.verification.policy, records: records)
+        let postbacks = PostbackPipeline(keyRing: keyRing, policy: options.verification.policy, records: records,
+                                         schema: schema)
         let verifier = postbacks.steps
         let input = ReaderHandle(
             InputReader(paths: options.paths, maximumItemBytes: AttributionVerifier.maximumItemBytes))
@@ -155,7 +157,7 @@ enum Command {
                     guard let answers = claims.claim(batch, ahead: ahead, through: postbacks) else { return false }
                     postbacks.mark(batch, answers, keepingTime: claims.remembersAcrossRuns)
                     write(batch, answers: answers, claims: claims, to: run, options: options,
-                          verifier: verifier, conversions: conversions)
+                          pipeline: postbacks, conversions: conversions)
                     run.report(read.failures)
                     // Flush when nothing else is ready: on a live stream every line read so far gets its record now.
                     // With --state, also before the batch's claims are confirmed: a key is remembered only once its
@@ -185,13 +187,14 @@ enum Command {
     /// where each first sighting's record ends, for its claim's confirmation.
     private static func write(
         _ batch: VerifiedBatch, answers: [PostbackPipeline.BatchAnswer], claims: RunClaims,
-        to run: RunOutput, options: CommandLineOptions, verifier: BatchVerifier, conversions: Conversions
+        to run: RunOutput, options: CommandLineOptions, pipeline: PostbackPipeline, conversions: Conversions
     ) {
         for index in batch.items.indices {
-            run.summary.count(batch.outcomes[index], environment: verifier.validEnvironment(batch, at: index),
+            run.summary.count(batch.outcomes[index], environment: pipeline.steps.validEnvironment(batch, at: index),
                               expectation: options.expectation)
-            if conversions.readsFacts, let facts = verifier.conversionFacts(batch, at: index) {
-                let decoded = conversions.schema?.decode(facts, arrival: conversions.arrival)
+            // The pipeline decodes (with the run's schema, as of the run's start): the command line only writes.
+            if conversions.readsFacts,
+               let (facts, decoded) = pipeline.conversion(batch, at: index, arrival: conversions.arrival) {
                 run.report.count(facts, decoded: decoded)
                 if let decoded, options.format == .jsonl {
                     run.records.write(line: decoded.adding(to: batch.records[index], times: conversions.times))

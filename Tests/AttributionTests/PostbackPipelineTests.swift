@@ -39,7 +39,7 @@ struct PostbackPipelineTests {
             #expect(postback.sighting?.content == PostbackSighting(result, source: request.source, line: 1)?.content)
         }
         // The fast path took the usual valid postbacks (no general result), and only when it is on.
-        #expect(verified.contains { $0.result == nil } == fastPath)
+        #expect(verified.contains { $0.isFastPathDecided } == fastPath)
         #expect(verified.filter { $0.verdict == .valid }.count == 6)
     }
 

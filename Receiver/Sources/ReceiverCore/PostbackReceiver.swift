@@ -23,7 +23,9 @@ public enum PostbackReceiver {
         metrics.developmentKeys(trusted: trustsDevelopmentKeys)
         // The library's one pipeline, as the command line's: the fast path, the token cache (Apple's retries skip
         // the ECDSA), and the duplicate marking the store's answers call for.
-        let pipeline = PostbackPipeline(keyRing: configuration.verifier.keyRing, policy: configuration.verifier.policy)
+        // With `--schema` it also decodes each valid postback, as of its request's arrival.
+        let pipeline = PostbackPipeline(keyRing: configuration.verifier.keyRing, policy: configuration.verifier.policy,
+                                        schema: configuration.schema)
         let (sink, outbox) = try await makeSink(configuration, pipeline: pipeline, metrics: metrics)
         let committer = sink.map { sink in
             GroupQueue<ReceivedPostback, SinkOutcome>(
@@ -40,7 +42,7 @@ public enum PostbackReceiver {
             concurrency: ProcessInfo.processInfo.activeProcessorCount,
             maximumDepth: configuration.queueDepth
         ) { bodies in
-            pipeline.verify(bodies.map { ($0.body, $0.requestID) })
+            pipeline.verify(bodies.map { (body: $0.body, source: $0.requestID, arrival: $0.arrival) })
         }
         let connections = ConnectionCounter(maximum: configuration.maximumConnections)
         var probe: (@Sendable () throws -> Void)?
@@ -48,8 +50,7 @@ public enum PostbackReceiver {
         let readiness = Readiness(probe: probe,
                                   deadline: .milliseconds(configuration.readinessDeadlineMilliseconds))
         let endpoint = PostbackEndpoint(verification: verification, committer: committer, metrics: metrics,
-                                        maximumBodyBytes: configuration.maximumBodyBytes,
-                                        schema: configuration.schema)
+                                        maximumBodyBytes: configuration.maximumBodyBytes)
         let metricsPage = MetricsPage(metrics: metrics, connections: connections, queues: endpoint.queues,
                                       sink: sink)
         let router = ReceiverRouter.postbacks(

@@ -119,3 +119,18 @@ public enum ItemKind: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
     /// Not recognisable as any of the above.
     case unknown
 }
+
+extension VerificationResult {
+    /// Whether this invalid body may still be a genuine postback that a later attempt would accept: well-formed,
+    /// and either its signature verified against a trusted key (a field rule or strict mode refused it, which a
+    /// later release or another policy may not), or checking stopped at something only this installation lacks (a
+    /// kid not loaded, a development key not allowed, an SKAdNetwork version this release does not know). False
+    /// for a valid body, a duplicate, and whatever is proven forged (a signature that failed) or malformed (J1,
+    /// even validly signed; an algorithm Apple does not use): the one definition a server (the receiver's invalid
+    /// quota) decides on.
+    public var couldStillBeGenuine: Bool {
+        guard verdict == .invalid, duplicateOf == nil, let code = firstError?.code,
+              code != .malformedInput, code != .unsupportedAlgorithm else { return false }
+        return signature == .verified || code == .unknownKey || code == .untrustedKey || code == .unsupportedVersion
+    }
+}

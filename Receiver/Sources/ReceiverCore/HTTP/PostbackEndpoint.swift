@@ -17,8 +17,6 @@ struct PostbackEndpoint: Sendable {
     let committer: GroupQueue<ReceivedPostback, SinkOutcome>?
     let metrics: ReceiverMetrics
     let maximumBodyBytes: Int
-    /// `--schema`, for the records and metrics of valid postbacks.
-    let schema: ConversionSchema?
 
     /// The queues' depths and bounds, read when the metrics are rendered.
     var queues: QueueGauges {
@@ -42,7 +40,8 @@ struct PostbackEndpoint: Sendable {
         let received = Int64(Date().timeIntervalSince1970 * 1000)
         let verified: VerifiedPostback
         do {
-            verified = try await verification.submit(ReceivedBody(body: body, requestID: context.id))
+            verified = try await verification.submit(
+                ReceivedBody(body: body, requestID: context.id, receivedMilliseconds: received))
         } catch is QueueOverloaded {
             metrics.notStored(.overloaded)
             return Self.overloaded
@@ -52,7 +51,7 @@ struct PostbackEndpoint: Sendable {
         }
         RequestOutcome.current?.record(verified)
         let postback = ReceivedPostback(body: body, requestID: context.id, route: route,
-                                        receivedMilliseconds: received, verified: verified, schema: schema)
+                                        receivedMilliseconds: received, verified: verified)
         guard let committer else {
             metrics.verdict(postback)
             return Self.ok

@@ -226,7 +226,7 @@ public final class ReceiverMetrics: Sendable {
         if kind == .postback, let tier = postback.facts?.tier, tiers.indices.contains(tier) {
             tiers[tier].increment()
         }
-        if !Self.hasConversionValue(postback) {
+        if !postback.hasConversionValue {
             withoutConversionValue[kind.rawValue]?.increment()
         }
     }
@@ -238,15 +238,6 @@ public final class ReceiverMetrics: Sendable {
         if let decoded, let conversion = postback.decoded {
             decoded.count(conversion)
         }
-    }
-
-    /// Whether a valid item carries a fine or coarse conversion value (unsigned, in the body).
-    static func hasConversionValue(_ postback: VerifiedPostback) -> Bool {
-        if let facts = postback.facts { return !facts.hasNoValue }
-        guard let result = postback.result else { return false }
-        if let body = result.body { return body.hasConversionValue }
-        guard let unsigned = result.unsigned else { return false }
-        return unsigned.contains("conversion-value") || unsigned.contains("coarse-conversion-value")
     }
 
     func stored(_ verdict: Verdict) {

@@ -52,7 +52,7 @@ enum OverQuotaTreatment: Sendable, Equatable {
     /// not use), or an exact retry of a postback already stored (its first sighting's row holds the same
     /// content): answered 200, counted in `postback_receiver_not_stored_total{reason="quota"}`, not stored.
     case discard
-    /// Could still be genuine (``VerificationResult/couldStillBeGenuine``): answered 503 so that Apple sends it
+    /// Could still be genuine (``VerifiedPostback/couldStillBeGenuine``): answered 503 so that Apple sends it
     /// again, when the quota may have room, or after the kid was loaded or the policy changed.
     case retryLater
     /// A duplicate whose content differs from its first sighting's (rule D2: evidence of tampering on the way):
@@ -64,21 +64,7 @@ enum OverQuotaTreatment: Sendable, Equatable {
         if postback.isDuplicate {
             self = postback.duplicateDifferences.map { $0.isEmpty } == false ? .keepDifferences : .discard
         } else {
-            self = postback.result?.couldStillBeGenuine == true ? .retryLater : .discard
+            self = postback.couldStillBeGenuine ? .retryLater : .discard
         }
-    }
-}
-
-extension VerificationResult {
-    /// Whether this invalid body may still be a genuine postback that a later attempt would accept: well-formed,
-    /// and either its signature verified against a trusted key (a field rule or strict mode refused it, which a
-    /// later release or another policy may not), or checking stopped at something only this installation lacks (a
-    /// kid not loaded, a development key not allowed, an SKAdNetwork version this release does not know). False
-    /// for a valid body, a duplicate, and whatever is proven forged (a signature that failed) or malformed (J1,
-    /// even validly signed; an algorithm Apple does not use): the one definition the receiver decides on.
-    var couldStillBeGenuine: Bool {
-        guard verdict == .invalid, duplicateOf == nil, let code = firstError?.code,
-              code != .malformedInput, code != .unsupportedAlgorithm else { return false }
-        return signature == .verified || code == .unknownKey || code == .untrustedKey || code == .unsupportedVersion
     }
 }

@@ -1,10 +1,16 @@
 import Attribution
 import Foundation
 
-/// A request's body and id, on its way to verification (the id is its record's `source`).
+/// A request's body, id and arrival, on its way to verification (the id is its record's `source`; the arrival
+/// is what the pipeline decodes a valid postback as of, with a schema).
 struct ReceivedBody: Sendable {
     let body: [UInt8]
     let requestID: String
+    /// When the request arrived, in whole milliseconds since 1970 (UTC).
+    let receivedMilliseconds: Int64
+
+    /// The arrival as a `Date`: what ``ReceivedPostback/received`` is for the same request.
+    var arrival: Date { Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000) }
 }
 
 /// One request's postback as the receiver keeps it: the bytes received, where and when, the verdict, and the JSON
@@ -19,24 +25,12 @@ struct ReceivedPostback: Sendable {
     let receivedMilliseconds: Int64
     /// The verdict and record: the pipeline's, then marked duplicate if the store has seen the postback already
     /// (which takes its ``decoded`` away: a duplicate is not a conversion).
-    var verified: VerifiedPostback {
-        didSet { if verified.verdict != .valid { decoded = nil } }
-    }
-    /// Its conversion as `--schema` reads it, as of its arrival, decoded once when it was verified: nil without a
-    /// schema, and for anything but a valid (so not duplicate) postback.
-    private(set) var decoded: DecodedConversion?
+    var verified: VerifiedPostback
 
-    init(body: [UInt8], requestID: String, route: ReceiverRoute, receivedMilliseconds: Int64,
-         verified: VerifiedPostback, schema: ConversionSchema? = nil) {
-        self.body = body
-        self.requestID = requestID
-        self.route = route
-        self.receivedMilliseconds = receivedMilliseconds
-        self.verified = verified
-        if let schema, verified.verdict == .valid, let facts = verified.facts {
-            decoded = schema.decode(facts, arrival: Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000))
-        }
-    }
+    /// Its conversion as `--schema` reads it, as of its arrival: the pipeline's decoding
+    /// (``VerifiedPostback/decoded``), nil without a schema, and for anything but a valid (so not duplicate)
+    /// postback.
+    var decoded: DecodedConversion? { verified.decoded }
 
     /// When it arrived, as a `Date`.
     var received: Date { Date(timeIntervalSince1970: Double(receivedMilliseconds) / 1000) }

@@ -3,14 +3,28 @@ import Foundation
 /// The same pipeline for a caller that runs its steps on threads of its own and writes the records itself: the
 /// command line's reader, workers and writer. It verifies with ``steps`` (prepare, check signatures, complete; or
 /// finish), counts with ``claim(_:through:at:renaming:)`` and ``mark(_:_:keepingTime:)``, and keeps its claims in
-/// a ``ClaimLedger`` until its records are stored: the steps ``verify(_:)`` and `count(_:through:at:store:)` run.
+/// a ``ClaimLedger`` until its records are stored: the steps `verify(_:)` and
+/// `count(_:through:at:store:)` run.
 extension PostbackPipeline {
-    /// A pipeline writing `records` (JSON Lines, or the command line's text records).
-    package init(keyRing: KeyRing, policy: VerificationPolicy, records: BatchVerifier.Records) {
+    /// A pipeline writing `records` (JSON Lines, or the command line's text records), decoding valid postbacks
+    /// with `schema` when given.
+    package init(keyRing: KeyRing, policy: VerificationPolicy, records: BatchVerifier.Records,
+                 schema: ConversionSchema? = nil) {
         verifier = BatchVerifier(keyRing: keyRing, policy: policy, records: records)
+        self.schema = schema
     }
 
-    /// The verification steps ``verify(_:)`` runs on one thread, for a caller that runs them on several.
+    /// Item `index` of a verified (and marked) batch: its conversion facts when it is a valid postback and, with
+    /// the pipeline's schema, its decoding as of `arrival` (the command line's run start), as
+    /// `verify(_:)` over `(body:source:arrival:)` items fills in ``VerifiedPostback/decoded``. Nil for anything but
+    /// a valid postback (a duplicate included).
+    package func conversion(_ batch: VerifiedBatch, at index: Int, arrival: Date)
+        -> (facts: ConversionFacts, decoded: DecodedConversion?)? {
+        conversion(decision: batch.outcomes[index].decision, record: batch.records[index], arrival: arrival)
+    }
+
+    /// The verification steps `verify(_:)` runs on one thread, for a caller that runs them
+    /// on several.
     package var steps: BatchVerifier { verifier }
 
     /// What rule D1 answered for one item of a claimed batch.

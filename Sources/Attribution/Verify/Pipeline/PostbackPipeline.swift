@@ -3,7 +3,7 @@ import Foundation
 /// Verifies received postbacks and counts each once: the one way in for a server (the receiver, yours) and the
 /// command line alike.
 ///
-/// - **Verify** (``verify(_:)``): a batch of received bodies, each with its source label, into one
+/// - **Verify** (`verify(_:)`): a batch of received bodies, each with its source label, into one
 ///   ``VerifiedPostback`` per body, in order. The usual valid AdAttributionKit postback takes the fast path (one
 ///   pass over its bytes, its record written as it is read); everything else the general path
 ///   (``AttributionVerifier``). The batch's signatures are checked together, and a token cache lets exact repeats
@@ -23,18 +23,24 @@ import Foundation
 /// ```
 public struct PostbackPipeline: Sendable {
     let verifier: BatchVerifier
+    /// The conversion-value schema valid postbacks are decoded with, once, as they are verified.
+    let schema: ConversionSchema?
 
     /// A pipeline verifying against `keyRing` under `policy`, writing JSON Lines records (`explain` adds the
-    /// SKAdNetwork signed string). `fastPath: false` sends every item the general path (to compare the two).
+    /// SKAdNetwork signed string). `fastPath: false` sends every item the general path (to compare the two). With
+    /// `schema`, each valid postback is decoded as it is verified, on either path
+    /// (``VerifiedPostback/decoded``): the one place conversion values are decoded.
     /// - Parameters:
     ///   - keyRing: the trusted keys.
     ///   - policy: strictness and the impression clock.
     ///   - explain: add each SKAdNetwork record's signed string.
     ///   - fastPath: false to send every item the general path.
+    ///   - schema: what conversion values mean (docs/schema.md); nil decodes nothing.
     public init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), explain: Bool = false,
-                fastPath: Bool = true) {
+                fastPath: Bool = true, schema: ConversionSchema? = nil) {
         verifier = BatchVerifier(keyRing: keyRing, policy: policy,
                                  records: .jsonLines(explain: explain, fastPath: fastPath))
+        self.schema = schema
     }
 
     /// About `count` items are coming (the command line's guess from its files' sizes): when that is enough for
@@ -44,10 +50,23 @@ public struct PostbackPipeline: Sendable {
         P256KeyTables.shared.anticipate(signatures: count)
     }
 
-    /// Verifies `items` (bodies, each with the label its record names; line 1), one result each, in order.
+    /// Verifies `items` (bodies, each with the label its record names; line 1), one result each, in order; with a
+    /// schema, valid postbacks are decoded as of now (a server that knows when each body arrived gives it:
+    /// `verify(_:)` over `(body:source:arrival:)` items).
     /// - Parameter items: the received bodies, each with its source label (a request id, say).
     /// - Returns: one ``VerifiedPostback`` per item, in order.
     public func verify(_ items: [(body: [UInt8], source: String)]) -> [VerifiedPostback] {
+        let now = Date()
+        return verify(items.map { (body: $0.body, source: $0.source, arrival: now) })
+    }
+
+    /// Verifies `items` (bodies, each with the label its record names, line 1, and when it arrived), one result
+    /// each, in order; with a schema, each valid postback is decoded as of its arrival (which picks the app's
+    /// schema and dated campaigns, and bounds the install times).
+    /// - Parameter items: the received bodies, each with its source label (a request id, say) and its arrival.
+    /// - Returns: one ``VerifiedPostback`` per item, in order, its ``VerifiedPostback/decoded`` filled in on
+    ///   either path.
+    public func verify(_ items: [(body: [UInt8], source: String, arrival: Date)]) -> [VerifiedPostback] {
         let batch = VerifiedBatch(items: items.map {
             InputItem(source: $0.source, line: 1, content: .bytes(ArraySlice($0.body)))
         })
@@ -56,12 +75,23 @@ public struct PostbackPipeline: Sendable {
             let decision = batch.outcomes[index].decision
             var answer: FastPostbackPath.Answer?
             if case .fast(let fast) = decision { answer = fast }
+            let conversion = conversion(decision: decision, record: batch.records[index],
+                                        arrival: items[index].arrival)
             return VerifiedPostback(
                 source: batch.items[index].source, line: batch.items[index].line, record: batch.records[index],
                 outcome: batch.outcomes[index], answer: answer,
                 answerEnvironment: answer.flatMap { verifier.environment(of: $0) },
-                facts: verifier.conversionFacts(decision: decision, record: batch.records[index]))
+                facts: conversion?.facts, decoded: conversion?.decoded)
         }
+    }
+
+    /// A valid item's conversion facts and, with a schema, its decoding as of `arrival`: the one place the pipeline
+    /// (and so the receiver and the command line) decodes a conversion value. Nil for anything but a valid
+    /// postback.
+    func conversion(decision: VerifiedBatch.Outcome.Decision, record: [UInt8], arrival: Date)
+        -> (facts: ConversionFacts, decoded: DecodedConversion?)? {
+        guard let facts = verifier.conversionFacts(decision: decision, record: record) else { return nil }
+        return (facts, schema?.decode(facts, arrival: arrival))
     }
 
     /// Marks a valid postback a duplicate of `first` (rule D1; D2 when `first` carries a fingerprint and
@@ -77,6 +107,7 @@ public struct PostbackPipeline: Sendable {
         if verifier.markDuplicate(&postback.record, &postback.outcome, source: source, line: line, of: first,
                                   content: content) {
             postback.facts = nil
+            postback.decoded = nil
         }
     }
 
@@ -133,8 +164,8 @@ public struct PostbackPipeline: Sendable {
 
     /// `count(_:through:at:store:)` for async code (a server's request handlers): the ledger's calls run on a
     /// dispatch queue of their own, off Swift's cooperative pool, and `store` is awaited. Safe to call
-    /// concurrently with one shared `ledger`, as the synchronous count is. (``verify(_:)`` is computation only,
-    /// no waiting: call it from a task as it is.)
+    /// concurrently with one shared `ledger`, as the synchronous count is.
+    /// (`verify(_:)` is computation only, no waiting: call it from a task as it is.)
     /// - Parameters:
     ///   - postbacks: the verified postbacks of a group, in order.
     ///   - ledger: the claims of this store's owner, shared by every call (make one per store at start-up).
