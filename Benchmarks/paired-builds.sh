@@ -12,9 +12,10 @@
 #   jobs2        the same, --jobs 2
 #   mixed-day    a mixed day (about 10 % exact retries, 1 % forged), --jobs 2, deduplication in memory
 #   state        the 20,000 distinct, --jobs 2, --state on a fresh SQLite file each run
+#   schema       the 20,000 distinct, --jobs 1, no state, decoded with Fixtures/schema/example-schema.json
 # Settings, as environment variables:
 #   N=20000 PAIRS=11   corpus size and pairs per configuration
-#   CONFIGS="jobs1 jobs2 mixed-day state"
+#   CONFIGS="jobs1 jobs2 mixed-day state schema"
 #   BASE_BIN=path      a base binary built elsewhere (BASE_REV then only labels it)
 #   BIN=path NO_BUILD=1 PACKAGE_DIR=.. BUILD_PATH=.. PYTHON=python3   the A side, as in common.sh
 #   KEEP=1             keep the work directory
@@ -27,7 +28,7 @@ BASE_REV="${1:-}"
 [[ -n "$BASE_REV" ]] || die "usage: paired-builds.sh BASE_REV (a commit to compare the working tree's build with)"
 N="${N:-20000}"
 PAIRS="${PAIRS:-11}"
-CONFIGS="${CONFIGS:-jobs1 jobs2 mixed-day state}"
+CONFIGS="${CONFIGS:-jobs1 jobs2 mixed-day state schema}"
 KID="apple-cas-identifier/1"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/postback-verify-paired-builds.XXXXXX")"
@@ -63,6 +64,7 @@ timed() {
     jobs2) args=(--jobs 2 --no-dedupe) ;;
     mixed-day) corpus="$WORK/mixed" ;;
     state) rm -f "$STATE" "$STATE-wal" "$STATE-shm"; args=(--jobs 2 --state "$STATE") ;;
+    schema) args=(--jobs 1 --no-dedupe --schema "$PACKAGE_DIR/Fixtures/schema/example-schema.json") ;;
     *) die "unknown configuration $config" ;;
   esac
   local times="$WORK/times"
