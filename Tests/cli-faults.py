@@ -56,6 +56,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from private_postgres import PrivatePostgres  # noqa: E402 (Tests/private_postgres.py, beside this script)
+
 FAILURES: list[str] = []
 LEASE_SECONDS = 30  # the command line's lease (docs/state.md, "The lease")
 BATCH = 256  # the command line's batch: what a frozen run may repeat
@@ -245,57 +248,18 @@ def repeats_only_from_failed_runs(scenario: str, runs: list[Run], counts: collec
 # ---- PostgreSQL -----------------------------------------------------------------------------------------------
 
 
-class Postgres:
-    """A private server: .ci/postgres start, stopped and deleted by close()."""
-
-    def __init__(self, repo: Path) -> None:
-        self.repo = repo
-        out = subprocess.run([str(repo / ".ci/postgres"), "start"], check=True, capture_output=True, text=True)
-        env = {}
-        for line in out.stdout.splitlines():
-            if line.startswith("export "):
-                name, _, value = line[len("export "):].partition("=")
-                env[name] = value.strip("'")
-        self.dir = Path(env["POSTBACK_VERIFY_TEST_POSTGRES_DIR"])
-        self.port = (self.dir / "port").read_text().strip()
-        self.bindir = (self.dir / "bindir").read_text().strip()
-        self.user = (self.dir / "data").owner()
-
-    def conninfo(self, database: str = "postgres") -> str:
-        return f"host={self.dir} port={self.port} user=postgres dbname={database}"
-
-    def psql(self, sql: str, database: str = "postgres") -> str:
-        done = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.conninfo(database),
-                               "-c", sql], capture_output=True, text=True, timeout=60)
-        if done.returncode != 0:
-            raise RuntimeError(f"psql {sql!r}: {done.stderr.strip()}")
-        return done.stdout.strip()
-
-    def new_database(self, name: str) -> str:
-        self.psql(f"DROP DATABASE IF EXISTS {name}")
-        self.psql(f"CREATE DATABASE {name}")
-        return self.conninfo(name)
+class Postgres(PrivatePostgres):
+    """A private server (Tests/private_postgres.py), with what the command line's scenarios read of it."""
 
     def terminate_runs(self) -> int:
-        """Ends every connection of postback-verify (its fallback_application_name); how many."""
-        return int(self.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                             "WHERE application_name = 'postback-verify' AND pid <> pg_backend_pid()") or 0)
+        """Ends every connection of postback-verify; how many."""
+        return self.terminate_ours()
 
     def pending_claims(self, database: str) -> int:
         try:
             return int(self.psql("SELECT count(*) FROM postback_verify.postbacks WHERE claim IS NOT NULL", database))
         except RuntimeError:
             return 0
-
-    def stop_fast(self) -> None:
-        subprocess.run(["runuser", "-u", self.user, "--", f"{self.bindir}/pg_ctl", "-D", str(self.dir / "data"),
-                        "-m", "fast", "-w", "stop"], check=True, capture_output=True)
-
-    def start(self) -> None:
-        subprocess.run([str(self.repo / ".ci/postgres"), "resume", str(self.dir)], check=True, capture_output=True)
-
-    def close(self) -> None:
-        subprocess.run([str(self.repo / ".ci/postgres"), "stop", str(self.dir)], capture_output=True)
 
 
 # ---- scenarios ------------------------------------------------------------------------------------------------

@@ -59,6 +59,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "Tests"))
+from private_postgres import PrivatePostgres as SharedPrivatePostgres  # noqa: E402 (Tests/private_postgres.py)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from receiver_process import Checks, Receiver, curl_get, rows  # noqa: E402
 
@@ -543,55 +546,18 @@ def read_only_at_start(args, repo: Path, work: Path, bodies: list[bytes], keys: 
 # ---- 6. PostgreSQL: connections killed, the server stopped and restarted -----------------------------------------
 
 
-class PrivatePostgres:
-    """A server of this test's own (.ci/postgres start), so that other tests' server is not disturbed; close()
-    stops it and deletes its directory."""
-
-    def __init__(self, repo: Path) -> None:
-        self.repo = repo
-        out = subprocess.run([str(repo / ".ci/postgres"), "start"], check=True, capture_output=True, text=True)
-        env = dict(line[len("export "):].split("=", 1) for line in out.stdout.splitlines()
-                   if line.startswith("export "))
-        self.dir = Path(env["POSTBACK_VERIFY_TEST_POSTGRES_DIR"].strip("'"))
-        self.port = (self.dir / "port").read_text().strip()
-        self.bindir = (self.dir / "bindir").read_text().strip()
-        self.user = (self.dir / "data").owner()
-
-    def conninfo(self, database: str = "postgres") -> str:
-        return f"host={self.dir} port={self.port} user=postgres dbname={database}"
-
-    def psql(self, sql: str, database: str = "postgres") -> str:
-        done = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", self.conninfo(database),
-                               "-c", sql], capture_output=True, text=True, timeout=60)
-        if done.returncode != 0:
-            raise RuntimeError(f"psql {sql!r}: {done.stderr.strip()}")
-        return done.stdout.strip()
-
-    def new_database(self, name: str) -> str:
-        self.psql(f"DROP DATABASE IF EXISTS {name}")
-        self.psql(f"CREATE DATABASE {name}")
-        return self.conninfo(name)
+class PrivatePostgres(SharedPrivatePostgres):
+    """A server of this test's own (Tests/private_postgres.py), with what the receiver's parts read of it."""
 
     def terminate_receivers(self) -> int:
         """Ends every connection of the receiver (its fallback_application_name, postback-verify); how many."""
-        return int(self.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                             "WHERE application_name = 'postback-verify' AND pid <> pg_backend_pid()") or 0)
+        return self.terminate_ours()
 
     def rows(self, database: str) -> list[tuple[str, bytes]]:
         """(verdict, body) of every row of the database's received postbacks, in id order."""
         out = self.psql("SELECT verdict || ' ' || encode(body, 'hex') FROM postback_verify.received_postbacks "
                         "ORDER BY id", database)
         return [(verdict, bytes.fromhex(body)) for verdict, body in (line.split(" ") for line in out.splitlines())]
-
-    def stop_fast(self) -> None:
-        subprocess.run(["runuser", "-u", self.user, "--", f"{self.bindir}/pg_ctl", "-D", str(self.dir / "data"),
-                        "-m", "fast", "-w", "stop"], check=True, capture_output=True)
-
-    def start(self) -> None:
-        subprocess.run([str(self.repo / ".ci/postgres"), "resume", str(self.dir)], check=True, capture_output=True)
-
-    def close(self) -> None:
-        subprocess.run([str(self.repo / ".ci/postgres"), "stop", str(self.dir)], capture_output=True)
 
 
 def each_stored_once_valid_pg(stored: list[tuple[str, bytes]], bodies: list[bytes], what: str) -> None:
