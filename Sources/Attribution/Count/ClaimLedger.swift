@@ -107,10 +107,7 @@ public final class ClaimLedger: Sendable {
         if let archiving = store as? any ArchivingDeduplicationStore<Row> {
             return try state.withLock { claims in
                 if !sightings.isEmpty { try claims.releaseUnreleased(in: store) }
-                if claims.storedEnd > claims.confirmedEnd {
-                    try store.confirm(claims.stored)
-                    claims.confirmed(through: claims.storedEnd)
-                }
+                try claims.confirmStored(in: store)
                 return try archiving.claim(sightings, at: time, archiving: rows)
             }
         }
@@ -165,11 +162,7 @@ public final class ClaimLedger: Sendable {
     /// Confirms the claims whose records are stored, now; on failure they stay, for the next claim or call.
     /// - Throws: what the store's confirm throws; the claims are then kept for the next claim or call.
     public func confirmStored() throws {
-        try state.withLock { claims in
-            guard claims.storedEnd > claims.confirmedEnd else { return }
-            try store.confirm(claims.stored)
-            claims.confirmed(through: claims.storedEnd)
-        }
+        try state.withLock { try $0.confirmStored(in: store) }
     }
 
     /// Releases `keys`, claims whose records were not stored; if that fails they are kept, and released again
@@ -250,6 +243,13 @@ private struct Claims {
                 """)
         }
         unreleased = []
+    }
+
+    /// Confirms the stored, unconfirmed claims through `store`, if any; on failure they stay.
+    mutating func confirmStored(in store: any DeduplicationStore) throws {
+        guard storedEnd > confirmedEnd else { return }
+        try store.confirm(stored)
+        confirmed(through: storedEnd)
     }
 
     /// The claims before `end` were confirmed; the list is trimmed now and then.
