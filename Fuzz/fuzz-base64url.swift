@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 import Foundation
 
 // libFuzzer target `fuzz-base64url`: the strict base64url (JWS segments) and padded base64 (SKAdNetwork

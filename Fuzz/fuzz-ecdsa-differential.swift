@@ -1,4 +1,4 @@
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 import CAttributionOpenSSL
 import Foundation
 

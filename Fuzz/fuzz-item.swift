@@ -1,4 +1,4 @@
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 import Foundation
 
 // libFuzzer target `fuzz-item`: AttributionVerifier on one whole item (a postback body, a bare JWS or an SKAdNetwork

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 import Foundation
 
 // libFuzzer target `fuzz-json-differential`: StrictJSONParser against Foundation's JSONSerialization.

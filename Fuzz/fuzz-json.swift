@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 // libFuzzer target `fuzz-json`: StrictJSONParser on arbitrary bytes.
 //

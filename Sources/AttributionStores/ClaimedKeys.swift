@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 /// One SQLite owner's unconfirmed claims: the row of each key it claimed, found again when the key is confirmed or
 /// released. Filed by the key's ``StateKeyHash`` (which a claim computes anyway), an integer: a lookup hashes 36
 /// bytes once with a few multiplications and compares them once, where a dictionary keyed by the key itself hashed

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

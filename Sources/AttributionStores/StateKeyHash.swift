@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 /// The 64-bit hash a SQLite state (schema version 3) files a deduplication key under, in `postbacks.hash`: FNV-1a
 /// (64-bit) over the key's UTF-8 bytes, then MurmurHash3's 64-bit finaliser to spread the bits, as a signed
 /// integer (SQLite's INTEGER). Part of the file format: every release computes it the same way on every machine, so

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 
 /// Where deduplication outlives a process, as `--state` names it in every program that takes it (`postback-verify`
 /// and `postback-receiver` alike), with `--retention`: one definition of what the values mean, of the messages when

@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(CommandLine) import Attribution
+@_spi(CommandLine) import AttributionStores
 
 /// `--state PATH|URL` and `--archive PATH`, which every command reading a receiver's stored postbacks takes
 /// (`export`, `outbox`): one reading of both, so their checks and messages cannot drift apart.

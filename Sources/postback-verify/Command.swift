@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// The `postback-verify` command: options → key ring → read, verify, deduplicate, write → summary, status.

@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(CommandLine) import Attribution
+@_spi(CommandLine) import AttributionStores
 
 /// The command line, parsed and validated before any input is read.
 struct CommandLineOptions {

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// What `--help` and `--version` print.
 enum HelpText {

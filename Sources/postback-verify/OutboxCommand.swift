@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(CommandLine) import Attribution
+@_spi(CommandLine) import AttributionStores
 import Foundation
 
 /// `postback-verify outbox --state PATH|URL [--archive PATH] [--dead] [--requeue ID | --requeue-dead]`: the

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Apple's documentation examples and RFC 7515 A.3, with the results `Vectors/reference/README.md` gives.
 @Suite("Apple's examples")

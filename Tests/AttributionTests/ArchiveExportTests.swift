@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 @testable import postback_verify
 
 /// The received-postback archive and `postback-verify export` through the built binary, over a SQLite archive and

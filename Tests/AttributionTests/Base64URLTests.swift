@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 @Suite("Base64URL and Base64")
 struct Base64URLTests {

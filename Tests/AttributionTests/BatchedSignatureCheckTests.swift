@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// The general path's signature step over a whole batch (``AttributionVerifier/checkSignatures(_:)``, the batch ES256

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// ``ByteCursor`` is the one type outside `Crypto/` and `State/` that reads through a pointer, so its edges are
 /// checked here against what the standard library's collection algorithms say about the same bytes: every search,

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The stores' tests count through the one path, a ``ClaimLedger``: claim, run the step, confirm (or release when
 /// it throws). A ledger per call, since these tests hold no claim between calls.

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The library's claim bookkeeping (``ClaimLedger``), which the command line's writer and the receiver's group
 /// committer share: a first sighting's claim is confirmed only once its record is stored, with the next claim or on

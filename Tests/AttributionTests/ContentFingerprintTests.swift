@@ -1,5 +1,5 @@
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// D2's fingerprint: what two sightings of one postback held, and which members differ.
 @Suite("Content fingerprints (D2)")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// A postback's conversion facts are the same whichever path decided it (the fast path's record or the general

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Issue 33 item 1: schema version 2 names campaigns per signed ad network (with the network's name), optionally
 /// by date range, and apps by name; version 1 schemas decode as before, byte for byte.
@@ -314,8 +314,9 @@ struct ConversionSchemaNetworkTests {
         do {
             _ = try Self.parse(text)
             Issue.record("\(name): accepted")
-        } catch let refusal as ConversionSchema.Refusal {
-            #expect(refusal.line == line, "\(name): \(refusal)")
+        } catch let refusal as AttributionError {
+            #expect(refusal.code == .invalidSchema, "\(name): \(refusal)")
+            #expect(refusal.reason.hasPrefix("line \(line): "), "\(name): \(refusal)")
             #expect(refusal.reason.contains(reason), "\(name): \(refusal)")
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Issue 24 item 1: a conversion schema is read strictly (every refusal names its line and reason), and a valid
 /// postback's facts decode to its window, install-time range, campaign and meaning.
@@ -89,10 +89,10 @@ struct ConversionSchemaTests {
         do {
             _ = try Self.parse(text)
             Issue.record("\(name): accepted")
-        } catch let refusal as ConversionSchema.Refusal {
-            #expect(refusal.line == line, "\(name): \(refusal)")
+        } catch let refusal as AttributionError {
+            #expect(refusal.code == .invalidSchema, "\(name): \(refusal)")
+            #expect(refusal.reason.hasPrefix("line \(line): "), "\(name): \(refusal)")
             #expect(refusal.reason.contains(reason), "\(name): \(refusal)")
-            #expect(refusal.description.hasPrefix("line \(line): "), "\(name)")
         }
     }
 

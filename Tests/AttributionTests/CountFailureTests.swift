@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// `PostbackPipeline.count(_:through:at:store:)`, the README's server recipe, when a step fails: through a real
 /// store (SQLite; PostgreSQL too where a server can be had) wrapped so that one of its calls fails on demand, and a

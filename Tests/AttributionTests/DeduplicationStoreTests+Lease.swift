@@ -4,8 +4,8 @@ import Glibc
 import Dispatch
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The lease an owner holds its claims by (issue 31, item 2): renewed on a connection of its own that no claim
 /// holds up, never lost to a dropped connection within the lease, and never trusted past the lease minus its

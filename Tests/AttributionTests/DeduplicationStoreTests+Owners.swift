@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The owners of one file or database: each store instance is one, and its claims are pending for every other
 /// until it confirms them, releases them, closes, or dies. The memory store is a single owner, so these tests run

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The ``DeduplicationStore``s a server shares between requests, held to one protocol: the tests taking a `Kind`
 /// run the same claim, confirm and release checks over the memory store, a SQLite file and a PostgreSQL database

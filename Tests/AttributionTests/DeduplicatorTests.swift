@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Rule D1: repeats of a valid postback are duplicates; invalid items never count as seen.
 @Suite("Deduplication (D1)")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// `JSONLinesRecord.differences(of:content:)`, what the receiver keeps of a changed duplicate over its quota:
 /// byte for byte what the receiver wrote by hand before it came from the records' writer.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Loading keys (DER, PEM, JWK) and both signature forms, against Apple's keys, RFC 7515 A.3, Wycheproof's JWS
 /// keys and keys made with the `openssl` command line for the cases no published vector covers.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Spec section 2: strings that decide a key, a duplicate or an enumeration value compare by code points. Swift's
 /// `String ==` does not (it uses canonical equivalence), so each case here first shows that `==` would accept the

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 @testable import postback_verify
 
 /// `export --report` (issue 24, item 4): the run report of a period of received postbacks, counted from their

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 @testable import postback_verify
 
 /// `postback-verify export --to DIR` through the built binary, over a SQLite archive and a PostgreSQL state

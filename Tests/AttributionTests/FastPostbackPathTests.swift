@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// The fast path must never disagree with the general path: when it answers, the item is valid with no finding by

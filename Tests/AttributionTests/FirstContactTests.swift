@@ -6,7 +6,7 @@ import Darwin
 #endif
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// What a new user meets first, through the built binary: output no input can forge, CI checks that cannot pass on
 /// nothing, clean ends on signals, Apple's printed examples piped in, and records that do not change between runs.

@@ -6,7 +6,7 @@ import Darwin
 #endif
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Issue 33 item 4: the traps a new user met on first contact, each with its regression test, through the built
 /// binary: the fixtures' own keys, a pretty-printed body on standard input, and `--schema` on a file it cannot read.

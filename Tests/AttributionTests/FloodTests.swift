@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// What an attacker sends to hurt a verifier that faces the internet (issue 15), through the built binary. Peak
 /// memory is the child's own high-water mark (`VmHWM` in `/proc/PID/status`, read while it waits on an open

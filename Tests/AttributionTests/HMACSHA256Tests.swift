@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 import Testing
 
 @Suite("HMAC-SHA256 (libcrypto)")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// nst/JSONTestSuite's `test_parsing` files, copied into `Vectors/jsontestsuite/` (see its PROVENANCE.md).
 ///

@@ -6,7 +6,7 @@ import Darwin
 #endif
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// A fresh directory under the temporary directory, for input files written by a test.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The tables (``MessageLayout``) are the one place a message's members are defined: a member added to a table
 /// reaches the general decoders and the fast path alike, with no change to either, and the two still agree byte

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// The CLI's producer → workers → in-order consumer pipeline.

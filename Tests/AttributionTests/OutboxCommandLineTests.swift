@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// `postback-verify outbox` through the built binary: usage errors, listing, re-queuing, refused files.
 @Suite("postback-verify outbox")

@@ -2,7 +2,7 @@ import CAttributionOpenSSL
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The P-192 key's tables of multiples (``P192KeyTable``): u1·G + u2·Q as one table point per byte of each scalar.
 /// Every expected answer comes from `EVP_PKEY_verify` on the same key, digest and signature, never from the code

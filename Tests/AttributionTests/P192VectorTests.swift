@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Our own ECDSA P-192 / SHA-256 vectors with DER signatures (Wycheproof has no secp192r1 set), generated with
 /// OpenSSL by `Fixtures/p192/make-p192-vectors.py` (see `Fixtures/p192/PROVENANCE.md`): every vector's expected

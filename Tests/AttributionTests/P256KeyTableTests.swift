@@ -2,7 +2,7 @@ import CAttributionOpenSSL
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The fixed-key path of ``P256BatchVerifier``: u1·G and u2·Q each from a table of multiples (``P256KeyTable``),
 /// then added. Every expected answer comes from Wycheproof's labels or from `EVP_PKEY_verify`

@@ -2,7 +2,7 @@ import CAttributionOpenSSL
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// P-256 arithmetic on fixed-size limbs (``P256Field``, ``P256JacobianPoint``) and the tables and batched sums built
 /// on it (``P256KeyTable``). Every expected value comes from libcrypto (`BN_mod_mul`, `BN_mod_inverse`,

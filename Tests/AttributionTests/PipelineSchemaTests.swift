@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Issue 31 item 1: the pipeline decodes conversion values, once, on either path, and a ``VerifiedPostback``
 /// carries the same data whichever path verified it: the fast path's and the general path's agree for the same

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The library's one pipeline (``PostbackPipeline``), as the receiver and a user's server call it: each body's
 /// record and facts are the general path's, whichever path decided it, and counting marks a repeat a duplicate

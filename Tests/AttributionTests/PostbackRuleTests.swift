@@ -1,5 +1,5 @@
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The rules over postback facts (``PostbackRules``, ``CrowdAnonymityTier``), on payloads and bodies written from
 /// the spec's tables (§5-7).

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// `--state postgresql://...` through the built binary against a real PostgreSQL server (``TestPostgres``):
 /// several runs on one database, runs killed with SIGKILL, the server restarted mid-run, a stalled reader, and the

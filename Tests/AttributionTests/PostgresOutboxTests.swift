@@ -5,8 +5,8 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The outbox of a PostgreSQL state, against the real server: owed in the storing transaction (or not at all),
 /// shared by receivers through `FOR UPDATE SKIP LOCKED`, a dead holder's deliveries handed back after the lease.

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The PostgreSQL state against a real server (``TestPostgres``): what only it has (its schema, its refusals, a
 /// server that restarts or halts under it, and what its messages may say of the connection string). The protocol

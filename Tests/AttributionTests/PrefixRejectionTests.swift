@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// Valid items must be valid only as a whole: every proper prefix, every one-character change of the signature

@@ -6,7 +6,7 @@ import Darwin
 #endif
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// Standard input joins a JSON document printed over several lines into one item (docs/cli.md section 2), by the rule

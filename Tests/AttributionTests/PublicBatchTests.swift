@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The library's public batch call gives exactly the results of one-by-one verification.
 @Suite("Batch verification through the public API")

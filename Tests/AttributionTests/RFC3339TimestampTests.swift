@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// `duplicate-of-run` is RFC 3339 in UTC with milliseconds; checked against dates worked out by hand.
 @Suite("RFC 3339 timestamps")

@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 import Foundation
 import Testing
 

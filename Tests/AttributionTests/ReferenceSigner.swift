@@ -1,7 +1,7 @@
 import CAttributionOpenSSL
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// A fresh P-256 (or P-192) key pair made and used by libcrypto's EVP layer, to sign digests for tests that compare the
 /// verifier with `EVP_PKEY_verify` on many signatures (the library itself never holds a private key).

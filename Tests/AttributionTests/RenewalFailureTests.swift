@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-import Attribution
-import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The lease renewal failing, through the public API only (issue 31 item 3, the renewal position): a real store
 /// (SQLite; PostgreSQL where a server can be had) with a lease of 1 s, whose renewal another process blocks (a

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// Issue 24 item 3 and issue 33 item 3: the HTML report as a person sees it. Headless Chromium renders the page

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @testable import postback_verify
 
 /// Issue 33 item 3, the parts of the report page that need no browser: text from input made safe and short,

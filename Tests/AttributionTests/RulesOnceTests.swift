@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Every rule is defined once. The catalogue is ``RuleID`` (a finding can name no other rule, and takes its class
 /// and code from there); the cross-field postback rules are ``PostbackRules/all``, which the general path turns into

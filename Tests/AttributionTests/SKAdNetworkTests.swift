@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// SKAdNetwork postbacks 1.0 to 4.0 (spec §9): Apple's examples, the signed string of every version, the 2.2
 /// fallback, P-192, unknown versions, deduplication, the key override and the CLI's `--explain`.

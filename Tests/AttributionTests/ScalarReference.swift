@@ -1,7 +1,7 @@
 import CAttributionOpenSSL
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// The operations modulo a curve's order that ``ScalarChecks`` holds to libcrypto, as ``P256Scalar`` and
 /// ``P192Scalar`` both declare them (their conformances are empty).

@@ -1,7 +1,7 @@
 import CAttributionOpenSSL
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Arithmetic modulo the group order n of P-256 (``P256Scalar``) and of P-192 (``P192Scalar``) on fixed limbs, held to
 /// libcrypto's `BIGNUM` arithmetic on edge values (0, 1, 2, n − 1, n, n + 1, all ones, values with one word set) and

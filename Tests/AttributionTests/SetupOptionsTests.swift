@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Attribution
-import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// `VerifierOptions` and `StateLocation`: the one definition of the setup options both executables take, their
 /// messages and codes, and what they build (issue 22 item 2).

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// `--state` (docs/cli.md section 6) through the built binary: deduplication that reaches across
 /// runs and processes, and the state file's refusals. Postbacks are signed here with the test-only fixture key.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 @Suite("StrictJSONParser")
 struct StrictJSONParserTests {

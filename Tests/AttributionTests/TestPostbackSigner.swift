@@ -1,7 +1,7 @@
 import CAttributionOpenSSL
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Signs AdAttributionKit postback bodies with the TEST-ONLY fixture key `Fixtures/keys/fixture-apple-identifier-0`
 /// (kid `fixture-apple-identifier/0`), and SKAdNetwork 4.0 bodies with `Fixtures/keys/fixture-skadnetwork-p256`,

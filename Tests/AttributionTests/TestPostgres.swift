@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
-@testable import Attribution
-@testable import AttributionStores
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 
 /// The real PostgreSQL server the PostgreSQL tests run against (never a mock).
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Exact repeats skip the ECDSA but give the same record; nothing else gets through the cache.
 @Suite("Verified-token cache")

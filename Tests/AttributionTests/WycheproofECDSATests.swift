@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Project Wycheproof's ECDSA P-256 / SHA-256 vectors in IEEE P1363 form (raw r‖s, as JWS carries it), run
 /// through the same primitive the JWS path uses: ``ECPublicKey/isValidES256Signature(_:for:)``.

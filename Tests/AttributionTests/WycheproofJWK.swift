@@ -1,4 +1,4 @@
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// A JWK as Wycheproof writes it: string members, and lists of strings (`key_ops`). Every member is kept (a
 /// member of another shape fails decoding), so a member the library must look at, such as `key_ops`, cannot be

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Attribution
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
 /// Project Wycheproof's JSON Web Signature vectors that concern ES256 (groups `es256`, `ec_key_for_encryption`
 /// and `SpecialCaseEs256`), run through ``JWSVerification``: the path the verifier takes for every token.

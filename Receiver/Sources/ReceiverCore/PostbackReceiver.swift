@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(Servers) import Attribution
+@_spi(Servers) import AttributionStores
 import Foundation
 import Hummingbird
 import HummingbirdCore

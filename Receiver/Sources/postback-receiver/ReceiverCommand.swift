@@ -1,10 +1,10 @@
 import ArgumentParser
 import Hummingbird
-import Attribution
-import AttributionStores
+@_spi(Servers) import Attribution
+@_spi(Servers) import AttributionStores
 import Foundation
 import Logging
-import ReceiverCore
+@_spi(Servers) import ReceiverCore
 import ServiceLifecycle
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Synchronization
 import Testing
 

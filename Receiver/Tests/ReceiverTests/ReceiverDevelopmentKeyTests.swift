@@ -1,8 +1,8 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// Issue 33: a receiver started with `--allow-development` said nothing about trusting keys any device in developer

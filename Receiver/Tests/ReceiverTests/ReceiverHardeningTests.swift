@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Synchronization
 import Testing
 

@@ -1,9 +1,9 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// The request log: one line per request once it is answered (`RequestLogMiddleware`: Hummingbird's

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// The receiver with its state in a real PostgreSQL database (`POSTBACK_VERIFY_TEST_POSTGRES`, a libpq connection

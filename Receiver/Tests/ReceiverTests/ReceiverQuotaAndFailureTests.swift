@@ -1,8 +1,8 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// Never a 200 for a postback that may be genuine unless it is stored: a group whose rows could not be stored and

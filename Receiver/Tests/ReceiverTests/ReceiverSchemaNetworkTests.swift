@@ -1,8 +1,8 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// `--schema` version 2 in the receiver: the decoded series gain a `network` label whose values come from the

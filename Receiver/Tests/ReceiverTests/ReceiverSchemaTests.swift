@@ -1,8 +1,8 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// `--schema` in the receiver: records and metrics of valid postbacks decoded by the schema, as of their arrival.

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Testing
 
 /// Start-up refusals: a state or archive file that is not ours is refused before anything listens, and left

@@ -1,8 +1,8 @@
-import AttributionStores
+@_spi(Servers) import AttributionStores
 import Foundation
 import Testing
 
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 
 @Suite("Relay: webhook signatures, retry schedule, destinations")
 struct RelayTests {

@@ -1,10 +1,10 @@
-import Attribution
+@_spi(Servers) import Attribution
 import CSQLiteForTests
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-@testable import ReceiverCore
+@_spi(Servers) @testable import ReceiverCore
 import Synchronization
 
 /// A receiver built as `postback-receiver` builds it, on files in a fresh temporary directory, with the fixture

@@ -78,7 +78,7 @@ public final class ClaimLedger: Sendable {
 
     /// Claims `sightings` at `time`, stores the rows `rows` makes from the answers, and settles the claims: one
     /// counting path whatever the store. When the store keeps rows of this kind in its claims' transaction (an
-    /// ``ArchivingDeduplicationStore`` whose `Row` is `Row`), the claims, the rows and the claims' confirmation
+    /// `ArchivingDeduplicationStore` whose `Row` is `Row`), the claims, the rows and the claims' confirmation
     /// are that one transaction (`append` is not called). Otherwise the claims are made (confirming those of
     /// records stored before, as ``claim(_:at:)`` does), then `append` stores the rows: if it throws, the new
     /// claims are released (``release(_:)``: kept, and the ledger blocked, while the release fails); if it

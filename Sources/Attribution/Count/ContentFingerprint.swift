@@ -2,7 +2,7 @@
 /// so that a later sighting with the same key can say which members differ (rule D2).
 ///
 /// A store keeps the first sighting's fingerprint as an opaque blob (``bytes``) and hands it back with a
-/// duplicate (``DuplicateReference/firstContent``); ``differences(from:)`` compares. Anyone on the path can
+/// duplicate (``DuplicateReference/firstContent``); `differences(from:)` compares. Anyone on the path can
 /// change the unsigned members (`conversion-value`, `country-code`, ...) of a genuine postback, and a replay may
 /// carry another signed payload under the same identifier: the duplicate is still a duplicate, and its record
 /// names what differs.
@@ -49,13 +49,13 @@ public struct ContentFingerprint: Sendable, Hashable {
     }
 
     /// Builds a fingerprint member by member, writing straight into its bytes.
-    package struct Builder {
+    struct Builder {
         private var out: [UInt8]
         private var count = 0
         /// The members beyond the limits, each as (name length, name, value length, value), hashed at the end.
         private var others: [UInt8] = []
 
-        package init(signedDigest: SHA256Digest) {
+        init(signedDigest: SHA256Digest) {
             out = [ContentFingerprint.format]
             out.reserveCapacity(48)  // an Apple body's fingerprint, about 32 bytes, without growing: kept per key
             signedDigest.append(prefix: ContentFingerprint.signedDigestSize, to: &out)
@@ -64,7 +64,7 @@ public struct ContentFingerprint: Sendable, Hashable {
 
         /// Adds an unsigned member: its name's bytes, and its value's compact JSON, `value` between quotes when
         /// `quoted` (a string whose escapes need none).
-        package mutating func add<Name: Collection<UInt8>, Value: Collection<UInt8>>(
+        @_spi(CommandLine) @_spi(Stores) public mutating func add<Name: Collection<UInt8>, Value: Collection<UInt8>>(
             name: Name, value: Value, quoted: Bool = false
         ) {
             let length = value.count + (quoted ? 2 : 0)
@@ -100,7 +100,7 @@ public struct ContentFingerprint: Sendable, Hashable {
             }
         }
 
-        package consuming func finish() -> ContentFingerprint {
+        @_spi(CommandLine) @_spi(Stores) public consuming func finish() -> ContentFingerprint {
             if !others.isEmpty {
                 count += 1
                 out.append(UInt8(ContentFingerprint.otherMembers.count))
@@ -115,7 +115,7 @@ public struct ContentFingerprint: Sendable, Hashable {
 
     /// The fingerprint of a verified result: its signed content's digest (the signing input's, or the SKAdNetwork
     /// signed string's) and its unsigned members; nil when nothing signed was verified.
-    package init?(_ result: VerificationResult) {
+    @_spi(Stores) public init?(_ result: VerificationResult) {
         let digest: SHA256Digest
         if let signed = result.signedDigest {
             digest = signed
@@ -134,14 +134,14 @@ public struct ContentFingerprint: Sendable, Hashable {
     }
 
     /// What differs between two sightings of one postback.
-    public struct Differences: Sendable, Hashable {
+    @_spi(Servers) public struct Differences: Sendable, Hashable {
         /// The signed content differs (another `jws-string`, or other SKAdNetwork signed members).
         public let signedPayload: Bool
         /// The unsigned members whose values differ, or that only one of the two has, by name in byte order;
         /// members beyond the fingerprint's limits are named ``beyondLimits``.
         public let unsignedMembers: [String]
 
-        /// The name ``unsignedMembers`` gives the members beyond the fingerprint's limits, together (no member's
+        /// The name `unsignedMembers` gives the members beyond the fingerprint's limits, together (no member's
         /// name: those are real): `(other unsigned members)`.
         public static let beyondLimits = "(other unsigned members)"
 
@@ -161,7 +161,7 @@ public struct ContentFingerprint: Sendable, Hashable {
     /// What this sighting's content changed against `first`'s.
     /// - Parameter first: the first sighting's fingerprint.
     /// - Returns: what differs; the signed content alone when either fingerprint cannot be read.
-    public func differences(from first: ContentFingerprint) -> Differences {
+    @_spi(Servers) public func differences(from first: ContentFingerprint) -> Differences {
         guard bytes != first.bytes else { return Differences(signedPayload: false, unsignedMembers: []) }
         guard let mine = Self.entries(of: bytes), let theirs = Self.entries(of: first.bytes) else {
             return Differences(signedPayload: true, unsignedMembers: [])

@@ -3,22 +3,22 @@
 /// (``VerificationResult/markDuplicate(of:content:)``) and for a record the fast path wrote from the received bytes
 /// (``FastPostbackPath/duplicateRecord(_:of:source:line:marking:)``), so that a duplicate reads the same whichever
 /// path decided it.
-package struct DuplicateMarking: Sendable {
+struct DuplicateMarking: Sendable {
     /// The first sighting.
-    package let first: DuplicateReference
+    let first: DuplicateReference
     /// Rule D1: the error that makes the sighting `invalid` with code `duplicate`.
-    package let error: Finding
+    let error: Finding
     /// What this sighting's content changed against the first's; nil when nothing differs or either fingerprint is
     /// unknown.
-    package let differences: ContentFingerprint.Differences?
+    let differences: ContentFingerprint.Differences?
     /// Rule D2: the warning naming ``differences``; nil when there are none.
-    package let warning: Finding?
+    let warning: Finding?
 
     /// - Parameters:
     ///   - subject: what D1 and D2 name: the postback by its identifier (``postback(_:)``), or an SKAdNetwork
     ///     transaction and index.
     ///   - content: this sighting's fingerprint; asked for only when `first` has one to compare with.
-    package init(subject: String, first: DuplicateReference, content: () -> ContentFingerprint?) {
+    init(subject: String, first: DuplicateReference, content: () -> ContentFingerprint?) {
         self.first = first
         let when = first.firstSeen.map { " (first seen by the run started \(RFC3339Timestamp.string($0)))" } ?? ""
         error = Finding(.d1, "\(subject) was already seen valid at \(first.source):\(first.line)\(when)")
@@ -40,7 +40,7 @@ package struct DuplicateMarking: Sendable {
     }
 
     /// The subject of an AdAttributionKit postback: `postback-identifier` and its value.
-    package static func postback(_ identifier: ExactString) -> String {
+    static func postback(_ identifier: ExactString) -> String {
         "\(PostbackPayloadMember.postbackIdentifier.name) \(identifier.description)"
     }
 }

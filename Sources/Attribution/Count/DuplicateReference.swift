@@ -42,7 +42,7 @@ public struct DuplicateReference: Sendable, Hashable {
 extension DuplicateReference {
     /// The same reference without its time: without a state that outlives it, a run's records depend on its input
     /// alone.
-    package var withoutTime: DuplicateReference {
+    var withoutTime: DuplicateReference {
         DuplicateReference(source: source, line: line, firstSeen: nil, firstContent: firstContent,
                            isPending: isPending)
     }

@@ -10,7 +10,7 @@ extension ECPublicKey {
     /// other value of the same key (Apple's SKAdNetwork P-256 key is Apple's AdAttributionKit key): the same
     /// answer as `EVP_PKEY_verify`, which checks everything else. A P-192 key that has verified more than a few
     /// dozen signatures checks them with its tables of multiples (``P192KeyTable``), the same answer again.
-    package func isValidDERSignature(
+    func isValidDERSignature(
         _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>
     ) -> Bool {
         isValidDERSignature(derSignature, sha256Over: message, p192Tables: .shared)
@@ -18,7 +18,7 @@ extension ECPublicKey {
 
     /// ``isValidDERSignature(_:sha256Over:)`` with P-192 tables from `p192Tables` instead of the process's registry
     /// (bounded in number): a test passes one of its own so that its keys do not spend the process's budget.
-    package func isValidDERSignature(
+    func isValidDERSignature(
         _ derSignature: some Collection<UInt8>, sha256Over message: some Collection<UInt8>,
         p192Tables: P192KeyTables
     ) -> Bool {

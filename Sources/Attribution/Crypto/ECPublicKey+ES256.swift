@@ -9,7 +9,7 @@ extension ECPublicKey {
     /// no low-S rule; Apple's development postback has s > n/2); r or s of 0 or at least n are not. Always false
     /// for a key that is not on P-256. Apple, "Verifying a postback". Always `EVP_PKEY_verify`'s answer (the
     /// reference the faster checks of ``areValidES256Signatures(_:)`` are tested against).
-    package func isValidES256Signature(
+    func isValidES256Signature(
         _ rawSignature: some Collection<UInt8>, for message: some Collection<UInt8>
     ) -> Bool {
         guard curve == .p256, rawSignature.count == Self.es256SignatureByteCount else { return false }
@@ -19,7 +19,7 @@ extension ECPublicKey {
     /// True when `rawSignature` (64 bytes r‖s) is a valid ES256 signature of the message whose SHA-256 is
     /// `digest`: the same check as ``isValidES256Signature(_:for:)`` when the caller has hashed the message
     /// already (the JWS path hashes the signing input once, for this check and for its token cache).
-    package func isValidES256Signature(_ rawSignature: some Collection<UInt8>, digest: SHA256Digest) -> Bool {
+    func isValidES256Signature(_ rawSignature: some Collection<UInt8>, digest: SHA256Digest) -> Bool {
         guard curve == .p256, rawSignature.count == Self.es256SignatureByteCount else { return false }
         return rawSignature.withContiguousBytesForLibcrypto { raw in
             P1363Signature.withDEREncoding(of: raw) { der in
@@ -36,7 +36,7 @@ extension ECPublicKey {
     /// without converting points to affine coordinates (``P256BatchVerifier``), and with tables of multiples for
     /// keys that have verified many signatures (``P256KeyTables``); a lone check under a key without a table
     /// goes through ``isValidES256Signature(_:digest:)``, which is as cheap alone.
-    package static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
+    static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
         if let verifier = batchVerifier(for: checks) { return verifier.verify(checks) }
         return checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
     }
@@ -46,7 +46,7 @@ extension ECPublicKey {
     /// 2.0/2.1 order (rule S6), which the batch verifier checks for a fraction of a second verification
     /// (``P256BatchVerifier/verify(_:orElse:)``). `alternative` is nil where none was given, and not meaningful
     /// where `first` holds.
-    package static func areValidES256Signatures(
+    static func areValidES256Signatures(
         _ checks: [ES256SignatureCheck], orElse alternatives: [SHA256Digest?]
     ) -> [(first: Bool, alternative: Bool?)] {
         if let verifier = batchVerifier(for: checks) { return verifier.verify(checks, orElse: alternatives) }

@@ -8,7 +8,7 @@ extension ECPublicKey {
     /// on the curve.
     /// - Parameter jwk: the JSON Web Key's members.
     /// - Throws: ``AttributionError`` with code `invalid-key` for anything but a P-256 public signing key for ES256.
-    public init(jwk: JSONObject) throws(AttributionError) {
+    init(jwk: JSONObject) throws(AttributionError) {
         guard Self.member("kty", of: jwk, is: "EC") else {
             throw AttributionError(.invalidKey, "JWK kty is not \"EC\"")
         }

@@ -3,7 +3,7 @@ internal import CAttributionOpenSSL
 /// HMAC-SHA256 (RFC 2104) by libcrypto: the signature of a Standard Webhooks request
 /// (`webhook-signature: v1,<base64 of HMAC-SHA256(secret, "id.timestamp.body")>`), which a relay of verified
 /// postbacks puts on each webhook it sends.
-public enum HMACSHA256 {
+@_spi(Servers) public enum HMACSHA256 {
     /// The length of a code, in bytes.
     public static let byteCount = 32
 

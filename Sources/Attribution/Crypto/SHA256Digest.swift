@@ -1,12 +1,12 @@
 internal import CAttributionOpenSSL
 
 /// A SHA-256 digest: the message an ECDSA signature signs, and a small hashable value for remembering tokens.
-package struct SHA256Digest: Hashable, Sendable {
+struct SHA256Digest: Hashable, Sendable {
     /// The 32 digest bytes as four big-endian words.
     private let words: (UInt64, UInt64, UInt64, UInt64)
 
     /// Hashes `bytes` with libcrypto's SHA-256, reusing this thread's digest context.
-    package init(of bytes: some Collection<UInt8>) {
+    init(of bytes: some Collection<UInt8>) {
         var output = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let ok = bytes.withContiguousBytesForLibcrypto { input in
             withUnsafeMutableBytes(of: &output) { out in
@@ -46,11 +46,11 @@ package struct SHA256Digest: Hashable, Sendable {
         withUnsafeBytes { out.append(contentsOf: $0.prefix(count)) }
     }
 
-    package static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
+    static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
         lhs.words == rhs.words
     }
 
-    package func hash(into hasher: inout Hasher) {
+    func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
         hasher.combine(words.1)
         hasher.combine(words.2)

@@ -4,11 +4,11 @@ internal import CAttributionOpenSSL
 /// --to` writes each file's SHA-256 into its manifest), without holding the whole file.
 ///
 /// Owns its `EVP_MD_CTX`, freed on release; not shared between threads (a digest in progress is mutable state).
-package final class SHA256Stream {
+@_spi(CommandLine) public final class SHA256Stream {
     private let context: OpaquePointer
 
     /// Starts an empty digest.
-    package init() {
+    @_spi(CommandLine) public init() {
         OpenSSLLibrary.setUp()
         guard let context = EVP_MD_CTX_new() else {
             fatalError("libcrypto cannot allocate a digest context: \(OpenSSLErrorQueue.drainedReason())")
@@ -25,14 +25,14 @@ package final class SHA256Stream {
     }
 
     /// Adds `bytes` to the digest.
-    package func update(_ bytes: [UInt8]) {
+    @_spi(CommandLine) @_spi(Stores) public func update(_ bytes: [UInt8]) {
         let ok = bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) == 1 }
         precondition(ok, "SHA-256 update failed: \(OpenSSLErrorQueue.drainedReason())")
     }
 
     /// The digest of every byte added, as 64 lowercase hexadecimal digits (as `sha256sum` prints it); the stream
     /// is finished and must not be updated again.
-    package func finish() -> String {
+    @_spi(CommandLine) @_spi(Stores) public func finish() -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let ok = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) == 1 }

@@ -49,6 +49,10 @@ extension AttributionError {
         /// A setup option's value of the wrong form: `--key` without `KID=PATH`, a duration or a number of days
         /// out of range, an empty `--state` (``VerifierOptions``, `StateLocation`).
         public static let invalidOption = Code("invalid-option")
+        /// A conversion-value schema that is not exactly the format (docs/schema.md), from
+        /// ``ConversionSchema/init(parsing:)``; the reason names the line, `line N: reason`. (A schema read from a
+        /// file, ``ConversionSchema/init(contentsOfFile:)``, is a setup option: ``invalidOption``.)
+        public static let invalidSchema = Code("invalid-schema")
 
         // Deduplication state (docs/state.md): thrown by the stores, and by a store of your own.
 
@@ -68,14 +72,14 @@ extension AttributionError {
         public static let failed = Code("failed")
 
         /// The codes an item's verdict can carry, in docs/cli.md's order.
-        package static let itemCodes: [Code] = [
+        static let itemCodes: [Code] = [
             .malformedInput, .unsupportedAlgorithm, .unknownKey, .untrustedKey, .badSignature, .invalidField,
             .invalidUnsignedField, .duplicate, .ruleWarning, .unsupportedVersion,
         ]
 
         /// Every code, item codes first.
-        package static let allCases: [Code] = itemCodes + [
-            .invalidKey, .invalidOption, .notOurs, .damaged, .newerSchema, .cannotOpen, .busy, .unavailable, .failed,
+        @_spi(CommandLine) public static let allCases: [Code] = itemCodes + [
+            .invalidKey, .invalidOption, .invalidSchema, .notOurs, .damaged, .newerSchema, .cannotOpen, .busy, .unavailable, .failed,
         ]
     }
 }

@@ -2,24 +2,24 @@
 ///
 /// The signing input is the received text up to the second dot, never a re-encoding: a verifier that re-encodes
 /// can be fooled by a token whose header and payload decode the same but were signed differently.
-package struct CompactJWS: Sendable {
+struct CompactJWS: Sendable {
     /// The whole token as received.
-    package let bytes: ArraySlice<UInt8>
+    let bytes: ArraySlice<UInt8>
     /// The three base64url segments as received.
-    package let headerSegment: ArraySlice<UInt8>
-    package let payloadSegment: ArraySlice<UInt8>
-    package let signatureSegment: ArraySlice<UInt8>
+    let headerSegment: ArraySlice<UInt8>
+    let payloadSegment: ArraySlice<UInt8>
+    let signatureSegment: ArraySlice<UInt8>
     /// The decoded header bytes (a JSON text, not yet parsed).
-    package let headerBytes: [UInt8]
+    let headerBytes: [UInt8]
     /// The decoded payload bytes; parse them only once the signature holds.
-    package let payloadBytes: [UInt8]
+    let payloadBytes: [UInt8]
     /// The decoded signature bytes (any length here: a wrong length is J5, not J1).
-    package let signatureBytes: [UInt8]
+    let signatureBytes: [UInt8]
 
     /// Splits and base64url-decodes a compact JWS; throws J1 `malformed-input` on any deviation.
     ///
     /// Exactly three non-empty segments, each canonical unpadded base64url (which also excludes whitespace).
-    package init(_ token: ArraySlice<UInt8>) throws(AttributionError) {
+    init(_ token: ArraySlice<UInt8>) throws(AttributionError) {
         // The two dots' positions, without an array (this runs once per item).
         let dot = UInt8(ascii: ".")
         let firstDot = token.firstIndex(of: dot) ?? -1
@@ -44,7 +44,7 @@ package struct CompactJWS: Sendable {
     }
 
     /// The JWS signing input: header segment, dot, payload segment, exactly as received (RFC 7515 §5.2 step 8).
-    package var signingInput: ArraySlice<UInt8> {
+    var signingInput: ArraySlice<UInt8> {
         bytes[bytes.startIndex..<(signatureSegment.startIndex - 1)]
     }
 

@@ -45,24 +45,24 @@ public struct ExactString: Sendable, Hashable, CustomStringConvertible {
 
 /// A closed set of values a field may hold, matched by their exact bytes: the synthesised `init(rawValue:)`
 /// compares with `String ==`, which accepts canonically equivalent spellings a signer never wrote.
-package protocol ExactlySpelled: RawRepresentable, CaseIterable where RawValue == String {
+protocol ExactlySpelled: RawRepresentable, CaseIterable where RawValue == String {
     /// Every case with the UTF-8 bytes of its raw value, made once from `allCases`.
     static var spellings: [(utf8: [UInt8], value: Self)] { get }
 }
 
 extension ExactlySpelled {
     /// The case whose raw value has exactly these bytes.
-    package init?(exactly utf8: some Collection<UInt8>) {
+    init?(exactly utf8: some Collection<UInt8>) {
         guard let match = Self.spellings.first(where: { $0.utf8.elementsEqual(utf8) }) else { return nil }
         self = match.value
     }
 
     /// The case whose raw value has exactly these Unicode scalars.
-    package init?(exactly text: String) {
+    init?(exactly text: String) {
         self.init(exactly: text.utf8)
     }
 
-    package static func makeSpellings() -> [(utf8: [UInt8], value: Self)] {
+    static func makeSpellings() -> [(utf8: [UInt8], value: Self)] {
         allCases.map { (Array($0.rawValue.utf8), $0) }
     }
 }

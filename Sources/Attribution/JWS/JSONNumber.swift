@@ -2,12 +2,12 @@
 ///
 /// Foundation reads numbers through `Double` (or `Decimal`), which loses 64-bit item identifiers and cannot
 /// tell `1` from `1.0`; here the text decides.
-public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// The number exactly as received (already checked against the RFC 8259 grammar by the parser).
     public let literal: String
 
     /// Wraps a literal the parser has already validated against the RFC 8259 number grammar.
-    package init(validatedLiteral literal: String) {
+    @_spi(Stores) public init(validatedLiteral literal: String) {
         self.literal = literal
     }
 

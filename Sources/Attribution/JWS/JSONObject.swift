@@ -1,22 +1,17 @@
 /// A JSON object whose member names are unique (the strict parser refuses duplicates), in received order.
-public struct JSONObject: Sendable, Hashable {
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) public struct JSONObject: Sendable, Hashable {
     /// One `"name": value` pair.
-    public struct Member: Sendable, Hashable {
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public struct Member: Sendable, Hashable {
         /// The member's name, unescaped.
         public let name: String
         /// The member's value.
         public let value: JSONValue
-
-        package init(name: String, value: JSONValue) {
-            self.name = name
-            self.value = value
-        }
     }
 
     /// The members in the order they were received.
     public let members: [Member]
 
-    package init(members: [Member]) {
+    @_spi(CommandLine) public init(members: [Member]) {
         self.members = members
     }
 
@@ -43,12 +38,12 @@ public struct JSONObject: Sendable, Hashable {
 
     /// A copy without the named members (e.g. an SKAdNetwork body without its signed members), compared by exact
     /// UTF-8 bytes; a list, searched linearly: the names are a dozen, and hashing them cost more than the search.
-    package func removing(_ names: [String]) -> JSONObject {
+    func removing(_ names: [String]) -> JSONObject {
         JSONObject(members: members.filter { member in !names.contains { $0.isExactlyEqual(to: member.name) } })
     }
 
     /// A copy without the member of this name (no `Set` built: this runs once per postback body).
-    package func removing(_ name: String) -> JSONObject {
+    func removing(_ name: String) -> JSONObject {
         JSONObject(members: members.filter { !$0.name.isExactlyEqual(to: name) })
     }
 }

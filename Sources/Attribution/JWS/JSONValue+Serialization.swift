@@ -10,20 +10,20 @@ extension JSONValue {
     }
 
     /// The string as a JSON string literal, quotes included (e.g. for naming a member in a message).
-    package static func quoted(_ string: String) -> String {
+    @_spi(CommandLine) @_spi(Stores) public static func quoted(_ string: String) -> String {
         var output: [UInt8] = []
         writeQuoted(string, into: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
     /// Appends the compact JSON text of this value to `output` (what ``jsonText`` returns, without a `String`).
-    package func appendJSON(to output: inout [UInt8]) {
+    func appendJSON(to output: inout [UInt8]) {
         write(into: &output)
     }
 
     /// Appends `members`, in their order, as one compact JSON object to `output`: the writer of lines built from a
     /// fixed list of members (an export line, a manifest line), so each need not restate the object's syntax.
-    package static func appendObject(_ members: [(String, JSONValue)], to output: inout [UInt8]) {
+    @_spi(Stores) public static func appendObject(_ members: [(String, JSONValue)], to output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
         for (position, (name, value)) in members.enumerated() {
             if position > 0 { output.append(UInt8(ascii: ",")) }
@@ -35,7 +35,7 @@ extension JSONValue {
     }
 
     /// Appends `string` as a JSON string literal, quotes included, to `output`.
-    package static func appendQuoted(_ string: String, to output: inout [UInt8]) {
+    @_spi(CommandLine) public static func appendQuoted(_ string: String, to output: inout [UInt8]) {
         writeQuoted(string, into: &output)
     }
 
@@ -100,7 +100,7 @@ extension JSONValue {
         output.append(UInt8(ascii: "\""))
     }
 
-    /// The scalar starting at `index` of valid UTF-8 and its length in bytes, when ``TerminalText`` must escape it.
+    /// The scalar starting at `index` of valid UTF-8 and its length in bytes, when `TerminalText` must escape it.
     private static func terminalUnsafeScalar(
         in bytes: ByteCursor, at index: Int
     ) -> (Unicode.Scalar, Int)? {

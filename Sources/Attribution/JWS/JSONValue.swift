@@ -1,5 +1,5 @@
 /// A JSON value as read by `StrictJSONParser`: objects keep their members in received order.
-public enum JSONValue: Sendable, Hashable {
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.

@@ -2,16 +2,16 @@
 ///
 /// Only `alg`, `kid` and `crit` matter. Key-carrying members (`jwk`, `jku`, `x5c`, `x5u`) are deliberately
 /// ignored: a key named by the token proves nothing about who signed it.
-package struct JWSHeader: Sendable, Hashable {
+struct JWSHeader: Sendable, Hashable {
     /// The decoded `kid` (after JSON unescaping: Apple writes `apple-development-identifier\/1`).
-    package let keyID: String
+    let keyID: String
     /// The header as decoded, for reporting.
-    package let object: JSONObject
+    let object: JSONObject
 
     /// Parses header JSON (J1) and applies J2 (`alg` exactly `ES256`, no `crit`) and the `kid` part of J3.
     ///
     /// - Returns: the header, or the error (with its rule) that rejects the token.
-    package static func read(_ headerBytes: [UInt8]) -> Result<JWSHeader, AttributionError> {
+    static func read(_ headerBytes: [UInt8]) -> Result<JWSHeader, AttributionError> {
         let object: JSONObject
         do {
             guard let parsed = try StrictJSONParser.parse(headerBytes).objectValue else {

@@ -1,6 +1,6 @@
 /// Finds where a run of "plain" JSON string content ends: printable ASCII (0x20-0x7E) other than the quote and the
 /// backslash, the bytes a JSON string holds, and a record writes, as they are with nothing to check. (DEL is not
-/// plain: output escapes it, see ``TerminalText``.) Shared by ``StrictJSONParser`` and
+/// plain: output escapes it, see `TerminalText`.) Shared by ``StrictJSONParser`` and
 /// ``FlatJSONScanner`` so both read string content the same way.
 enum PlainJSONText {
     /// The index of the first byte at or after `start` that is not plain (a quote, a backslash, a control

@@ -2,11 +2,11 @@
 ///
 /// Beyond the grammar it refuses what lets two parsers read one text differently: a byte order mark, invalid
 /// UTF-8, unpaired surrogate escapes, duplicate member names (by default) and nesting deeper than a limit
-/// (spec section 2, rule J1). Numbers are kept as their literal text (``JSONNumber``) and objects keep their
+/// (spec section 2, rule J1). Numbers are kept as their literal text (`JSONNumber`) and objects keep their
 /// members in received order. It never recurses, so no input can exhaust the stack while parsing, and it builds
 /// at most ``Options/valueBudget`` values (by default 64 plus one per 16 bytes of the text), so no shape of input
 /// can make a tree much larger than the text itself.
-package struct StrictJSONParser {
+@_spi(Stores) public struct StrictJSONParser {
     private let bytes: ByteCursor
     private let options: Options
     private var index = 0
@@ -25,7 +25,7 @@ package struct StrictJSONParser {
     /// strictly RFC 8259 or breaking `options`.
     ///
     /// Arrays, slices and buffers are read in place; other collections are copied once.
-    package static func parse(
+    @_spi(CommandLine) @_spi(Stores) public static func parse(
         _ bytes: some Collection<UInt8>, options: Options = .init()
     ) throws(AttributionError) -> JSONValue {
         try ByteCursor.over(bytes) { (cursor) throws(AttributionError) -> JSONValue in
@@ -494,24 +494,24 @@ extension StrictJSONParser {
 
 extension StrictJSONParser {
     /// The limits and policies a parse applies beyond the RFC 8259 grammar.
-    package struct Options: Sendable {
+    @_spi(CommandLine) public struct Options: Sendable {
         /// The deepest nesting of arrays and objects accepted; a top-level `[]` has depth 1.
         ///
         /// The product allows 16 (spec section 2). The parser itself never recurses, but values nested this deep
         /// are released and serialised recursively, so keep the limit small.
-        package var maximumDepth: Int = 16
+        @_spi(Stores) public var maximumDepth: Int = 16
 
         /// Whether two members of one object may not share a name (compared scalar by scalar after unescaping).
         ///
         /// RFC 8259 section 4 only says names SHOULD be unique; parsers then disagree on which duplicate wins
         /// (Foundation's `JSONDecoder` keeps the first, `JSONSerialization` the last), so a verifier refuses them.
-        package var rejectsDuplicateMembers: Bool = true
+        var rejectsDuplicateMembers: Bool = true
 
         /// How many values (scalars, arrays and objects, each counting one) a text may hold; nil: no limit.
-        package var valueBudget: ValueBudget? = .verifier
+        @_spi(Stores) public var valueBudget: ValueBudget? = .verifier
 
         /// Creates options; the defaults are the verifier's policy (depth 16, duplicates refused, the value budget).
-        package init(
+        @_spi(CommandLine) @_spi(Stores) public init(
             maximumDepth: Int = 16, rejectsDuplicateMembers: Bool = true, valueBudget: ValueBudget? = .verifier
         ) {
             self.maximumDepth = maximumDepth
@@ -528,23 +528,23 @@ extension StrictJSONParser {
     /// ``verifier``, is 64 values plus one per 16 bytes: an honest postback body, payload or header holds about a
     /// dozen and uses a small part of it; 16 KiB of anything holds at most 1,088 values. A text over its budget is
     /// refused whole, as malformed input (J1), before any more of it is built.
-    package struct ValueBudget: Sendable, Equatable {
+    @_spi(CommandLine) @_spi(Stores) public struct ValueBudget: Sendable, Equatable {
         /// Values every text may hold, however short.
-        package var base: Int
+        @_spi(Stores) public var base: Int
         /// One more value allowed per this many bytes of text.
-        package var bytesPerValue: Int
+        var bytesPerValue: Int
 
-        package init(base: Int, bytesPerValue: Int) {
+        init(base: Int, bytesPerValue: Int) {
             precondition(base >= 0 && bytesPerValue > 0, "a value budget needs base >= 0 and bytesPerValue > 0")
             self.base = base
             self.bytesPerValue = bytesPerValue
         }
 
         /// The verifier's budget: 64 values, plus one per 16 bytes of the text.
-        package static let verifier = ValueBudget(base: 64, bytesPerValue: 16)
+        @_spi(CommandLine) @_spi(Stores) public static let verifier = ValueBudget(base: 64, bytesPerValue: 16)
 
         /// The number of values a text of `count` bytes may hold.
-        package func limit(forTextBytes count: Int) -> Int {
+        @_spi(CommandLine) @_spi(Stores) public func limit(forTextBytes count: Int) -> Int {
             base + count / bytesPerValue
         }
     }

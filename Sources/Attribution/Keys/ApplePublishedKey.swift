@@ -1,14 +1,14 @@
 /// One of the postback-signing keys Apple publishes, by `kid` [Apple: "Verifying a postback"].
-package struct ApplePublishedKey: Sendable, Hashable {
+struct ApplePublishedKey: Sendable, Hashable {
     /// The JWS header `kid` that names this key.
-    package let keyID: String
+    let keyID: String
     /// Production or development.
-    package let environment: KeyEnvironment
+    let environment: KeyEnvironment
     /// The SubjectPublicKeyInfo DER, base64, exactly as Apple prints it.
-    package let base64DER: String
+    let base64DER: String
 
     /// Apple's production key: the only one trusted by default.
-    package static let production = ApplePublishedKey(
+    static let production = ApplePublishedKey(
         keyID: "apple-cas-identifier/0",
         environment: .production,
         base64DER: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEWdp8GPcGqmhgzEFj9Z2nSpQVddayaPe4FMzqM9wib1"
@@ -16,7 +16,7 @@ package struct ApplePublishedKey: Sendable, Hashable {
     )
 
     /// Apple's development key for end-to-end test flows.
-    package static let development0 = ApplePublishedKey(
+    static let development0 = ApplePublishedKey(
         keyID: "apple-development-identifier/0",
         environment: .development,
         base64DER: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAELeEDzpJEP+/qRSE5hJVC1p1J0ssUnQGMzBBbvnACBok8"
@@ -24,7 +24,7 @@ package struct ApplePublishedKey: Sendable, Hashable {
     )
 
     /// Apple's development key for postbacks made in a device's developer settings.
-    package static let development1 = ApplePublishedKey(
+    static let development1 = ApplePublishedKey(
         keyID: "apple-development-identifier/1",
         environment: .development,
         base64DER: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE8YzdO7eM97s/IJ25kdW5CZ3A14USE5IJ5Ha/vhWaxI6U"
@@ -32,12 +32,12 @@ package struct ApplePublishedKey: Sendable, Hashable {
     )
 
     /// All of Apple's published AdAttributionKit keys.
-    package static let all: [ApplePublishedKey] = [production, development0, development1]
+    static let all: [ApplePublishedKey] = [production, development0, development1]
 
     /// The key as a verifier can use it. The bytes are a compile-time constant, loaded without the checks of
     /// ``ECPublicKey/init(derRepresentation:curve:)`` and decoded by libcrypto on first use (`ECPublicKeyTests`
     /// loads every published key through those checks).
-    package var publicKey: ECPublicKey {
+    var publicKey: ECPublicKey {
         do {
             return ECPublicKey(validated: try Base64.decode(Array(base64DER.utf8)), curve: .p256)
         } catch {

@@ -8,7 +8,7 @@ public struct KeyRing: Sendable {
     public let allowsDevelopmentKeys: Bool
     /// The keys SKAdNetwork postbacks are verified with (not looked up by kid): Apple's unless replaced with
     /// ``replaceSKAdNetworkKey(with:)`` for testing.
-    package internal(set) var skAdNetworkKeys: SKAdNetworkKeys = .apple
+    var skAdNetworkKeys: SKAdNetworkKeys = .apple
 
     /// Apple's production key, plus Apple's development keys when `allowingDevelopmentKeys` is true.
     /// - Parameter allowingDevelopmentKeys: also trust Apple's development kids (never on production traffic).
@@ -48,12 +48,12 @@ public struct KeyRing: Sendable {
 
     /// Every key ``trustedKey(for:)`` accepts: Apple's production key, the added keys, and Apple's development keys
     /// only when they are allowed.
-    package var trustedKeys: [TrustedKey] {
+    var trustedKeys: [TrustedKey] {
         keys.values.filter { $0.environment != .development || allowsDevelopmentKeys }
     }
 
     /// The key for a header `kid`, or the error that rejects it (J3 unknown, J4 untrusted development key).
-    package func trustedKey(for keyID: String) -> Result<TrustedKey, AttributionError> {
+    func trustedKey(for keyID: String) -> Result<TrustedKey, AttributionError> {
         guard let trusted = keys[ExactString(keyID)] else {
             return .failure(AttributionError(.j3, Self.unknownKeyReason(keyID)))
         }

@@ -3,20 +3,20 @@
 ///
 /// ``apple`` holds Apple's keys and is what every ``KeyRing`` starts with. A key can be replaced for testing your
 /// own signing (``replacing(with:)``); results verified by a replaced key report environment `custom`.
-package struct SKAdNetworkKeys: Sendable, Hashable {
+struct SKAdNetworkKeys: Sendable, Hashable {
     /// The key ID results report for the P-256 key.
-    package static let p256KeyID = "skadnetwork-p256"
+    static let p256KeyID = "skadnetwork-p256"
     /// The key ID results report for the P-192 key.
-    package static let p192KeyID = "skadnetwork-p192"
+    static let p192KeyID = "skadnetwork-p192"
 
     /// Apple's SKAdNetwork 1.0 and 2.0 key, base64 DER SubjectPublicKeyInfo on P-192, as Apple prints it
     /// [Apple: "Verifying an install-validation postback"].
-    package static let appleP192Base64DER = "MEkwEwYHKoZIzj0CAQYIKoZIzj0DAQEDMgAEMyHD625uvsmGq4C43cQ9BnfN2xslVT5V1nOm"
+    static let appleP192Base64DER = "MEkwEwYHKoZIzj0CAQYIKoZIzj0DAQEDMgAEMyHD625uvsmGq4C43cQ9BnfN2xslVT5V1nOm"
         + "AMP6qaRRUll3PB1JYmgSm+62sosG"
 
     /// Apple's keys, loaded once: P-256 byte-identical to `apple-cas-identifier/0` (Apple publishes the same key
     /// for SKAdNetwork 2.1 and later), and the P-192 key. Environment `production`.
-    package static let apple: SKAdNetworkKeys = {
+    static let apple: SKAdNetworkKeys = {
         // Loaded without libcrypto's decoding until first used, as Apple's other keys (`ECPublicKeyTests` loads it
         // through every check).
         let p192: ECPublicKey
@@ -31,9 +31,9 @@ package struct SKAdNetworkKeys: Sendable, Hashable {
     }()
 
     /// The key for versions 2.1 and later.
-    package let p256: TrustedKey
+    let p256: TrustedKey
     /// The key for versions 1.0 and 2.0.
-    package let p192: TrustedKey
+    let p192: TrustedKey
 
     /// Two keys, each on its curve: only ``apple`` and ``replacing(with:)`` make them, so that always holds.
     init(p256: TrustedKey, p192: TrustedKey) {
@@ -44,7 +44,7 @@ package struct SKAdNetworkKeys: Sendable, Hashable {
 
     /// These keys with the one on `key`'s curve replaced by `key` (environment `custom`), for verifying
     /// postbacks you signed yourself: Apple's private keys are not available to tests.
-    package func replacing(with key: ECPublicKey) -> SKAdNetworkKeys {
+    func replacing(with key: ECPublicKey) -> SKAdNetworkKeys {
         switch key.curve {
         case .p256:
             SKAdNetworkKeys(p256: TrustedKey(keyID: Self.p256KeyID, key: key, environment: .custom), p192: p192)
@@ -54,7 +54,7 @@ package struct SKAdNetworkKeys: Sendable, Hashable {
     }
 
     /// The key that signs postbacks of `version`.
-    package func key(for version: SKAdNetworkVersion) -> TrustedKey {
+    func key(for version: SKAdNetworkVersion) -> TrustedKey {
         switch version.curve {
         case .p256: p256
         case .p192: p192

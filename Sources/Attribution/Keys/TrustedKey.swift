@@ -1,19 +1,13 @@
 /// A key the key ring trusts, with the environment every result verified by it reports.
-package struct TrustedKey: Sendable, Hashable {
-    package let keyID: String
-    package let key: ECPublicKey
-    package let environment: KeyEnvironment
-
-    package init(keyID: String, key: ECPublicKey, environment: KeyEnvironment) {
-        self.keyID = keyID
-        self.key = key
-        self.environment = environment
-    }
+struct TrustedKey: Sendable, Hashable {
+    let keyID: String
+    let key: ECPublicKey
+    let environment: KeyEnvironment
 }
 
 /// Where a trusted key comes from, reported in every result (`environment`).
 public enum KeyEnvironment: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// Apple's production postback key (`apple-cas-identifier/0`).
     case production

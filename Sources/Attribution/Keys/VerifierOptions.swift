@@ -8,7 +8,7 @@
 /// it with `invalid-key` from ``keyRing()``.
 public struct VerifierOptions: Sendable {
     /// A key file trusted for one kid (`--key KID=PATH`).
-    public struct KeyFile: Sendable, Equatable {
+    struct KeyFile: Sendable, Equatable {
         /// The kid the key is trusted for (before the first `=`).
         public let keyID: String
         /// The key file's path (after the first `=`).
@@ -16,7 +16,7 @@ public struct VerifierOptions: Sendable {
     }
 
     /// Every `--key`, in the order given.
-    public private(set) var keyFiles: [KeyFile] = []
+    private(set) var keyFiles: [KeyFile] = []
     /// `--allow-development`: also trust Apple's development kids (never on production traffic).
     public var allowsDevelopmentKeys = false
     /// `--skadnetwork-key-p256` and `--skadnetwork-key-p192`: files whose keys replace Apple's SKAdNetwork key for

@@ -17,7 +17,7 @@ public struct ImpressionPayload: Sendable, Hashable {
     /// The signed `eligible-for-re-engagement`, when present.
     public let eligibleForReEngagement: Bool?
     /// Every signed member as decoded.
-    public let object: JSONObject
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public let object: JSONObject
 
     /// The payload's field errors under rule I1 (presence, types and values alike), as `layout` (Apple's table,
     /// ``MessageLayout/impressionPayload``, unless a test adds a member) defines them.

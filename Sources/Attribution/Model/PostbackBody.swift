@@ -12,7 +12,7 @@ public struct PostbackBody: Sendable, Hashable {
     /// Two capital letters (added in 2025).
     public let countryCode: String?
     /// Every member except `jws-string`, in received order, unknown ones included.
-    public let members: JSONObject
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public let members: JSONObject
 
     /// Reads the unsigned members under rule U1, as `layout` (Apple's table, ``MessageLayout/postbackBody``,
     /// unless a test adds a member) defines them; the findings are appended, and only valid values are kept.
@@ -41,7 +41,7 @@ public struct PostbackBody: Sendable, Hashable {
 
 /// How the user met the ad, from the unsigned `ad-interaction-type` body member.
 public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// The ad was viewed (`view`).
     case view
@@ -51,7 +51,7 @@ public enum AdInteractionType: String, Sendable, Hashable, CaseIterable, Exactly
 
 /// The coarse conversion value a postback's body may carry (`coarse-conversion-value`).
 public enum CoarseConversionValue: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// `low`.
     case low

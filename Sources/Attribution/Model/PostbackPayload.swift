@@ -22,7 +22,7 @@ public struct PostbackPayload: Sendable, Hashable {
     /// Present at tier 3 only; 0 in development postbacks.
     public let publisherItemIdentifier: UInt64?
     /// Every signed member as decoded, unknown ones included (Apple adds fields over time).
-    public let object: JSONObject
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public let object: JSONObject
 
     /// The payload's field errors under rules P1 (presence, JSON type) and P2 (values), as `layout` (Apple's
     /// table, ``MessageLayout/postbackPayload``, unless a test adds a member) defines them.
@@ -56,7 +56,7 @@ public struct PostbackPayload: Sendable, Hashable {
 
 /// How the user converted, from a postback's `conversion-type` [Apple: "Identifying the parameters in a postback"].
 public enum ConversionType: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// A first download (`download`).
     case download

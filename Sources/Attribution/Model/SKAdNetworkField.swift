@@ -1,6 +1,6 @@
 /// A member of an SKAdNetwork postback that some version's signature covers, named as the JSON body names it
 /// (spec §9). Types are those of Apple's examples (`Tests/AttributionTests/Vectors/reference/skadnetwork/`).
-package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
+enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     /// The postback version, a string such as `"4.0"` (absent in 1.0).
     case version
     /// The ad network's ID, e.g. `com.example` or `example123.skadnetwork`.
@@ -54,7 +54,7 @@ package enum SKAdNetworkField: String, Sendable, Hashable, CaseIterable {
     }
 
     /// True for the members a postback may leave out (then the signed string leaves them out too).
-    package var isOptional: Bool {
+    var isOptional: Bool {
         self == .sourceAppID || self == .sourceDomain
     }
 

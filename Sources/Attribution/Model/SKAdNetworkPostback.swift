@@ -2,7 +2,7 @@
 /// signature covers.
 ///
 /// Only the members of that order are here as typed values; everything else in the body, including
-/// `conversion-value`, `coarse-conversion-value` and `country-code`, is in ``unsignedMembers`` and proves nothing.
+/// `conversion-value`, `coarse-conversion-value` and `country-code`, is in `unsignedMembers` and proves nothing.
 public struct SKAdNetworkPostback: Sendable, Hashable {
     /// The version that chose the order and the key.
     public let version: SKAdNetworkVersion
@@ -29,14 +29,14 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     /// `postback-sequence-index` (4.0): 0, 1 or 2 once rule S4 passed.
     public let postbackSequenceIndex: UInt64?
     /// The signed members present, in signing order, with their values as received.
-    public let signedMembers: JSONObject
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public let signedMembers: JSONObject
     /// Every other member of the body except `attribution-signature`, in received order.
-    public let unsignedMembers: JSONObject
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public let unsignedMembers: JSONObject
     /// The signed members' values joined by U+2063 (spec §9): what the signature must cover, as UTF-8.
     public let signedString: String
 
     /// The separator Apple joins the signed values with: U+2063 INVISIBLE SEPARATOR (UTF-8 `E2 81 A3`).
-    package static let separator: Character = "\u{2063}"
+    @_spi(CommandLine) @_spi(Stores) public static let separator: Character = "\u{2063}"
 
     /// The key under which a repeat is a duplicate (rule D1): `transaction-id` and the signed
     /// `postback-sequence-index` (`0` when the version signs none), as spec §9 says, narrowed by the signed
@@ -54,7 +54,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     /// integers plain and within 0 ... 2^64-1, since they are signed in decimal).
     ///
     /// - Returns: the postback when there are no findings; otherwise nil, with the findings appended.
-    package static func decode(
+    static func decode(
         _ body: JSONObject, version: SKAdNetworkVersion, signedFields: [SKAdNetworkField], findings: inout [Finding]
     ) -> SKAdNetworkPostback? {
         var reader = FieldReader(body, owner: "the \(version.rawValue) postback", typeRule: .s2, rangeRule: .s2)
@@ -87,7 +87,7 @@ public struct SKAdNetworkPostback: Sendable, Hashable {
     }
 
     /// The body's members that `signedFields` does not cover, `attribution-signature` left out, in received order.
-    package static func unsignedMembers(of body: JSONObject, signedFields: [SKAdNetworkField]) -> JSONObject {
+    static func unsignedMembers(of body: JSONObject, signedFields: [SKAdNetworkField]) -> JSONObject {
         body.removing(signedFields.map(\.rawValue) + [SKAdNetworkField.attributionSignature])
     }
 

@@ -4,7 +4,7 @@
 /// The order is the whole contract: the signature is over the members' values joined by U+2063, so a verifier
 /// that puts one member in the wrong place rejects every genuine postback of that version.
 public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// No `version` member, or `"1.0"`: four members, Apple's P-192 key.
     case v1_0 = "1.0"
@@ -21,7 +21,7 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable, Exactl
 
     /// The members the signature covers, in signing order. The optional ones (``SKAdNetworkField/isOptional``)
     /// are left out of the signed string when absent.
-    package var signedFields: [SKAdNetworkField] {
+    var signedFields: [SKAdNetworkField] {
         switch self {
         case .v1_0:
             [.adNetworkID, .campaignID, .appID, .transactionID]
@@ -48,12 +48,12 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable, Exactl
 
     /// The other order a postback of this version may be signed over: for 2.2 only, the 2.0/2.1 order (no
     /// `fidelity-type`), which real 2.2 postbacks have been seen to use (spec §9, rule S6).
-    package var fallbackSignedFields: [SKAdNetworkField]? {
+    var fallbackSignedFields: [SKAdNetworkField]? {
         self == .v2_2 ? Self.v2_1.signedFields : nil
     }
 
     /// The curve of Apple's signing key: P-192 for 1.0 and 2.0, P-256 from 2.1 on (spec §3).
-    package var curve: ECPublicKey.Curve {
+    var curve: ECPublicKey.Curve {
         switch self {
         case .v1_0, .v2_0: .p192
         case .v2_1, .v2_2, .v3_0, .v4_0: .p256
@@ -62,7 +62,7 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable, Exactl
 
     /// Reads a body's version under rule S1: no `version` member is 1.0; otherwise it must be one of the known
     /// version strings exactly (`"4.0"`, not `4.0`, `"4"` or `" 4.0"`), else `unsupported-version`.
-    package static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, AttributionError> {
+    @_spi(CommandLine) @_spi(Stores) public static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, AttributionError> {
         guard let value = body[SKAdNetworkField.version.rawValue] else { return .success(.v1_0) }
         let known = allCases.map { JSONValue.quoted($0.rawValue) }.joined(separator: ", ")
         guard case .string(let text) = value else {

@@ -3,7 +3,7 @@
 /// In the library so a server can log exactly the CLI's records, and so `FastPostbackPath` writes its records
 /// with the same code. Written straight into a byte buffer (no intermediate strings): rendering runs once per item
 /// on the hot path.
-public enum JSONLinesRecord {
+@_spi(Servers) public enum JSONLinesRecord {
     /// The record of an item that has no file and line, such as a request a server received: `source` is
     /// `label` (a request id, say), and `line` is 1 (one item).
     /// - Parameters:

@@ -1,6 +1,6 @@
 extension RFC3339Timestamp {
     /// Why a text is not a time ``milliseconds(_:)`` reads: what is wrong, in words a user can act on.
-    public struct Refusal: Error, Sendable, CustomStringConvertible {
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public struct Refusal: Error, Sendable, CustomStringConvertible {
         /// What is wrong with the text, e.g. `November has 30 days`.
         public let reason: String
 
@@ -19,7 +19,7 @@ extension RFC3339Timestamp {
     /// nothing else is optional: seconds and an offset (`Z`, `+hh:mm`, `-hh:mm`) are required.
     /// - Parameter text: The date or date-time, ASCII only.
     /// - Returns: Milliseconds since 1970-01-01T00:00:00Z (negative before it).
-    /// - Throws: ``Refusal`` naming the first field that is wrong.
+    /// - Throws: `Refusal` naming the first field that is wrong.
     public static func milliseconds(_ text: String) throws(Refusal) -> Int64 {
         var reader = TimeTextReader(Array(text.utf8))
         let year = try reader.digits(4, "the year (4 digits)")
@@ -105,7 +105,7 @@ extension RFC3339Timestamp {
     }
 }
 
-/// The bytes of a time's text, read left to right by ``RFC3339Timestamp/milliseconds(_:)``.
+/// The bytes of a time's text, read left to right by `RFC3339Timestamp.milliseconds(_:)`.
 private struct TimeTextReader {
     private let bytes: [UInt8]
     private var position = 0

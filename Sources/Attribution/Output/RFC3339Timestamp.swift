@@ -6,7 +6,7 @@ import Foundation
 /// Written out by hand: no formatter, locale or calendar can change it, and equal instants always give equal
 /// text (the fixed width also sorts as time does). Public so that every program built on the library writes its
 /// times the same way, and cheaply (the receiver stamps a log line per request with it).
-public enum RFC3339Timestamp {
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) public enum RFC3339Timestamp {
     /// The RFC 3339 text of `date`, in UTC with milliseconds (`2026-11-24T11:36:05.123Z`).
     /// - Parameter date: the instant.
     /// - Returns: its text, fixed width.

@@ -1,10 +1,10 @@
 /// How text that came from the input is shown where a person reads it (text records, messages on standard error):
 /// nothing in it may reach a terminal raw, so no input can forge a line, a colour or a mark (docs/cli.md section 3).
 ///
-/// JSON Lines output escapes the same scalars as `\uXXXX` (``JSONValue``), so a record printed to a terminal is
+/// JSON Lines output escapes the same scalars as `\uXXXX` (`JSONValue`), so a record printed to a terminal is
 /// safe too and still decodes to the same string. Public, so that every program built on the library (the
 /// receiver's start-up messages among them) escapes with this one definition.
-public enum TerminalText {
+@_spi(CommandLine) @_spi(Servers) @_spi(Stores) public enum TerminalText {
     /// Whether a scalar must not reach a terminal raw: C0 and C1 controls and DEL (escape sequences, carriage
     /// returns, line feeds), format characters (bidirectional overrides and isolates, zero-width characters, the
     /// BOM, U+2063), line and paragraph separators, and private-use, surrogate or unassigned code points, whose

@@ -32,7 +32,7 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
     public var isWarning: Bool { code == nil }
 
     /// This warning as a strict-mode error (`rule-warning`), keeping its rule and message.
-    package var promotedToError: Finding {
+    var promotedToError: Finding {
         isWarning ? Finding(rule: rule, code: .ruleWarning, message: message) : self
     }
 

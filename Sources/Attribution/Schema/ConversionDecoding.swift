@@ -4,7 +4,7 @@ import Foundation
 /// arrival allows, and, when the schema has the app, its campaign and what its value means.
 public struct DecodedConversion: Sendable {
     /// The conversion window the postback closes.
-    public let window: ConversionWindow
+    @_spi(CommandLine) @_spi(Servers) public let window: ConversionWindow
     /// The time the estimate starts from: when the postback arrived (the command line: when the run started).
     public let arrival: Date
     /// The first-launch times consistent with the arrival (``ConversionFacts/installRange(sentAt:)``).
@@ -24,7 +24,7 @@ public struct DecodedConversion: Sendable {
     public let campaign: String?
     /// What the value means: the fine value's meaning when the postback has a fine value the schema maps, else the
     /// coarse value's; nil when neither is mapped (or the postback carries no value).
-    public let meaning: ConversionSchema.Meaning?
+    @_spi(CommandLine) @_spi(Servers) public let meaning: ConversionSchema.Meaning?
     /// The currency of the revenue, when the schema gives one.
     public let currency: String?
     /// The display name the schema gives the postback's signed ad network in the app's entry (version 2); nil
@@ -68,7 +68,7 @@ extension DecodedConversion {
     /// - Parameters:
     ///   - out: the record's bytes so far, without its closing brace.
     ///   - times: the arrival's time members, made once; used only when made for this conversion's arrival.
-    public func appendJSONMember(to out: inout [UInt8], times: DecodedTimes? = nil) {
+    @_spi(CommandLine) @_spi(Servers) public func appendJSONMember(to out: inout [UInt8], times: DecodedTimes? = nil) {
         JSONLinesRecord.appendLiteral(#","decoded":{"window":"#, to: &out)
         JSONLinesRecord.appendDecimal(window.number, to: &out)
         if let times, times.arrival == arrival, !usesSKAdNetworkTimer,
@@ -128,7 +128,7 @@ extension DecodedConversion {
     ///   - record: a whole JSON Lines record.
     ///   - times: the arrival's time members, made once; used only when made for this conversion's arrival.
     /// - Returns: the record with `decoded`; the record unchanged when it does not end with `}`.
-    public func adding(to record: [UInt8], times: DecodedTimes? = nil) -> [UInt8] {
+    @_spi(CommandLine) @_spi(Servers) public func adding(to record: [UInt8], times: DecodedTimes? = nil) -> [UInt8] {
         var out = record
         guard out.last == UInt8(ascii: "}") else { return record }
         out.reserveCapacity(record.count + 512)
@@ -141,7 +141,7 @@ extension DecodedConversion {
 
 /// The time members of `decoded` (`,"arrival":…,"install-earliest":…,"install-latest":…`) for one arrival time,
 /// written once per window: a run decodes every postback as of the same time, so these differ only by window.
-public struct DecodedTimes: Sendable {
+@_spi(CommandLine) @_spi(Servers) public struct DecodedTimes: Sendable {
     /// The arrival time the members are written for.
     public let arrival: Date
     /// By window (1, 2, 3 at 0, 1, 2).

@@ -87,7 +87,7 @@ public struct ConversionFacts: Sendable, Hashable {
     }
 
     /// The facts of a valid SKAdNetwork postback, given its unsigned values.
-    package init(skAdNetwork postback: SKAdNetworkPostback, environment: KeyEnvironment?, fineValue: Int?,
+    @_spi(CommandLine) public init(skAdNetwork postback: SKAdNetworkPostback, environment: KeyEnvironment?, fineValue: Int?,
                  coarseValue: CoarseConversionValue?) {
         self.init(environment: environment, advertisedItemIdentifier: postback.appID,
                   sourceIdentifier: postback.sourceIdentifier,
@@ -99,20 +99,20 @@ public struct ConversionFacts: Sendable, Hashable {
 
     /// The conversion window the postback closes. SKAdNetwork 1.0-3.0's one postback counts as window 1: its value
     /// is the 6-bit value window 1 carries as its fine value.
-    public var window: ConversionWindow? { ConversionWindow(postbackSequenceIndex: postbackSequenceIndex) }
+    @_spi(CommandLine) @_spi(Servers) public var window: ConversionWindow? { ConversionWindow(postbackSequenceIndex: postbackSequenceIndex) }
 
     /// True when the postback carries neither a fine nor a coarse conversion value.
     public var hasNoValue: Bool { fineValue == nil && coarseValue == nil }
 
     /// True for an SKAdNetwork postback of a version before 4.0: one postback, sent on its own timer
-    /// (``SKAdNetworkTimer``), not at the end of a conversion window.
+    /// (`SKAdNetworkTimer`), not at the end of a conversion window.
     public var usesSKAdNetworkTimer: Bool {
         skAdNetworkVersion.map { $0 != .v4_0 } ?? false
     }
 
     /// The first-launch times consistent with a postback sent at `sent`: by its window
-    /// (``ConversionWindow/installRange(sentAt:)``) or, before SKAdNetwork 4.0, by its timer
-    /// (``SKAdNetworkTimer/installRange(sentAt:finalValue:)``).
+    /// (`ConversionWindow.installRange(sentAt:)`) or, before SKAdNetwork 4.0, by its timer
+    /// (`SKAdNetworkTimer.installRange(sentAt:finalValue:)`).
     /// - Parameter sent: when the postback was sent (in practice: when it arrived).
     /// - Returns: the earliest and latest first-launch times; nil when the facts name no window.
     public func installRange(sentAt sent: Date) -> ClosedRange<Date>? {

@@ -3,7 +3,7 @@ import Foundation
 extension ConversionSchema {
     /// A campaign's name and the days it applies (docs/schema.md, version 2): a network may re-use a source
     /// identifier, so the same identifier can name one campaign until a date and another after it.
-    public struct Campaign: Sendable, Hashable {
+    @_spi(CommandLine) @_spi(Servers) public struct Campaign: Sendable, Hashable {
         /// The campaign's display name.
         public let name: String
         /// The start of the first UTC day the name applies; nil: from the start of the app's period.
@@ -30,7 +30,7 @@ extension ConversionSchema {
     /// Campaign names by the identifiers a postback signs: `source-identifier` (AdAttributionKit, SKAdNetwork
     /// 4.0) and SKAdNetwork 1.0-3.0's `campaign-id`, kept apart (campaign id 12 is not source identifier `"12"`).
     /// Each identifier's campaigns never share a day, so at most one applies at a time.
-    public struct Campaigns: Sendable {
+    @_spi(CommandLine) @_spi(Servers) public struct Campaigns: Sendable {
         /// By source identifier. The keys are 2 to 4 ASCII digits, which no other sequence of code points is
         /// canonically equivalent to, so `String` keys compare them exactly.
         public let bySourceIdentifier: [String: [Campaign]]
@@ -60,7 +60,7 @@ extension ConversionSchema {
 
     /// An ad network an app's entry names (version 2): the signed identifier its postbacks carry, its display
     /// name, and the campaign names it gives its own identifiers.
-    public struct Network: Sendable {
+    @_spi(CommandLine) @_spi(Servers) public struct Network: Sendable {
         /// The identifier postbacks sign: AdAttributionKit's `ad-network-identifier`, SKAdNetwork's
         /// `ad-network-id`. Matched by code points.
         public let adNetworkIdentifier: ExactString

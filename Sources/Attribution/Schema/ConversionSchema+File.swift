@@ -21,7 +21,7 @@ extension ConversionSchema {
             throw AttributionError(.invalidOption, "--schema \(path): \(error.words)")
         }
         do {
-            try self.init(parsing: bytes)
+            try self.init(refusing: bytes)
         } catch {
             throw AttributionError(.invalidOption, "--schema \(path): \(error.description)")
         }

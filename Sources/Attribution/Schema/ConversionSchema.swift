@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Read strictly, as the postbacks are: the text through `StrictJSONParser` (duplicate members refused), then
 /// every member checked; unknown members are refused so a misspelt one cannot be ignored silently. A refusal
-/// names the line and the reason (``Refusal``).
+/// names the line and the reason (an ``AttributionError`` with the code ``AttributionError/Code/invalidSchema``).
 public struct ConversionSchema: Sendable {
     /// The newest format version this reader knows (`"schema-version"`); it reads every version from 1 up.
     public static let version = 2
@@ -15,7 +15,7 @@ public struct ConversionSchema: Sendable {
     public static let maximumBytes = 1 << 20
 
     /// What one conversion value means.
-    public struct Meaning: Sendable, Hashable {
+    @_spi(CommandLine) @_spi(Servers) public struct Meaning: Sendable, Hashable {
         /// The events the value stands for, in the schema's order.
         public let events: [String]
         /// The revenue the value stands for, in the app's currency; nil when the schema gives none.
@@ -23,7 +23,7 @@ public struct ConversionSchema: Sendable {
     }
 
     /// A revenue range, low to high inclusive.
-    public struct RevenueRange: Sendable, Hashable {
+    @_spi(CommandLine) @_spi(Servers) public struct RevenueRange: Sendable, Hashable {
         /// The lowest revenue, inclusive.
         public let low: Decimal
         /// The highest revenue, inclusive.
@@ -31,7 +31,7 @@ public struct ConversionSchema: Sendable {
     }
 
     /// The meanings of one conversion window's values.
-    public struct WindowMeanings: Sendable {
+    @_spi(CommandLine) @_spi(Servers) public struct WindowMeanings: Sendable {
         /// By fine value, 0-63 (empty but for the first window).
         public let fine: [Int: Meaning]
         /// By coarse value (`low`, `medium`, `high`).
@@ -39,7 +39,7 @@ public struct ConversionSchema: Sendable {
     }
 
     /// One app's schema for one validity period.
-    public struct App: Sendable {
+    @_spi(CommandLine) @_spi(Servers) public struct App: Sendable {
         /// The App Store ID a postback's `advertised-item-identifier` carries.
         public let advertisedItemIdentifier: UInt64
         /// The app's display name (version 2), when given.
@@ -113,16 +113,17 @@ public struct ConversionSchema: Sendable {
     /// The file's `"schema-version"`: 1 or 2. From 2 a record's `decoded` also names the network and the app.
     public let version: Int
     /// The app entries, in the schema's order.
-    public let apps: [App]
+    @_spi(CommandLine) @_spi(Servers) public let apps: [App]
 
-    /// Why a schema was refused: the line (1-based) and the reason.
-    public struct Refusal: Error, Sendable, CustomStringConvertible {
+    /// Why a schema was refused: the line (1-based) and the reason. Public callers receive it as an
+    /// ``AttributionError`` with the code ``AttributionError/Code/invalidSchema`` and the reason `line N: reason`.
+    struct Refusal: Error, Sendable, CustomStringConvertible {
         /// The line of the schema's text that is wrong, 1-based.
-        public let line: Int
+        let line: Int
         /// What is wrong, in words.
-        public let reason: String
+        let reason: String
         /// `line N: reason`.
-        public var description: String { "line \(line): \(reason)" }
+        var description: String { "line \(line): \(reason)" }
     }
 
     /// The app's schema valid at `date`, if any (periods of one app never overlap).
@@ -130,14 +131,24 @@ public struct ConversionSchema: Sendable {
     ///   - advertisedItemIdentifier: the app's App Store ID.
     ///   - date: the time the entry must be valid at.
     /// - Returns: the app's entry for `date`, or nil.
-    public func app(_ advertisedItemIdentifier: UInt64, at date: Date) -> App? {
+    @_spi(CommandLine) @_spi(Servers) public func app(_ advertisedItemIdentifier: UInt64, at date: Date) -> App? {
         apps.first { $0.advertisedItemIdentifier == advertisedItemIdentifier && $0.isValid(at: date) }
     }
 
     /// Reads a schema from its JSON text.
     /// - Parameter bytes: the schema's JSON text, UTF-8, at most ``maximumBytes``.
-    /// - Throws: ``Refusal``, with the line and the reason, for a schema that is not exactly the format.
-    public init(parsing bytes: [UInt8]) throws(Refusal) {
+    /// - Throws: ``AttributionError`` with the code ``AttributionError/Code/invalidSchema`` for a schema that is not
+    ///   exactly the format; its reason names the line and what is wrong (`line N: reason`).
+    public init(parsing bytes: [UInt8]) throws(AttributionError) {
+        do {
+            try self.init(refusing: bytes)
+        } catch {
+            throw AttributionError(.invalidSchema, error.description)
+        }
+    }
+
+    /// ``init(parsing:)``, refusing with the line and the reason apart.
+    init(refusing bytes: [UInt8]) throws(Refusal) {
         guard bytes.count <= Self.maximumBytes else {
             throw Refusal(line: 1, reason: "the schema is larger than \(Self.maximumBytes) bytes")
         }

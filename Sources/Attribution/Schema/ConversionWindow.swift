@@ -3,7 +3,7 @@ import Foundation
 /// One of AdAttributionKit's three conversion windows, as a postback's `postback-sequence-index` names it, with
 /// the delay Apple adds before sending its postback (spec section 13): the one definition the decoding, the report
 /// and the documentation use.
-public struct ConversionWindow: Sendable, Hashable {
+@_spi(CommandLine) @_spi(Servers) public struct ConversionWindow: Sendable, Hashable {
     /// 1, 2 or 3: `postback-sequence-index` plus one, as Apple's pages number the windows.
     public let number: Int
     /// The window's first and last day after the first launch (day 0 is the first 24 hours).

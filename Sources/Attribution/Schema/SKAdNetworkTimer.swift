@@ -7,7 +7,7 @@ import Foundation
 /// registers the install and starts a 24-hour timer; each update to a greater conversion value (before 4.0 values
 /// may only increase) restarts it; when it expires the value is final, and the device sends the postback within
 /// the following 0-24 hours.
-public enum SKAdNetworkTimer {
+enum SKAdNetworkTimer {
     /// The timer, restarted by every increase of the value.
     public static let timerHours = 24
     /// The random delay after the timer expires.

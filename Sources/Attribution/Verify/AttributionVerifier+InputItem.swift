@@ -1,13 +1,13 @@
 extension AttributionVerifier {
     /// Verifies one item read by the command line's reader; an oversized item (never buffered) gets its J1 result.
-    package func verify(_ item: InputItem) -> VerificationResult {
+    @_spi(CommandLine) @_spi(Stores) public func verify(_ item: InputItem) -> VerificationResult {
         var prepared = prepare(item)
         checkSignature(&prepared)
         return complete(prepared)
     }
 
     /// Step 1 of ``verify(_:)-(InputItem)`` (see ``prepare(_:)-(ArraySlice<UInt8>)``).
-    package func prepare(_ item: InputItem) -> PreparedItem {
+    func prepare(_ item: InputItem) -> PreparedItem {
         switch item.content {
         case .refused(let reason):
             var prepared = PreparedItem()
@@ -26,7 +26,7 @@ extension AttributionVerifier {
     /// fast path's check of the same bytes): the general path finds and words the item's findings without a
     /// second ECDSA, so a forged postback costs one signature check, never two. Should the general path arrive at
     /// a different check (another key, signature or digest: it never does for the same bytes), it runs that one.
-    package func verify(_ item: InputItem, rejected: ES256SignatureCheck) -> VerificationResult {
+    func verify(_ item: InputItem, rejected: ES256SignatureCheck) -> VerificationResult {
         var prepared = prepare(item)
         if let pending = prepared.pendingES256Check, pending.isSameCheck(as: rejected) {
             prepared.jws?.settleSignatureCheck(valid: false)

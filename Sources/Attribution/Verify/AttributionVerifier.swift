@@ -24,7 +24,7 @@ public struct AttributionVerifier: Sendable {
     /// Strictness and the impression clock this verifier applies.
     public let policy: VerificationPolicy
     /// Tokens already verified by this verifier, so exact repeats (Apple's retries) skip the ECDSA; nil: no cache.
-    package let cache: VerifiedTokenCache?
+    let cache: VerifiedTokenCache?
     /// The tables the AdAttributionKit messages are read with, by this path and the fast path alike: Apple's,
     /// unless a test adds a member.
     let layouts: MessageLayouts
@@ -38,7 +38,7 @@ public struct AttributionVerifier: Sendable {
     }
 
     /// With a cache of verified tokens (the command line's: Apple's retries skip the ECDSA).
-    package init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), cache: VerifiedTokenCache?) {
+    init(keyRing: KeyRing, policy: VerificationPolicy = VerificationPolicy(), cache: VerifiedTokenCache?) {
         self.init(keyRing: keyRing, policy: policy, cache: cache, layouts: .apple)
     }
 
@@ -86,7 +86,7 @@ public struct AttributionVerifier: Sendable {
     // MARK: - The three steps
 
     /// Step 1: everything before the ECDSA: size, form, body JSON, JWS envelope and header, key, digest, cache.
-    package func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
+    func prepare(_ item: ArraySlice<UInt8>) -> PreparedItem {
         var prepared = PreparedItem()
         if item.count > Self.maximumItemBytes {
             prepared.findings.append(Self.oversized(byteCount: item.count))
@@ -100,7 +100,7 @@ public struct AttributionVerifier: Sendable {
     }
 
     /// Step 2: the signature (the ECDSA, or a whole SKAdNetwork verification); nothing else.
-    package func checkSignature(_ prepared: inout PreparedItem) {
+    func checkSignature(_ prepared: inout PreparedItem) {
         switch prepared.form {
         case .skAdNetwork where !(prepared.skAdNetworkCheck?.isChecked ?? true):
             prepared.skAdNetworkCheck?.checkAlone()
@@ -114,7 +114,7 @@ public struct AttributionVerifier: Sendable {
     /// Step 2 for many items at once: their ES256 signatures checked together (one inversion for all, from two on:
     /// ``ECPublicKey/areValidES256Signatures(_:)``), everything else as ``checkSignature(_:)`` does; the same
     /// answers.
-    package func checkSignatures(_ items: inout [PreparedItem]) {
+    func checkSignatures(_ items: inout [PreparedItem]) {
         var pending: [(index: Int, check: ES256SignatureCheck)] = []
         // SKAdNetwork 2.1 and later: their ES256 checks join the batch, a 2.2 postback's 2.0/2.1 order as the
         // alternative digest of its check (tried only when the signing order fails, for a fraction of a check).
@@ -146,7 +146,7 @@ public struct AttributionVerifier: Sendable {
     }
 
     /// Step 3: the payload (parsed only once its signature holds), the rules, and the ordered findings.
-    package func complete(_ prepared: PreparedItem) -> VerificationResult {
+    func complete(_ prepared: PreparedItem) -> VerificationResult {
         var prepared = prepared
         if prepared.needsSignatureCheck {
             checkSignature(&prepared)

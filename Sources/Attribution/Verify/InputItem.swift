@@ -1,16 +1,16 @@
 /// One item of input: a line of a line-oriented source, or a whole `.json` file, with where it came from.
 ///
 /// Records are keyed by `source` and `line` (docs/cli.md section 3), so both travel with the bytes.
-package struct InputItem: Sendable {
+@_spi(CommandLine) public struct InputItem: Sendable {
     /// The path as given on the command line or derived from a directory, or `-` for standard input.
-    package let source: String
+    @_spi(CommandLine) @_spi(Stores) public let source: String
     /// The 1-based line where the item stands; `1` for a whole `.json` file.
-    package let line: Int
+    @_spi(CommandLine) @_spi(Stores) public let line: Int
     /// The item's bytes, or only their count when the item is over the size cap.
-    package let content: Content
+    @_spi(CommandLine) @_spi(Stores) public let content: Content
 
     /// Creates an item from its source, line and content.
-    package init(source: String, line: Int, content: Content) {
+    @_spi(CommandLine) public init(source: String, line: Int, content: Content) {
         self.source = source
         self.line = line
         self.content = content
@@ -23,7 +23,7 @@ extension InputItem {
     /// What an item holds: its bytes, or, past the size cap, only how many there were.
     ///
     /// Bytes stay bytes: NUL and invalid UTF-8 reach the decoders untouched, which reject them with a reason.
-    package enum Content: Sendable, Hashable {
+    @_spi(CommandLine) public enum Content: Sendable, Hashable {
         /// An input, or part of one, that the reader recognised as not what the command reads (a compressed or
         /// binary file, JSON Lines in a `*.json` file, a printed document in a file read line by line): one
         /// item, rejected (J1) with `reason`, which says what it looks like and what to do.
@@ -36,7 +36,7 @@ extension InputItem {
         case oversized(byteCount: Int)
 
         /// The bytes held in memory: the item's, or none for an oversized or refused item.
-        package var storedByteCount: Int {
+        @_spi(CommandLine) public var storedByteCount: Int {
             switch self {
             case .bytes(let bytes): bytes.count
             case .oversized, .refused: 0

@@ -1,27 +1,27 @@
 /// The JWS checks in the spec's order, whatever the keys come from: envelope (J1), header (J1, J2), key (J3, J4),
 /// signature (J5). The payload is not parsed here: it is handed back only once its signature holds.
-package struct JWSVerification: Sendable {
+struct JWSVerification: Sendable {
     /// The token taken apart, once its envelope was well formed.
-    package private(set) var token: CompactJWS?
+    private(set) var token: CompactJWS?
     /// The header `kid`, once the header was read.
-    package private(set) var keyID: String?
+    private(set) var keyID: String?
     /// The trusted key that `kid` named.
-    package private(set) var key: TrustedKey?
-    package private(set) var signature: SignatureStatus = .notChecked
+    private(set) var key: TrustedKey?
+    private(set) var signature: SignatureStatus = .notChecked
     /// The finding that stopped verification; nil when the signature verified (or is still to be checked).
-    package private(set) var failure: Finding?
+    private(set) var failure: Finding?
     /// The SHA-256 of the signing input, once everything but the ECDSA itself has passed.
     private var pendingDigest: SHA256Digest?
     /// The SHA-256 of the signing input, once computed (what a ``ContentFingerprint`` names the signed content by).
-    package private(set) var signingInputDigest: SHA256Digest?
+    private(set) var signingInputDigest: SHA256Digest?
     /// The digest of a signing input whose signature the ECDSA just verified, until ``remember(in:)`` stores it.
     private var newlyVerifiedDigest: SHA256Digest?
 
     /// True when everything before the ECDSA passed and ``checkSignature()`` is still to run.
-    package var needsSignatureCheck: Bool { pendingDigest != nil }
+    var needsSignatureCheck: Bool { pendingDigest != nil }
 
     /// The decoded payload bytes, only when the signature verified.
-    package var verifiedPayload: [UInt8]? {
+    var verifiedPayload: [UInt8]? {
         signature == .verified ? token?.payloadBytes : nil
     }
 
@@ -30,7 +30,7 @@ package struct JWSVerification: Sendable {
     /// The signed message is the token's own bytes up to the second dot; a signature that is canonical
     /// base64url but not 64 bytes is `bad-signature` (J5), not a format error.
     /// - Parameter cache: tokens already verified under the same key ring; a hit skips the ECDSA.
-    package static func verify(
+    static func verify(
         _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, AttributionError>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
@@ -42,7 +42,7 @@ package struct JWSVerification: Sendable {
 
     /// Everything before the ECDSA: envelope, header, key, signature length, the signing input's digest, and the
     /// cache. A pipeline runs this and ``checkSignature()`` on different threads.
-    package static func prepare(
+    static func prepare(
         _ token: ArraySlice<UInt8>, keyFor: (String) -> Result<TrustedKey, AttributionError>,
         cache: VerifiedTokenCache? = nil
     ) -> JWSVerification {
@@ -90,20 +90,20 @@ package struct JWSVerification: Sendable {
 
     /// The ECDSA, if ``prepare(_:keyFor:cache:)`` left it to do; nothing else, so a worker thread spends its time on
     /// the ECDSA alone (``remember(in:)`` records a success in the cache afterwards, on any thread).
-    package mutating func checkSignature() {
+    mutating func checkSignature() {
         guard let digest = pendingDigest, let jws = token, let trusted = key else { return }
         settleSignatureCheck(valid: trusted.key.isValidES256Signature(jws.signatureBytes, digest: digest))
     }
 
     /// The ECDSA still to do, for a caller that checks many at once (``ECPublicKey/areValidES256Signatures(_:)``)
     /// and hands each answer back through ``settleSignatureCheck(valid:)``; nil when there is none.
-    package var pendingCheck: ES256SignatureCheck? {
+    var pendingCheck: ES256SignatureCheck? {
         guard let digest = pendingDigest, let jws = token, let trusted = key else { return nil }
         return ES256SignatureCheck(key: trusted.key, signature: jws.signatureBytes, digest: digest)
     }
 
     /// Records the answer to ``pendingCheck``, as ``checkSignature()`` does with its own.
-    package mutating func settleSignatureCheck(valid: Bool) {
+    mutating func settleSignatureCheck(valid: Bool) {
         guard let digest = pendingDigest, let trusted = key else { return }
         pendingDigest = nil
         guard valid else {
@@ -116,7 +116,7 @@ package struct JWSVerification: Sendable {
     }
 
     /// Stores a signature that ``checkSignature()`` verified in `cache`, so an exact repeat skips the ECDSA.
-    package mutating func remember(in cache: VerifiedTokenCache?) {
+    mutating func remember(in cache: VerifiedTokenCache?) {
         guard let digest = newlyVerifiedDigest, let jws = token, let trusted = key else { return }
         newlyVerifiedDigest = nil
         cache?.insert(signingInput: digest, signature: jws.signatureBytes, verifiedBy: trusted.key)

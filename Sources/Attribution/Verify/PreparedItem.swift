@@ -2,7 +2,7 @@
 ///
 /// ``AttributionVerifier/verify(_:)-(ArraySlice<UInt8>)`` is `complete(checkSignature(prepare(item)))`; a pipeline runs
 /// the three steps on different threads so the threads that do the ECDSA do nothing else.
-package struct PreparedItem: Sendable {
+struct PreparedItem: Sendable {
     /// What the item turned out to be, and what is left to do for it.
     enum Form: Sendable {
         /// Decided already (malformed, too large, unknown form).
@@ -33,7 +33,7 @@ package struct PreparedItem: Sendable {
     }
 
     /// True when the signature step has work to do: an ECDSA, or a whole SKAdNetwork verification.
-    package var needsSignatureCheck: Bool {
+    var needsSignatureCheck: Bool {
         switch form {
         case .skAdNetwork: !(skAdNetworkCheck?.isChecked ?? true)
         case .body, .bareJWS: jws?.needsSignatureCheck ?? false

@@ -16,9 +16,9 @@ public struct VerificationResult: Sendable {
     /// Warnings in catalogue order: they never change the verdict unless strict mode made them errors.
     public package(set) var warnings: [Finding] = []
     /// The signed payload as decoded, only once its signature verified.
-    public package(set) var fields: JSONObject?
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public package(set) var fields: JSONObject?
     /// The body's unsigned members (`jws-string` left out); nil for a bare JWS.
-    public package(set) var unsigned: JSONObject?
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public package(set) var unsigned: JSONObject?
     /// The lowest crowd-anonymity tier consistent with a postback's fields.
     public package(set) var tier: Int?
     /// The decoded postback payload, when it verified and passed P1-P2.
@@ -41,12 +41,12 @@ public struct VerificationResult: Sendable {
     public package(set) var duplicateOf: DuplicateReference?
     /// The SHA-256 of what the signature covers (a JWS's signing input), once it verified: names the signed
     /// content in a ``ContentFingerprint``.
-    package var signedDigest: SHA256Digest?
+    var signedDigest: SHA256Digest?
     /// What this duplicate's content changed against its first sighting's (rule D2); nil unless it is a duplicate
     /// whose content differs.
-    public package(set) var duplicateDifferences: ContentFingerprint.Differences?
+    @_spi(Servers) public package(set) var duplicateDifferences: ContentFingerprint.Differences?
 
-    package init() {}
+    @_spi(CommandLine) public init() {}
 
     /// Valid exactly when there are no errors.
     public var verdict: Verdict { errors.isEmpty ? .valid : .invalid }
@@ -60,7 +60,7 @@ public struct VerificationResult: Sendable {
 extension VerificationResult {
     /// Makes this valid result a `duplicate` of `first` (rule D1): sets ``duplicateOf`` and adds the D1 error.
     /// When `first` carries its content's fingerprint and this result's content differs, also sets
-    /// ``duplicateDifferences`` and adds the D2 warning naming what differs. Does nothing to a result that is not
+    /// `duplicateDifferences` and adds the D2 warning naming what differs. Does nothing to a result that is not
     /// valid or has no deduplication key (only valid postbacks are duplicates).
     /// - Parameters:
     ///   - first: where and when the postback was first seen, as a ``DeduplicationStore`` answered.
@@ -88,7 +88,7 @@ extension VerificationResult {
 
 /// The one-word outcome of verifying an item.
 public enum Verdict: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// Signature verified and no rule rejected the item.
     case valid
@@ -108,7 +108,7 @@ public enum SignatureStatus: String, Sendable, Hashable {
 
 /// What an input item turned out to be, as the record's `kind` member names it (docs/cli.md section 3).
 public enum ItemKind: String, Sendable, Hashable, CaseIterable, ExactlySpelled {
-    package static let spellings = makeSpellings()
+    @_spi(CommandLine) @_spi(Stores) public static let spellings = makeSpellings()
 
     /// An AdAttributionKit postback: a body with `jws-string`, or a bare postback JWS.
     case postback

@@ -11,7 +11,7 @@ import Foundation
 /// token under a key that did not verify it. Only successes are remembered (a failure costs nothing to store but
 /// could be used to fill the cache). When full, the cache starts over (shard by shard): memory stays bounded by
 /// `capacity` entries of about 150 bytes.
-package final class VerifiedTokenCache: Sendable {
+final class VerifiedTokenCache: Sendable {
     private struct Entry: Hashable {
         let signingInput: SHA256Digest
         let signature: SignatureBytes
@@ -44,9 +44,9 @@ package final class VerifiedTokenCache: Sendable {
     /// 16 shards, or fewer for a tiny cache, so the shards' capacities add up to at most `capacity`.
     private static let maximumShardCount = 16
     /// The most tokens remembered at once.
-    package let capacity: Int
+    let capacity: Int
 
-    package init(capacity: Int = 1 << 16) {
+    init(capacity: Int = 1 << 16) {
         self.capacity = max(1, capacity)
         let shardCount = min(Self.maximumShardCount, self.capacity)
         self.shardCapacity = self.capacity / shardCount
@@ -54,7 +54,7 @@ package final class VerifiedTokenCache: Sendable {
     }
 
     /// How many tokens are remembered now.
-    package var count: Int {
+    var count: Int {
         shards.reduce(0) { total, shard in
             shard.lock.lock()
             defer { shard.lock.unlock() }

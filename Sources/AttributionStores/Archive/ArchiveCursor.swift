@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 
 /// Where a consumer of an archive stands: every row exported after it has a greater cursor, so a consumer that
 /// keeps the last cursor it read and resumes after it (`postback-verify export --after CURSOR`) reads each row once.
@@ -8,13 +8,13 @@ import Attribution
 /// commit after one that took a larger, it is the writing transaction's id and the row's (`5071.812`), and a row is
 /// exported only once every transaction with a smaller id has ended (`PostgresArchiveReader`): a later commit
 /// can then only carry a greater transaction id, never land behind a consumer's cursor.
-public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvertible {
+@_spi(CommandLine) public struct ArchiveCursor: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The writing transaction's id (PostgreSQL `xid8`); nil in a SQLite archive.
     public let transaction: UInt64?
     /// The row's id.
     public let row: Int64
 
-    package init(transaction: UInt64?, row: Int64) {
+    @_spi(CommandLine) public init(transaction: UInt64?, row: Int64) {
         self.transaction = transaction
         self.row = row
     }

@@ -1,12 +1,12 @@
-import Attribution
+@_spi(Stores) import Attribution
 
 /// One received postback as an archive keeps it: when and where it arrived, its verdict, the bytes received and
-/// its JSON Lines record. A receiver stores one per request it answers (``SQLiteReceivedArchive``, or with a
+/// its JSON Lines record. A receiver stores one per request it answers (`SQLiteReceivedArchive`, or with a
 /// PostgreSQL state ``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:owing:archiving:)``);
 /// `postback-verify export` reads them.
-public struct ArchivedPostback: Sendable, Equatable {
+@_spi(CommandLine) @_spi(Servers) public struct ArchivedPostback: Sendable, Equatable {
     /// What ``body`` holds.
-    public enum Kept: String, Sendable {
+    @_spi(CommandLine) @_spi(Servers) public enum Kept: String, Sendable {
         /// The bytes received, exactly.
         case body
         /// A changed-content duplicate over the receiver's invalid quota: its content fingerprint and the unsigned

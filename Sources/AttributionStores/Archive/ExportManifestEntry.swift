@@ -1,34 +1,34 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// One line of `manifest.jsonl` in a `postback-verify export --to` directory: a finished file and what it holds.
 /// A file is named here only once it is whole and renamed into place, so a loader that loads what the manifest
 /// names never reads a partial file; the last line's `last-cursor` is where the next export resumes. Beside
-/// ``ExportedPostback``: both are the export's format, written and read with the library's strict JSON.
-package struct ExportManifestEntry {
+/// `ExportedPostback`: both are the export's format, written and read with the library's strict JSON.
+@_spi(CommandLine) public struct ExportManifestEntry {
     /// The file's name in the directory (`postbacks-00000001.jsonl.gz`).
-    package let file: String
+    @_spi(CommandLine) public let file: String
     /// Its number (1 for the first file the directory ever got), from which the name is made.
-    package let sequence: Int
+    @_spi(CommandLine) public let sequence: Int
     /// Lines (rows) in the file.
-    package let rows: Int
+    @_spi(CommandLine) public let rows: Int
     /// The compressed file's size.
-    package let bytes: Int
+    @_spi(CommandLine) public let bytes: Int
     /// SHA-256 of the compressed file, 64 lowercase hexadecimal digits (as `sha256sum` prints it).
-    package let sha256: String
-    package let firstCursor: ArchiveCursor
-    package let lastCursor: ArchiveCursor
+    @_spi(CommandLine) public let sha256: String
+    @_spi(CommandLine) public let firstCursor: ArchiveCursor
+    @_spi(CommandLine) public let lastCursor: ArchiveCursor
     /// When the file was finished.
-    package let finished: Date
+    @_spi(CommandLine) public let finished: Date
 
     /// The file name for `sequence`: eight digits (more past 99,999,999), so names sort as files were written.
-    package static func fileName(_ sequence: Int) -> String {
+    @_spi(CommandLine) public static func fileName(_ sequence: Int) -> String {
         let digits = String(sequence)
         return "postbacks-" + String(repeating: "0", count: max(0, 8 - digits.utf8.count)) + digits + ".jsonl.gz"
     }
 
     /// The sequence number a name of ``fileName(_:)``'s form carries; nil for any other name.
-    package static func sequence(ofFileName name: String) -> Int? {
+    @_spi(CommandLine) public static func sequence(ofFileName name: String) -> Int? {
         let bytes = Array(name.utf8)
         let prefix = Array("postbacks-".utf8), suffix = Array(".jsonl.gz".utf8)
         guard bytes.count >= prefix.count + 8 + suffix.count, bytes.starts(with: prefix),
@@ -41,7 +41,7 @@ package struct ExportManifestEntry {
     }
 
     /// The line as written into the manifest, without its line end.
-    package var jsonLine: [UInt8] {
+    @_spi(CommandLine) public var jsonLine: [UInt8] {
         let members: [(String, JSONValue)] = [
             ("file", .string(file)),
             ("rows", .number(JSONNumber(validatedLiteral: String(rows)))),
@@ -59,7 +59,7 @@ package struct ExportManifestEntry {
     }
 
     /// Reads a manifest line back; nil when it is not one this release writes (the caller names the line).
-    package init?(jsonLine bytes: ArraySlice<UInt8>) {
+    @_spi(CommandLine) public init?(jsonLine bytes: ArraySlice<UInt8>) {
         guard let value = try? StrictJSONParser.parse(bytes, options: .init(maximumDepth: 2, valueBudget: nil)),
               let object = value.objectValue,
               let file = object["file"]?.stringValue, let sequence = Self.sequence(ofFileName: file),
@@ -75,7 +75,7 @@ package struct ExportManifestEntry {
                   firstCursor: first, lastCursor: last, finished: Date(milliseconds: milliseconds))
     }
 
-    package init(file: String, sequence: Int, rows: Int, bytes: Int, sha256: String, firstCursor: ArchiveCursor,
+    @_spi(CommandLine) public init(file: String, sequence: Int, rows: Int, bytes: Int, sha256: String, firstCursor: ArchiveCursor,
          lastCursor: ArchiveCursor, finished: Date) {
         self.file = file
         self.sequence = sequence

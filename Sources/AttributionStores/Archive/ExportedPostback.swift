@@ -1,8 +1,8 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// A row as an archive's reader returns it: its cursor and what was stored.
-public struct ExportedPostback: Sendable {
+@_spi(CommandLine) public struct ExportedPostback: Sendable {
     /// The row's cursor: resume after it to read the rows stored later.
     public let cursor: ArchiveCursor
     /// What was stored.
@@ -14,12 +14,12 @@ extension ExportedPostback {
     /// where it arrived, the verdict, the key, the body (base64), the cursor as a number and the stored record,
     /// read again with the strict parser and written with every character a terminal must not get raw escaped.
     /// Throws `damaged` when the stored record is not one JSON object.
-    package func jsonLine() throws(AttributionError) -> [UInt8] {
+    @_spi(CommandLine) public func jsonLine() throws(AttributionError) -> [UInt8] {
         jsonLine(record: try parsedRecord())
     }
 
     /// The stored record, read again with the strict parser; `damaged` when it is not one JSON object.
-    package func parsedRecord() throws(AttributionError) -> JSONValue {
+    @_spi(CommandLine) public func parsedRecord() throws(AttributionError) -> JSONValue {
         let record: JSONValue
         do {
             // A record nests an item's unsigned members (up to the verifier's depth, 16) a few levels down.
@@ -36,7 +36,7 @@ extension ExportedPostback {
     }
 
     /// ``jsonLine()`` with the record already parsed (``parsedRecord()``).
-    package func jsonLine(record: JSONValue) -> [UInt8] {
+    @_spi(CommandLine) public func jsonLine(record: JSONValue) -> [UInt8] {
         let row = postback
         let members: [(String, JSONValue)] = [
             ("cursor", .string(cursor.description)),

@@ -1,15 +1,15 @@
-import Attribution
+@_spi(Stores) import Attribution
 
-/// Reads a SQLite archive of received postbacks (``SQLiteReceivedArchive``) in id order, read-only, for
+/// Reads a SQLite archive of received postbacks (`SQLiteReceivedArchive`) in id order, read-only, for
 /// `postback-verify export`. Rows are committed one writer at a time in id order, so the id is the cursor.
-package final class SQLiteArchiveReader {
-    package let path: String
+@_spi(CommandLine) public final class SQLiteArchiveReader {
+    @_spi(CommandLine) public let path: String
     private let connection: SQLiteConnection
     private let select: SQLiteStatement
 
     /// Opens the archive at `path` read-only; refuses a file that is not one (a state file given by mistake), or
     /// of a newer version. A version-1 archive (no `kept`: every row kept its body) is read as it is.
-    package init(path: String) throws(AttributionError) {
+    @_spi(CommandLine) public init(path: String) throws(AttributionError) {
         self.path = path
         do {
             connection = try SQLiteConnection(path: path, readOnly: true)
@@ -42,7 +42,7 @@ package final class SQLiteArchiveReader {
     }
 
     /// At most `limit` rows after `cursor` (from the first when nil), in id order.
-    package func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
+    @_spi(CommandLine) public func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
         defer { select.reset() }
         var rows: [ExportedPostback] = []
         do throws(SQLiteFailure) {

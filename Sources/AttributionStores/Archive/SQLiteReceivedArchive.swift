@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 internal import CAttributionSQLite
 import Dispatch
 import Synchronization
@@ -20,14 +20,14 @@ import Synchronization
 /// thread restarts the log itself (`RESTART`, brief: the other thread has folded almost all of it) only when it
 /// reaches 64 MiB, which continuous writes would otherwise keep growing.
 ///
-/// The archive holds the relay's outbox too (``SQLiteOutbox``, tables `relay_outbox_schema` and `relay_deliveries`):
+/// The archive holds the relay's outbox too (`SQLiteOutbox`, tables `relay_outbox_schema` and `relay_deliveries`):
 /// ``append(_:owing:)`` writes each row's owed deliveries in the row's transaction, so a delivery is owed from the
 /// moment its postback is stored.
 ///
 /// Rows get increasing ids (SQLite gives each new row one more than the largest id in the table), committed one
-/// writer at a time: the id is the row's ``ArchiveCursor``. Delete old rows as you like; deleting the newest
+/// writer at a time: the id is the row's `ArchiveCursor`. Delete old rows as you like; deleting the newest
 /// rows would let their ids be given again, behind a consumer's cursor.
-public final class SQLiteReceivedArchive: Sendable {
+@_spi(CommandLine) @_spi(Servers) public final class SQLiteReceivedArchive: Sendable {
     /// Version 2 added `kept`; a version 1 file is migrated when opened (its rows all kept their bodies).
     static let schemaVersion: Int64 = 2
     static let schema = """
@@ -78,7 +78,7 @@ public final class SQLiteReceivedArchive: Sendable {
     private final class Writer {
         let connection: SQLiteConnection
         let insert: SQLiteStatement
-        /// The outbox's insert (``SQLiteOutbox/insert``).
+        /// The outbox's insert (`SQLiteOutbox.insert`).
         let owe: SQLiteStatement
         var logPages: Int32 = 0
 
@@ -146,7 +146,7 @@ public final class SQLiteReceivedArchive: Sendable {
     }
 
     /// Inserts every row of `rows` in one transaction, with an outbox row for each destination of `destinations`
-    /// that is owed it (``OutboxDestination/owes(_:)``); throws (and stores none of it) when SQLite fails (a full
+    /// that is owed it (`OutboxDestination.owes(_:)`); throws (and stores none of it) when SQLite fails (a full
     /// disk, a read-only file, an I/O error).
     /// - Parameters:
     ///   - rows: the received postbacks, in arrival order.

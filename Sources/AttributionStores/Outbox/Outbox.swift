@@ -1,8 +1,8 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Dispatch
 
-/// The deliveries a receiver owes its destinations, kept beside the stored postbacks (``SQLiteOutbox`` in a
-/// SQLite archive, ``PostgresOutbox`` in a PostgreSQL state): what the relay takes work from and records outcomes
+/// The deliveries a receiver owes its destinations, kept beside the stored postbacks (`SQLiteOutbox` in a
+/// SQLite archive, `PostgresOutbox` in a PostgreSQL state): what the relay takes work from and records outcomes
 /// in, and what `postback-verify outbox` lists and re-queues.
 ///
 /// A delivery is handed to one holder at a time, under a lease:
@@ -10,7 +10,7 @@ import Dispatch
 /// (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so receivers sharing the state never take the same row); a holder that dies
 /// hands them back when the lease runs out. A row owed longer than the horizon is never attempted again: it is
 /// marked dead, with its last answer.
-public protocol Outbox: Sendable {
+@_spi(CommandLine) @_spi(Servers) public protocol Outbox: Sendable {
     /// Takes at most `limit` due deliveries of `destination` for `holder`, leased for `leaseMilliseconds`, never one
     /// owed longer than `horizonMilliseconds`; first marks those dead (at most once a second per destination and
     /// store: a scan of the owed rows that a claim per batch must not pay).

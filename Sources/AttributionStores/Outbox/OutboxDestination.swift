@@ -1,13 +1,13 @@
-import Attribution
+@_spi(Stores) import Attribution
 
 /// A place a receiver relays stored postbacks to, as the outbox knows it: a name (the rows' `destination`) and
 /// which stored rows it is owed. The outbox row of each owed delivery is written in the transaction that stores
-/// the postback (``SQLiteReceivedArchive/append(_:owing:)``,
+/// the postback (`SQLiteReceivedArchive.append(_:owing:)`,
 /// ``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:owing:archiving:)``), so a delivery is owed from
 /// the moment the postback is stored, whatever happens to the process after.
-public struct OutboxDestination: Sendable {
+@_spi(Servers) public struct OutboxDestination: Sendable {
     /// Which stored rows a destination is owed.
-    public enum Selection: String, Sendable, CaseIterable {
+    @_spi(Servers) public enum Selection: String, Sendable, CaseIterable {
         /// First sightings of valid postbacks (verdict `valid`: duplicates are invalid rows).
         case valid
         /// Every body Apple sent, valid or not, for a partner that verifies on its own; a duplicate (Apple's retry

@@ -1,7 +1,7 @@
 /// A delivery an outbox handed to one receiver under a lease: the stored postback and what to send it as. The
 /// lease keeps every other receiver off it until the holder records its outcome or the lease runs out (the holder
 /// died), when the delivery is owed again.
-public struct OwedDelivery: Sendable {
+@_spi(CommandLine) @_spi(Servers) public struct OwedDelivery: Sendable {
     /// The outbox row's id (what `postback-verify outbox --requeue` names).
     public let id: Int64
     /// The destination's name.
@@ -23,27 +23,12 @@ public struct OwedDelivery: Sendable {
     public let body: [UInt8]
     /// The JSON Lines record of its verdict.
     public let record: [UInt8]
-
-    /// Builds a delivery as a store read it.
-    package init(id: Int64, destination: String, attempts: Int, owedSince: Int64, wasReclaimed: Bool,
-                 request: String, route: String, key: [UInt8]?, body: [UInt8], record: [UInt8]) {
-        self.id = id
-        self.destination = destination
-        self.attempts = attempts
-        self.owedSince = owedSince
-        self.wasReclaimed = wasReclaimed
-        self.request = request
-        self.route = route
-        self.key = key
-        self.body = body
-        self.record = record
-    }
 }
 
 /// What became of one attempt, as its holder records it in the outbox.
-public struct DeliveryOutcome: Sendable {
+@_spi(CommandLine) @_spi(Servers) public struct DeliveryOutcome: Sendable {
     /// The three fates of an attempt.
-    public enum Fate: Sendable, Equatable {
+    @_spi(CommandLine) @_spi(Servers) public enum Fate: Sendable, Equatable {
         /// The destination answered 2xx: the row is deleted.
         case delivered
         /// Try again no sooner than this many milliseconds from now; past the horizon the row is dead instead.
@@ -72,7 +57,7 @@ public struct DeliveryOutcome: Sendable {
 }
 
 /// A delivery as `postback-verify outbox` lists it.
-public struct OutboxEntry: Sendable, Equatable {
+@_spi(CommandLine) @_spi(Servers) public struct OutboxEntry: Sendable, Equatable {
     /// The outbox row's id.
     public let id: Int64
     /// The destination's name.
@@ -88,7 +73,7 @@ public struct OutboxEntry: Sendable, Equatable {
     /// The stored request's id.
     public let request: String
 
-    package init(id: Int64, destination: String, status: String, attempts: Int, owedSince: Int64, answer: String?,
+    @_spi(CommandLine) public init(id: Int64, destination: String, status: String, attempts: Int, owedSince: Int64, answer: String?,
                  request: String) {
         self.id = id
         self.destination = destination
@@ -101,14 +86,9 @@ public struct OutboxEntry: Sendable, Equatable {
 }
 
 /// How far behind a destination is: the deliveries owed and the oldest one's age.
-public struct OutboxBacklog: Sendable, Equatable {
+@_spi(CommandLine) @_spi(Servers) public struct OutboxBacklog: Sendable, Equatable {
     /// Deliveries owed (not dead).
     public let owed: Int
     /// When the oldest owed delivery became owed (milliseconds since 1970), nil when none is owed.
     public let oldestOwedSince: Int64?
-
-    package init(owed: Int, oldestOwedSince: Int64?) {
-        self.owed = owed
-        self.oldestOwedSince = oldestOwedSince
-    }
 }

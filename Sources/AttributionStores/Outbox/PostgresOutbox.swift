@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// The outbox of a PostgreSQL state, shared by every receiver on it: the schema `postback_relay`, beside the
@@ -9,7 +9,7 @@ import Foundation
 /// take the same row, and a receiver that dies hands its deliveries back when the lease runs out. Times are the
 /// server's clock, one for every machine. Each call is one statement, on a connection of the outbox's own (taking
 /// and recording deliveries never waits behind a group's commit, nor holds one up).
-public final class PostgresOutbox: Outbox, Sendable {
+@_spi(CommandLine) @_spi(Servers) public final class PostgresOutbox: Outbox, Sendable {
     static let schemaVersion: Int64 = 1
     static let now = PostgresSchema.now
     static let create = [

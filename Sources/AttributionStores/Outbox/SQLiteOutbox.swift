@@ -1,18 +1,18 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// The outbox of a SQLite archive: its tables live in the archive file, so that
-/// ``SQLiteReceivedArchive/append(_:owing:)`` writes a postback's row and its deliveries in one transaction.
+/// `SQLiteReceivedArchive.append(_:owing:)` writes a postback's row and its deliveries in one transaction.
 ///
 /// Deliveries are read and recorded through a connection of their own with `synchronous=NORMAL`: an outcome that a
 /// power loss takes back is only a delivery made once more (the destination's `Idempotency-Key` tells), and the
 /// storing path keeps its one `fsync` per group. Every change is one short `BEGIN IMMEDIATE` transaction, so the
 /// storing path waits for one at most. Time is this machine's clock.
-public final class SQLiteOutbox: Outbox, Sendable {
+@_spi(CommandLine) @_spi(Servers) public final class SQLiteOutbox: Outbox, Sendable {
     /// Version of the outbox tables, in `relay_outbox_schema`, apart from the archive's own version: an archive
     /// without a relay has none of them.
     static let schemaVersion: Int64 = 1
-    /// Made when the archive is opened (``SQLiteReceivedArchive``); `status` is `owed` or `dead` (a delivered row is
+    /// Made when the archive is opened (`SQLiteReceivedArchive`); `status` is `owed` or `dead` (a delivered row is
     /// deleted); `due` is the earliest next attempt; `holder` and `lease_until` the lease of the receiver trying it.
     static let schema = """
         CREATE TABLE IF NOT EXISTS relay_outbox_schema (version INTEGER NOT NULL);
@@ -48,7 +48,7 @@ public final class SQLiteOutbox: Outbox, Sendable {
 
     /// Opens the outbox of the archive at `path`.
     /// - Parameters:
-    ///   - path: the archive file (``SQLiteReceivedArchive``), which must exist.
+    ///   - path: the archive file (`SQLiteReceivedArchive`), which must exist.
     ///   - clock: milliseconds since 1970 (injected by tests).
     /// - Throws: ``/Attribution/AttributionError`` when the file cannot be opened or has no outbox (`not-ours`: an
     ///   archive of a release before the relay, or not an archive).

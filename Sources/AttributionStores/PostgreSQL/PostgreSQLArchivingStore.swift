@@ -1,13 +1,13 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
-/// A PostgreSQL state that keeps the received postbacks too: its ``/Attribution/ArchivingDeduplicationStore``
+/// A PostgreSQL state that keeps the received postbacks too: its `ArchivingDeduplicationStore`
 /// capability, with how its transactions commit and which relay destinations each row is owed to. A
 /// ``/Attribution/ClaimLedger`` over it claims a group, stores its rows (`postback_verify.received_postbacks`, and
 /// the relay's outbox rows) and confirms the claims in one transaction
 /// (``PostgreSQLDeduplicationStore/claim(_:at:synchronousCommit:owing:archiving:)``); every other call is the
 /// store's own.
-public struct PostgreSQLArchivingStore: ArchivingDeduplicationStore {
+@_spi(Servers) public struct PostgreSQLArchivingStore: ArchivingDeduplicationStore {
     /// The state, which holds the rows too.
     public let store: PostgreSQLDeduplicationStore
     /// Whether each transaction's commit waits for the server's disk.
@@ -21,7 +21,7 @@ public struct PostgreSQLArchivingStore: ArchivingDeduplicationStore {
     ///   - store: the PostgreSQL state.
     ///   - synchronousCommit: make each commit wait for the server's disk, so that a postback answered after it
     ///     survives the server's crash.
-    ///   - destinations: the relay's destinations (``PostgresOutbox`` must have been opened once on the database
+    ///   - destinations: the relay's destinations (`PostgresOutbox` must have been opened once on the database
     ///     when there are any).
     public init(_ store: PostgreSQLDeduplicationStore, synchronousCommit: Bool = true,
                 owing destinations: [OutboxDestination] = []) {
@@ -31,7 +31,7 @@ public struct PostgreSQLArchivingStore: ArchivingDeduplicationStore {
     }
 
     /// Claims `sightings`, stores the rows `rows` makes from the answers and confirms the claims, in one
-    /// transaction (see ``/Attribution/ArchivingDeduplicationStore``).
+    /// transaction (see `ArchivingDeduplicationStore`).
     /// - Parameters:
     ///   - sightings: the group's valid postbacks, in order.
     ///   - time: when they were seen.

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// A ``/Attribution/DeduplicationStore`` in a PostgreSQL database: the CLI's `--state postgresql://...`, and one
@@ -98,8 +98,8 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     /// of it happened: no claim is left, no row stored, and the next sighting is first seen. `archiving` runs
     /// once per attempt, while the claimed keys are locked: keep it quick. `synchronousCommit` (the default)
     /// makes the commit wait for the server's disk, so that a postback answered after it survives the server's
-    /// crash. Each row a destination of `destinations` is owed (``OutboxDestination/owes(_:)``) gets its delivery
-    /// in the relay's outbox (``PostgresOutbox``, which must have been opened once on this database) in the same
+    /// crash. Each row a destination of `destinations` is owed (`OutboxDestination.owes(_:)`) gets its delivery
+    /// in the relay's outbox (`PostgresOutbox`, which must have been opened once on this database) in the same
     /// transaction.
     /// - Parameters:
     ///   - sightings: the group's valid postbacks, in order.
@@ -109,7 +109,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     ///   - archiving: the rows to store, made from the answers.
     /// - Returns: each sighting's answer.
     /// - Throws: ``/Attribution/AttributionError`` when nothing was stored.
-    public func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool = true,
+    @_spi(Servers) public func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool = true,
                       owing destinations: [OutboxDestination] = [],
                       archiving: ([DeduplicationAnswer]) -> [ArchivedPostback])
         throws(AttributionError) -> [DeduplicationAnswer] {
@@ -146,7 +146,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     public var renewalFailures: Int { lease.failureCount }
 
     /// Holds the store's lock for `seconds`, as a slow claim would (tests: the heartbeat must not wait for it).
-    package func holdingLock(for seconds: Double) {
+    func holdingLock(for seconds: Double) {
         database.withLock { _ in Thread.sleep(forTimeInterval: seconds) }
     }
 
@@ -157,7 +157,7 @@ public final class PostgreSQLDeduplicationStore: DeduplicationStore, Sendable {
     }
 
     /// How many postbacks the database remembers, claimed or confirmed (expired ones not yet pruned included).
-    package func count() throws(AttributionError) -> Int {
+    @_spi(CommandLine) public func count() throws(AttributionError) -> Int {
         try database.withLock { (database: inout PostgresStateDatabase) throws(AttributionError) -> Int in
             try database.count()
         }

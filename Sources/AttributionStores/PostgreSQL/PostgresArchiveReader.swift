@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 
 /// Reads the received-postback archive of a PostgreSQL state (`postback_verify.received_postbacks`) in cursor
 /// order, for `postback-verify export`; writes nothing.
@@ -9,13 +9,13 @@ import Attribution
 /// transaction still running, or one that starts later, can then only add rows with greater cursors, and a
 /// consumer that resumes after the last cursor it read misses none. The price: a transaction left open anywhere
 /// on the server holds back what is read until it ends (rows wait; none is lost).
-package final class PostgresArchiveReader {
+@_spi(CommandLine) public final class PostgresArchiveReader {
     /// The server and database, for messages (never the password).
-    package let target: String
+    @_spi(CommandLine) public let target: String
     private let connection: PostgresConnection
 
     /// Connects and checks that the database holds a `postback_verify` schema of this version, untouched.
-    package init(connectionString: String) throws(AttributionError) {
+    @_spi(CommandLine) public init(connectionString: String) throws(AttributionError) {
         (connection, target) = try PostgresStateDatabase.connect(connectionString)
         let described: [String]
         do throws(PostgresFailure) {
@@ -37,7 +37,7 @@ package final class PostgresArchiveReader {
 
     /// At most `limit` rows after `cursor` (from the first when nil), in cursor order, of transactions that
     /// have all ended; fewer (or none) when no more have.
-    package func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
+    @_spi(CommandLine) public func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
         do throws(PostgresFailure) {
             let result = try connection.execute(PostgresSchema.export, [
                 .text(String(cursor?.transaction ?? 0)), .int64(cursor?.row ?? 0), .int64(Int64(limit)),

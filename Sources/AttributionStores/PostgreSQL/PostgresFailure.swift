@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 /// A libpq call that did not succeed: what the server or libpq said, before ``PostgresStateDatabase`` says what it
 /// means for the state. Messages never quote the connection string (see ``PostgresConnectionString``).
 struct PostgresFailure: Error {

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// The heartbeat's own connection to a PostgreSQL state: it renews one owner's lease without waiting for the

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 /// A query parameter, sent in PostgreSQL's binary format: bytes travel as they are, so a key with any byte in it
 /// (NUL included) reaches the server intact, and nothing is quoted or escaped.
 enum PostgresParameter {

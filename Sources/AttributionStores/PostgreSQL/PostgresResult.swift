@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 internal import CAttributionPostgres
 
 /// The rows a statement returned, in binary format, cleared when released.

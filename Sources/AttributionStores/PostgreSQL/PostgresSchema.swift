@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 /// The PostgreSQL schema of the deduplication state and the received-postback archive, version 2; `docs/state.md`
 /// documents it for people.
 ///
@@ -20,7 +20,7 @@ import Attribution
 /// `received_postbacks` (version 2) is the receivers' archive: one row per stored request, written in the same
 /// transaction as the claims of its group (``PostgresStateDatabase/claim(_:at:synchronousCommit:archiving:)``),
 /// with the id of the transaction that wrote it (`xact`), by which `postback-verify export` reads rows in an order
-/// no later commit can land behind (``ArchiveCursor``). Version 1 had no archive: it is migrated when opened.
+/// no later commit can land behind (`ArchiveCursor`). Version 1 had no archive: it is migrated when opened.
 enum PostgresSchema {
     static let version: Int64 = 2
     static let name = "postback_verify"
@@ -314,7 +314,7 @@ enum PostgresSchema {
         """
 
     /// ``archive`` with the group's owed deliveries in the same statement: `$12` request ids and `$13` destination
-    /// names, a pair per delivery, each joined to the row the request's id stored (``PostgresOutbox``'s table).
+    /// names, a pair per delivery, each joined to the row the request's id stored (`PostgresOutbox`'s table).
     static let archiveOwing = """
         WITH confirmed AS (
             DELETE FROM postback_verify.claims WHERE token = $10 AND owner = $11),

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,7 +17,7 @@ import Foundation
 /// checker's machine and its process is gone there. A dropped connection alone is not death: the owner
 /// reconnects and keeps its claims within its lease. Not thread-safe: one caller at a time
 /// (``PostgreSQLDeduplicationStore`` holds it under a lock).
-package final class PostgresStateDatabase {
+final class PostgresStateDatabase {
     /// How long a statement may wait for a row another call holds, or run at all, before it fails.
     static let statementTimeoutSeconds = 60
     /// Expired rows deleted per pruning statement at most.
@@ -27,15 +27,15 @@ package final class PostgresStateDatabase {
     static let transientRetries = 3
 
     /// The server and database, for messages (never the password).
-    package let target: String
+    let target: String
     private let retentionMilliseconds: Int64
     private let connection: PostgresConnection
     /// This instance's owner id.
-    package let owner: Int64
+    let owner: Int64
     /// The lease, in milliseconds.
-    package let leaseMilliseconds: Int64
+    let leaseMilliseconds: Int64
     /// This owner's lease as its claims and its heartbeat show it.
-    package let lease: LeaseRecord
+    let lease: LeaseRecord
     /// Claims another owner took over while this owner's lease had lapsed, with the record each now duplicates,
     /// until ``reaffirm(_:)`` hands them to the caller.
     private var takenOver: [ExactString: DuplicateReference] = [:]
@@ -59,7 +59,7 @@ package final class PostgresStateDatabase {
     ///   - retentionDays: postbacks first seen longer ago than this count as absent, and are pruned.
     ///   - leaseSeconds: how long this owner's claims outlive a process that stopped renewing them while its
     ///     connection stayed up (a process that dies loses them at once).
-    package init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(AttributionError) {
+    init(connectionString: String, retentionDays: Int, leaseSeconds: Double) throws(AttributionError) {
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = max(1, Int64(leaseSeconds * 1000))
         owner = Int64.random(in: 1...Int64.max)
@@ -73,7 +73,7 @@ package final class PostgresStateDatabase {
     /// Answers `sightings` in order and claims the first sightings for this owner, seen at `time`: one statement,
     /// one round trip (plus, at the start of a run and once a minute after, one bounded pruning statement). A
     /// repeat within `sightings` is a duplicate of its first occurrence there.
-    package func claim(_ sightings: [PostbackSighting], at time: Date)
+    func claim(_ sightings: [PostbackSighting], at time: Date)
         throws(AttributionError) -> [DeduplicationAnswer] {
         try claim(sightings, at: time, confirming: [])
     }
@@ -81,7 +81,7 @@ package final class PostgresStateDatabase {
     /// Confirms this owner's claims on `confirming`, then claims `sightings`: one statement when every call it
     /// confirms is confirmed whole (a run confirming its previous batch as it claims the next); a call confirmed
     /// in part is confirmed first, on its own.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
+    func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString])
         throws(AttributionError) -> [DeduplicationAnswer] {
         // Calls confirmed whole go along with the claim; keys of calls confirmed only in part are sent first.
         let confirmedAlong = settle(confirming)
@@ -124,7 +124,7 @@ package final class PostgresStateDatabase {
     /// also confirms the claims: the rows are the records written. If anything fails, nothing of it happened (no
     /// claim, no row), and the next sighting of these postbacks is first seen. `synchronousCommit` makes the
     /// commit wait for the server's disk (the session's other commits do not). With no sightings, only the rows.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool,
+    func claim(_ sightings: [PostbackSighting], at time: Date, synchronousCommit: Bool,
                        owing destinations: [OutboxDestination] = [],
                        archiving rows: ([DeduplicationAnswer]) -> [ArchivedPostback])
         throws(AttributionError) -> [DeduplicationAnswer] {
@@ -272,7 +272,7 @@ package final class PostgresStateDatabase {
 
     /// Confirms this owner's claims on `keys`, once their records were delivered (one round trip, one row per
     /// call whose keys are all confirmed); keys it does not hold (duplicates, claims taken over) are left alone.
-    package func confirm(_ keys: [ExactString]) throws(AttributionError) {
+    func confirm(_ keys: [ExactString]) throws(AttributionError) {
         let (whole, partKeys, partCalls) = settle(keys)
         try sendConfirm(whole: whole, partKeys: partKeys, partCalls: partCalls)
     }
@@ -291,7 +291,7 @@ package final class PostgresStateDatabase {
     }
 
     /// Withdraws this owner's claims on `keys`: their records were not delivered, so the next sighting is new.
-    package func release(_ keys: [ExactString]) throws(AttributionError) {
+    func release(_ keys: [ExactString]) throws(AttributionError) {
         let pending = keys.compactMap { key in claimedBy[key].map { (key, $0) } }
         let (whole, _, _) = settle(keys)
         lease.holdsClaims = !outstanding.isEmpty
@@ -330,7 +330,7 @@ package final class PostgresStateDatabase {
     }
 
     /// One round trip to the server (the readiness probe).
-    package func probe() throws(AttributionError) {
+    func probe() throws(AttributionError) {
         try run("cannot reach") { () throws(PostgresFailure) in
             try connection.execute("SELECT 1")
         }
@@ -347,7 +347,7 @@ package final class PostgresStateDatabase {
     /// Checks, after a renewal found this owner's lease lapsed, which of its pending claims another owner took
     /// over meanwhile (one statement; rare, never on the way of a batch): those are no longer its own, and
     /// ``reaffirm(_:)`` answers them as duplicates of the other owner's record.
-    package func checkClaimsAfterLapse() throws(AttributionError) {
+    func checkClaimsAfterLapse() throws(AttributionError) {
         guard !claimedBy.isEmpty else { return }
         let keys = Array(claimedBy.keys)
         let calls = Array(outstanding.keys)
@@ -381,7 +381,7 @@ package final class PostgresStateDatabase {
 
     /// The keys among `keys` whose claims another owner took over while this owner's lease had lapsed (found by
     /// ``checkClaimsAfterLapse()``), each with the record it now duplicates; handed over once.
-    package func reaffirm(_ keys: [ExactString]) -> [ExactString: DuplicateReference] {
+    func reaffirm(_ keys: [ExactString]) -> [ExactString: DuplicateReference] {
         guard !takenOver.isEmpty else { return [:] }
         var lost: [ExactString: DuplicateReference] = [:]
         for key in keys {
@@ -391,7 +391,7 @@ package final class PostgresStateDatabase {
     }
 
     /// Withdraws every claim this owner still holds and forgets the owner; not used after.
-    package func close() {
+    func close() {
         guard !closed else { return }
         closed = true
         lease.close()
@@ -404,7 +404,7 @@ package final class PostgresStateDatabase {
     }
 
     /// How many postbacks the database remembers (claims and expired rows not yet pruned included).
-    package func count() throws(AttributionError) -> Int {
+    func count() throws(AttributionError) -> Int {
         try run("cannot read") { () throws(PostgresFailure) in
             Int(try connection.execute(PostgresSchema.count).int64(0, 0))
         }

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// A ``/Attribution/DeduplicationStore`` in a SQLite file: the CLI's `--state`, shared by every run, thread and
@@ -104,7 +104,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     public var renewalFailures: Int { lease.failureCount }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired ones not yet pruned included).
-    package func count() throws(AttributionError) -> Int {
+    @_spi(CommandLine) public func count() throws(AttributionError) -> Int {
         try database.withLock { (database: inout StateDatabase) throws(AttributionError) -> Int in
             try database.count()
         }
@@ -119,7 +119,7 @@ public final class SQLiteDeduplicationStore: DeduplicationStore {
     }
 
     /// Holds the store's lock for `seconds`, as a slow claim would (tests: the heartbeat must not wait for it).
-    package func holdingLock(for seconds: Double) {
+    func holdingLock(for seconds: Double) {
         database.withLock { _ in Thread.sleep(forTimeInterval: seconds) }
     }
 

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 internal import CAttributionSQLite
 
 /// A SQLite call that did not succeed: its result code and SQLite's message, before ``StateDatabase`` says what

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 internal import CAttributionSQLite
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 import Foundation
 
 /// The turn to write one SQLite file, among this process's connections to it, handed out in the order asked for.

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,16 +18,16 @@ import Foundation
 /// ``close()``.
 ///
 /// Not thread-safe: ``SQLiteDeduplicationStore`` wraps it in a lock.
-package final class StateDatabase {
+final class StateDatabase {
     /// How long a run waits for another run's transaction (or a `sqlite3` shell's) before giving up.
-    package static let busyTimeout: Int32 = 60_000
+    static let busyTimeout: Int32 = 60_000
     /// Expired rows deleted per claim at most: pruning keeps pace with inserts without a pause of its own.
     static let pruneLimit: Int64 = 512
 
-    package let path: String
+    let path: String
     private let retentionMilliseconds: Int64
     /// How long an owner's claims stay its own without a heartbeat.
-    package let leaseMilliseconds: Int64
+    let leaseMilliseconds: Int64
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
     private let lookup: SQLiteStatement
@@ -55,9 +55,9 @@ package final class StateDatabase {
     private var leaseRenewed: Int64 = 0
     /// This owner's lease as its claims and its heartbeat (``SQLiteLeaseRenewer``, on a connection of its own)
     /// show it.
-    package let lease: LeaseRecord
+    let lease: LeaseRecord
     /// The id this owner registers under at its first claim (random: never a dead owner's).
-    package let plannedOwner = Int64.random(in: 1...Int64.max)
+    let plannedOwner = Int64.random(in: 1...Int64.max)
     /// A renewal made by the transaction in progress, shown once it commits.
     private var uncommittedRenewal: ContinuousClock.Instant?
     /// Claims another owner took over while this owner's lease had lapsed, with the record each now duplicates,
@@ -71,7 +71,7 @@ package final class StateDatabase {
     /// - Parameters:
     ///   - retentionDays: postbacks first seen longer ago than this are forgotten.
     ///   - leaseSeconds: how long this owner's claims outlive its last heartbeat.
-    package init(path: String, retentionDays: Int, leaseSeconds: Double = 30) throws(AttributionError) {
+    init(path: String, retentionDays: Int, leaseSeconds: Double = 30) throws(AttributionError) {
         self.path = path
         retentionMilliseconds = Int64(retentionDays) * 86_400_000
         leaseMilliseconds = Int64(leaseSeconds * 1000)
@@ -128,7 +128,7 @@ package final class StateDatabase {
     /// One short transaction: prunes a bounded share of expired rows, answers `sightings` in order and claims each
     /// first sighting (seen at `time`) for this owner, then commits. Rows older than the retention count as
     /// absent even before pruning reaches them. On a throw, nothing was claimed.
-    package func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString] = [])
+    func claim(_ sightings: [PostbackSighting], at time: Date, confirming: [ExactString] = [])
         throws(AttributionError) -> [DeduplicationAnswer] {
         let seen = time.millisecondsSince1970
         let cutoff = seen - retentionMilliseconds
@@ -192,12 +192,12 @@ package final class StateDatabase {
     }
 
     /// Confirms this owner's claims on `keys`, in one short transaction.
-    package func confirm(_ keys: [ExactString]) throws(AttributionError) {
+    func confirm(_ keys: [ExactString]) throws(AttributionError) {
         try settle(keys, releasing: false)
     }
 
     /// Drops this owner's claims on `keys`, in one short transaction.
-    package func release(_ keys: [ExactString]) throws(AttributionError) {
+    func release(_ keys: [ExactString]) throws(AttributionError) {
         try settle(keys, releasing: true)
     }
 
@@ -212,7 +212,7 @@ package final class StateDatabase {
     /// meanwhile (one read-only pass over its claims: rare, never on the way of a batch): those are no longer
     /// its own, and ``reaffirm(_:)`` answers them as duplicates of the other owner's record. A claim whose row
     /// is gone (taken over, then released) stays this owner's as far as it knows (docs/state.md).
-    package func checkClaimsAfterLapse() throws(AttributionError) {
+    func checkClaimsAfterLapse() throws(AttributionError) {
         guard let ownerID, !claimed.isEmpty else { return }
         do throws(SQLiteFailure) {
             let row = try connection.prepare(StateSchema.row)
@@ -238,7 +238,7 @@ package final class StateDatabase {
 
     /// The keys among `keys` whose claims another owner took over while this owner's lease had lapsed (found by
     /// ``checkClaimsAfterLapse()``), each with the record it now duplicates; handed over once.
-    package func reaffirm(_ keys: [ExactString]) -> [ExactString: DuplicateReference] {
+    func reaffirm(_ keys: [ExactString]) -> [ExactString: DuplicateReference] {
         guard !takenOver.isEmpty else { return [:] }
         var lost: [ExactString: DuplicateReference] = [:]
         for key in keys {
@@ -248,7 +248,7 @@ package final class StateDatabase {
     }
 
     /// Releases every claim this owner still holds and removes it from `owners`; the store is not used after.
-    package func close() {
+    func close() {
         guard let ownerID else { return }
         do throws(SQLiteFailure) {
             try connection.execute("BEGIN IMMEDIATE")
@@ -267,7 +267,7 @@ package final class StateDatabase {
     }
 
     /// Reads the schema's first row: the file is there, readable and a database (the readiness probe).
-    package func probe() throws(AttributionError) {
+    func probe() throws(AttributionError) {
         do throws(SQLiteFailure) {
             let statement = try connection.prepare("SELECT count(*) FROM sqlite_schema")
             _ = try statement.step()
@@ -277,7 +277,7 @@ package final class StateDatabase {
     }
 
     /// How many postbacks the file remembers, claimed or confirmed (expired rows not yet pruned included).
-    package func count() throws(AttributionError) -> Int {
+    func count() throws(AttributionError) -> Int {
         do throws(SQLiteFailure) {
             let statement = try connection.prepare(StateSchema.count)
             return try statement.step() ? Int(statement.int64(0)) : 0

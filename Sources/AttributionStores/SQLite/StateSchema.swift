@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Stores) import Attribution
 /// The SQLite schema of the deduplication state (`--state`), version 3; `docs/state.md` documents it for people.
 ///
 /// `postback_verify_schema` holds one row, the schema version: this release migrates versions 1 and 2 (the previous

@@ -1,4 +1,4 @@
-import AttributionStores
+@_spi(CommandLine) import AttributionStores
 
 /// `export --to DIR`'s options: their defaults, how their values are read, and which other options they exclude.
 extension ExportCommand {

@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(CommandLine) import Attribution
+@_spi(CommandLine) import AttributionStores
 import Foundation
 
 /// The directory of `postback-verify export --to DIR`: gzip JSON Lines files and `manifest.jsonl`, a line per

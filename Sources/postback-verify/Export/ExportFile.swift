@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(CommandLine) import Attribution
+@_spi(CommandLine) import AttributionStores
 import Foundation
 
 /// The file an `export --to` run is writing: rows go through gzip into a temporary name in the directory

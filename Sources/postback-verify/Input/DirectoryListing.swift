@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// The input files below a directory: every `*.json`, `*.jsonl`, `*.jws` and `*.txt`, recursively, sorted in byte
 /// order of the full path (docs/cli.md section 2).

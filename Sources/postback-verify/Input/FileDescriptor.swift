@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
+@_spi(CommandLine) import Attribution
 
 #if canImport(Glibc)
 /// The C functions, named apart from this type's own `read` (which would shadow them).

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// An input that could not be opened, listed or read: the CLI names it on stderr and exits with status 2.
 ///

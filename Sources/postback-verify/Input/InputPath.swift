@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// One PATH argument of the command line: standard input, or a file or directory.
 enum InputPath: Sendable, Hashable {
     /// Standard input, named `-` in records.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
+@_spi(CommandLine) import Attribution
 
 extension InputReader {
     /// One input to read next: standard input, or a file named as given or found in a directory.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// Reads every input of the command line in order and hands out items in batches, across file boundaries.
 ///

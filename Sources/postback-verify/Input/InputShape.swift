@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// What an input's bytes say it is when it is not what the command reads, and the one line that tells the user
 /// what to do: a compressed or archive file, a binary file, JSON Lines in a `*.json` file, a printed document in a

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// Items being gathered by one read call, their bytes packed in one array that the items then slice.
 ///
 /// One allocation per batch instead of one per item: a million short lines cost a few thousand allocations.

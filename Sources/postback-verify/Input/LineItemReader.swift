@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// Splits one line-oriented input into items, in memory bounded by the item cap whatever the input's size.
 ///

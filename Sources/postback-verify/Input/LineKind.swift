@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// How a line counts once its terminator is removed: skipped (blank or comment) or an item.
 ///
 /// docs/cli.md section 2: blank means empty or only spaces and tabs; a comment's first non-blank byte is `#`.

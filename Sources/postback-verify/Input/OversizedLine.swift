@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// A line over the item cap, counted and classified as its chunks go by, never held.
 ///
 /// Only the first non-blank byte matters for the kind, so classification stops there; a `\r` seen last may still

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// A JSON document printed over several lines, the way Apple's pages print postbacks, being joined into one item.
 /// Standard input only: in files, `*.json` is already one item and every other file is one item per line.
 ///

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// A JSON document printed over several lines whose first member shares the opening line (`{"jws-string": ...,`),
 /// as some printers and hand edits leave it: not joined into one item, because only a lone `{` opens a
 /// ``PrintedDocument``, yet each of its lines gets a record naming the remedy instead of a parse error per line.

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 /// Reads a `.json` file as one item at line 1: the whole file is one JSON document, pretty-printed or not.
 ///
 /// Reads at most one byte past the cap; a larger regular file is sized with `fstat` and never read further.

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// One result as a line for people: where, a clear mark, the kind, the decisive reason, and the key facts.

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// Producer → worker pool → in-order consumer, with a bounded number of batches in flight.

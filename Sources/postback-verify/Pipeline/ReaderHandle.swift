@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// Hands the input reader to the pipeline's producer thread.
 ///

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// What a period's rows of one UTC day were (`export --report`): the trend by day.

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// `export --report FILE`: the run report of the received postbacks export reads, counted from their stored

@@ -1,4 +1,4 @@
-import AttributionStores
+@_spi(CommandLine) import AttributionStores
 import Foundation
 
 /// What a report counts, as its page's header names it and its JSON `inputs` member lists it: the paths a run

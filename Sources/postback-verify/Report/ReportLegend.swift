@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// The words behind the codes the report page shows: a rule's and an error code's taken from their one definition
 /// in the library, the rule catalogue (a rule's ``RuleID/summary``; an error code's rules, those whose

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 extension ReportPage {

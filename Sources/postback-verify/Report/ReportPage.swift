@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// The run report as one self-contained HTML page (`--report FILE.html`, docs/cli.md section 8): inline CSS and

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// Revenue ranges summed per currency: apps of one report may count in different currencies, and a sum across

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// The run report's counts beyond the summary's (`--report`, docs/cli.md section 8): crowd-anonymity tiers, values

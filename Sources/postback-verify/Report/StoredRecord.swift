@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// A record as a receiver stored it (an exported row's `record`), read back for the run report of a period
@@ -80,5 +80,14 @@ extension RunSummary {
     mutating func count(_ record: StoredRecord) {
         count(verdict: record.verdict, firstErrorCode: record.firstErrorCode, warningRules: record.warningRules,
               environment: record.environment, isDuplicate: record.isDuplicate, expectation: nil)
+    }
+}
+
+extension RawRepresentable where Self: CaseIterable, RawValue == String {
+    /// The case whose raw value has exactly these Unicode scalars: compared by code points, since the synthesised
+    /// `init(rawValue:)` compares with `String ==`, which accepts canonically equivalent spellings a writer never wrote.
+    fileprivate init?(exactly text: String) {
+        guard let match = Self.allCases.first(where: { $0.rawValue.utf8.elementsEqual(text.utf8) }) else { return nil }
+        self = match
     }
 }

@@ -3,8 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
-import AttributionStores
+@_spi(CommandLine) import Attribution
+@_spi(CommandLine) import AttributionStores
 import Foundation
 
 /// Where one run's claims (rule D1, through the library's ``PostbackPipeline`` and ``ClaimLedger``) meet its

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Attribution
+@_spi(CommandLine) import Attribution
 import Foundation
 
 /// Everything a run writes, behind one lock: records on standard output; messages, progress and the summary on

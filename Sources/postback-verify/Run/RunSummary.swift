@@ -1,4 +1,4 @@
-import Attribution
+@_spi(CommandLine) import Attribution
 
 /// The counts behind the summary on standard error; they always add up to the records written.
 struct RunSummary {

@@ -1,6 +1,6 @@
 import Foundation
-import Attribution
-import AttributionStores
+@_spi(Servers) import Attribution
+@_spi(Servers) import AttributionStores
 
 /// Everything the receiver is started with, checked before it listens: the command line's flags as values.
 public struct ReceiverConfiguration: Sendable {
@@ -8,7 +8,7 @@ public struct ReceiverConfiguration: Sendable {
     public enum Storage: Sendable, Equatable {
         /// Deduplication in `state`; the received postbacks in the SQLite file at `archive` with a SQLite state
         /// (nil: ``defaultArchivePath(for:)``), or in the PostgreSQL state itself (then `archive` must be nil).
-        case durable(state: State, archive: String?)
+        case durable(state: StateLocation, archive: String?)
         /// Nothing is stored (benchmarks only): every verdict is answered 200 and forgotten. Never in production:
         /// a 200 tells Apple not to send the postback again.
         case none
@@ -17,7 +17,7 @@ public struct ReceiverConfiguration: Sendable {
     /// Where deduplication is kept: `--state`, as the library defines it for the command line too (a SQLite file
     /// shared with `postback-verify --state` on the same machine, or a PostgreSQL database shared by every
     /// receiver and run).
-    public typealias State = StateLocation
+    typealias State = StateLocation
 
     /// When an archive commit counts as stored (`--sync`).
     public enum Synchronous: String, Sendable, Equatable, CaseIterable {
@@ -86,7 +86,7 @@ extension ReceiverConfiguration {
     /// The archive's default path: beside a state file (`state.sqlite` -> `state-received.sqlite`, where
     /// `postback-verify export --state state.sqlite` looks for it); nil with a PostgreSQL state, which keeps the
     /// received postbacks itself.
-    public static func defaultArchivePath(for state: State) -> String? {
+    public static func defaultArchivePath(for state: StateLocation) -> String? {
         switch state {
         case .sqlite(let path):
             return SQLiteReceivedArchive.defaultPath(besideState: path)

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 import Logging
 import Synchronization

@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Synchronization
 
 /// What a request's handler decided, for its log line: the verdict and the first error's code of the postback it

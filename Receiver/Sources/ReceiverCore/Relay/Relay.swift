@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Attribution
-import AttributionStores
+@_spi(Servers) import Attribution
+@_spi(Servers) import AttributionStores
 import Foundation
 import Logging
 import NIOCore

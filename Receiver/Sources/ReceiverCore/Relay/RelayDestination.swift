@@ -1,12 +1,12 @@
-import Attribution
-import AttributionStores
+@_spi(Servers) import Attribution
+@_spi(Servers) import AttributionStores
 import Foundation
 
 /// One place the receiver relays stored postbacks to (`--forward`, `--forward-all`, `--webhook`): where, what it is
 /// sent, and which stored rows it is owed.
 public struct RelayDestination: Sendable {
     /// What a destination receives.
-    public enum Kind: Sendable {
+    enum Kind: Sendable {
         /// Apple's bytes, to the route's URL (`appattribution` and `skadnetwork`), as Apple sent them.
         case forward(appAttribution: URL, skAdNetwork: URL)
         /// The JSON Lines record of each valid postback, signed as Standard Webhooks says.
@@ -14,9 +14,9 @@ public struct RelayDestination: Sendable {
     }
 
     /// The outbox's view of it: its name (the URL as given) and which rows it is owed.
-    public let outbox: OutboxDestination
+    @_spi(Servers) public let outbox: OutboxDestination
     /// What it receives.
-    public let kind: Kind
+    let kind: Kind
 
     /// `--forward URL` (`selection` valid) or `--forward-all URL` (every body): `URL` is a base URL, Apple's path
     /// of each route appended (`https://mmp.example/` receives `/.well-known/appattribution/report-attribution/`),
@@ -25,8 +25,8 @@ public struct RelayDestination: Sendable {
     ///   - text: the option's value.
     ///   - selection: which stored rows it is owed.
     /// - Throws: ``StartupFailure`` (usage) naming what is wrong with the value.
-    public static func forward(_ text: String, selection: OutboxDestination.Selection) throws(StartupFailure)
-        -> RelayDestination {
+    @_spi(Servers) public static func forward(_ text: String, selection: OutboxDestination.Selection)
+        throws(StartupFailure) -> RelayDestination {
         let option = selection == .valid ? "--forward" : "--forward-all"
         var routes: [String: URL] = [:]
         if text.contains("=") {

@@ -1,4 +1,4 @@
-import AttributionStores
+@_spi(Servers) import AttributionStores
 import Foundation
 
 /// When a failed delivery is tried again, and which answers end it: exponential back-off with jitter from

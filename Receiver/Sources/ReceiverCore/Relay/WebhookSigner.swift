@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 
 /// Signs webhook requests as the Standard Webhooks specification says

@@ -1,5 +1,5 @@
-import Attribution
-import AttributionStores
+@_spi(Servers) import Attribution
+@_spi(Servers) import AttributionStores
 import Foundation
 
 /// The receiver's durable storage: deduplication by the library's claim/confirm protocol, and a row per postback

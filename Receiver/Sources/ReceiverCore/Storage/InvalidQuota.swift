@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 
 /// How many invalid bodies may still be stored in the current clock hour (`--invalid-quota`). Forgeries cost an

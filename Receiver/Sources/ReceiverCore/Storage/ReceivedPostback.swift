@@ -1,4 +1,4 @@
-import Attribution
+@_spi(Servers) import Attribution
 import Foundation
 
 /// A request's body, id and arrival, on its way to verification (the id is its record's `source`; the arrival

@@ -9,7 +9,7 @@ import Foundation
 /// ``ClaimLedger/claim(_:at:archiving:appending:)``, which claims and archives in the store's one transaction
 /// when its store is one of these for the rows given, and otherwise claims, has the caller append the rows to an
 /// archive of its own, and confirms the claims once they are stored (or releases them when they are not).
-public protocol ArchivingDeduplicationStore<Row>: DeduplicationStore {
+@_spi(Stores) public protocol ArchivingDeduplicationStore<Row>: DeduplicationStore {
     /// The record the store keeps of each postback of a group.
     associatedtype Row
 

@@ -7,14 +7,14 @@ import Foundation
 /// A renewal counts from the instant its statement was sent, so the lease it shows lasts at least until that
 /// instant plus the lease. An owner whose last shown renewal is older than the lease minus ``margin`` must renew
 /// before it writes or confirms anything more from its claims (``isStale(at:)``).
-package final class LeaseRecord: @unchecked Sendable {
+@_spi(Stores) public final class LeaseRecord: @unchecked Sendable {
     // @unchecked: every stored variable is read and written with `lock` held.
     /// Guards every variable below.
     private let lock = NSLock()
     /// The lease.
-    package let lease: Duration
+    @_spi(CommandLine) @_spi(Stores) public let lease: Duration
     /// How long before the lease runs out an owner stops trusting it: a third of the lease.
-    package let margin: Duration
+    @_spi(CommandLine) @_spi(Stores) public let margin: Duration
     /// What the failure messages name (a path, a server; never a password).
     private let target: String
     /// The lease, in seconds, as given.
@@ -33,7 +33,7 @@ package final class LeaseRecord: @unchecked Sendable {
     private var closed = false
 
     /// A record for a lease of `leaseSeconds`, of the store at `target`.
-    package init(leaseSeconds: Double, target: String) {
+    @_spi(Stores) public init(leaseSeconds: Double, target: String) {
         lease = .milliseconds(max(1, Int64(leaseSeconds * 1000)))
         margin = lease / 3
         self.target = target
@@ -42,13 +42,13 @@ package final class LeaseRecord: @unchecked Sendable {
 
     /// How often the heartbeat renews: a sixth of the lease (at least 50 ms), so renewals stay at most a third
     /// of the lease apart even when one of them is late.
-    package var heartbeatInterval: Double {
+    @_spi(Stores) public var heartbeatInterval: Double {
         max(0.05, leaseSeconds / 6)
     }
 
     /// A renewal sent at `instant` succeeded (a heartbeat, or a claim that renewed in its transaction); `lapsed`
     /// when it found the lease had already run out, so that another owner may have taken claims over.
-    package func renewed(at instant: ContinuousClock.Instant, lapsed: Bool = false) {
+    @_spi(CommandLine) @_spi(Stores) public func renewed(at instant: ContinuousClock.Instant, lapsed: Bool = false) {
         lock.withLock {
             if lastRenewal.map({ $0 < instant }) ?? true { lastRenewal = instant }
             if lapsed { lapsedClaims = true }
@@ -58,7 +58,7 @@ package final class LeaseRecord: @unchecked Sendable {
 
     /// A renewal failed with `message`: counted, and told on standard error once per streak of failures (the
     /// message escaped to one line of plain text).
-    package func failed(_ message: String) {
+    @_spi(CommandLine) @_spi(Stores) public func failed(_ message: String) {
         let first = lock.withLock { () -> Bool in
             failures += 1
             defer { failing = true }
@@ -80,7 +80,7 @@ package final class LeaseRecord: @unchecked Sendable {
     ///   - describing: a failure's message.
     /// - Returns: the failure's message, or nil when it renewed or had nothing to renew.
     @discardableResult
-    package func renew<Failure: Error>(forced: Bool, by renewal: () throws(Failure) -> Bool,
+    @_spi(Stores) public func renew<Failure: Error>(forced: Bool, by renewal: () throws(Failure) -> Bool,
                                        describing: (Failure) -> String) -> String? {
         guard forced ? !isClosed : holdsClaims else { return nil }
         let started = ContinuousClock.now
@@ -102,7 +102,7 @@ package final class LeaseRecord: @unchecked Sendable {
     ///   - checkClaims: the store's check of its claims after a lapse.
     /// - Throws: ``AttributionError`` (`unavailable`) when the lease could not be renewed: nothing more is to be
     ///   written or confirmed from the claims until it is; what `checkClaims` throws.
-    package func keep(renewing renew: () -> String?, checkingClaims checkClaims: () throws(AttributionError) -> Void)
+    @_spi(CommandLine) @_spi(Stores) public func keep(renewing renew: () -> String?, checkingClaims checkClaims: () throws(AttributionError) -> Void)
         throws(AttributionError) {
         if isStale(), let failure = renew() {
             throw AttributionError(.unavailable, "cannot renew the lease on the claims in \(target) (\(failure)): "
@@ -112,16 +112,16 @@ package final class LeaseRecord: @unchecked Sendable {
     }
 
     /// How many renewals failed since the store opened (a receiver exports it as a metric).
-    package var failureCount: Int { lock.withLock { failures } }
+    @_spi(Stores) public var failureCount: Int { lock.withLock { failures } }
 
     /// True when the last renewal shown is older than the lease minus the margin at `now`: the owner renews before
     /// it writes or confirms more from its claims. False before its first claim (it holds nothing).
-    package func isStale(at now: ContinuousClock.Instant = .now) -> Bool {
+    func isStale(at now: ContinuousClock.Instant = .now) -> Bool {
         lock.withLock { lastRenewal.map { now - $0 > lease - margin } ?? false }
     }
 
     /// Whether a renewal found the lease lapsed since the owner last checked its claims; clears it.
-    package func takeLapse() -> Bool {
+    func takeLapse() -> Bool {
         lock.withLock {
             defer { lapsedClaims = false }
             return lapsedClaims
@@ -129,16 +129,16 @@ package final class LeaseRecord: @unchecked Sendable {
     }
 
     /// Whether the owner holds claims (the heartbeat renews only then); set by the claiming side.
-    package var holdsClaims: Bool {
+    @_spi(Stores) public var holdsClaims: Bool {
         get { lock.withLock { holding && !closed } }
         set { lock.withLock { holding = newValue } }
     }
 
     /// True once the store is closing.
-    package var isClosed: Bool { lock.withLock { closed } }
+    @_spi(Stores) public var isClosed: Bool { lock.withLock { closed } }
 
     /// The store is closing: the heartbeat renews nothing more.
-    package func close() {
+    @_spi(CommandLine) @_spi(Stores) public func close() {
         lock.withLock { closed = true }
     }
 }

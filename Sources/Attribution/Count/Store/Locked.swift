@@ -6,17 +6,17 @@ import Foundation
 /// priority-inheritance futexes, so ThreadSanitizer misses the happens-before edge between two holders and
 /// reports every guarded access as a race (docs/hardening.md; `VerifiedTokenCache` moved to `NSLock` for the
 /// same reason). An `NSLock` is a pthread mutex, which ThreadSanitizer sees.
-package final class Locked<Value>: @unchecked Sendable {
+@_spi(Stores) public final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written with `lock` held.
     private let lock = NSLock()
     private var value: Value
 
-    package init(_ value: Value) {
+    @_spi(Stores) public init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with the value, holding the lock.
-    package func withLock<Result, Failure: Error>(
+    @_spi(Stores) public func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         lock.lock()

@@ -9,7 +9,7 @@
 /// thread. Deduplication stays the caller's (a ``DeduplicationStore`` decides on ``VerifiedBatch/sighting(at:)``);
 /// ``markDuplicate(_:at:of:content:)`` then words a duplicate's record, from what the item's outcome carries,
 /// never verifying the item again.
-package struct BatchVerifier: Sendable {
+@_spi(CommandLine) public struct BatchVerifier: Sendable {
     private let verifier: AttributionVerifier
     /// Nil when the fast path is off (text records, or asked off).
     private let fastPath: FastPostbackPath?
@@ -17,8 +17,8 @@ package struct BatchVerifier: Sendable {
     private let render: @Sendable (VerificationResult, _ source: String, _ line: Int) -> [UInt8]
 
     /// How records are written.
-    package enum Records: Sendable {
-        /// JSON Lines (``JSONLinesRecord``), `explain` adding `"signed-string"`. With `fastPath`, the usual valid
+    @_spi(CommandLine) @_spi(Stores) public enum Records: Sendable {
+        /// JSON Lines (`JSONLinesRecord`), `explain` adding `"signed-string"`. With `fastPath`, the usual valid
         /// postback is verified and written by the fast path (the same bytes, in a fraction of the time); without,
         /// every item takes the general path (for comparing the two).
         case jsonLines(explain: Bool, fastPath: Bool)
@@ -28,7 +28,7 @@ package struct BatchVerifier: Sendable {
 
     /// A verifier for `keyRing` under `policy` that writes `records`, with its own token cache: an exact repeat of
     /// a token that verified skips the ECDSA (its record is recomputed from the bytes, duplicate marking aside).
-    package init(keyRing: KeyRing, policy: VerificationPolicy, records: Records) {
+    @_spi(CommandLine) public init(keyRing: KeyRing, policy: VerificationPolicy, records: Records) {
         verifier = AttributionVerifier(keyRing: keyRing, policy: policy, cache: VerifiedTokenCache())
         switch records {
         case .jsonLines(let explain, let usesFastPath):
@@ -52,7 +52,7 @@ package struct BatchVerifier: Sendable {
 
     /// All three steps on one thread, each over the whole batch before the next, so the
     /// batch's signatures are checked together (one inversion for the batch: `ECPublicKey.areValidES256Signatures`).
-    package func finish(_ batch: VerifiedBatch) {
+    @_spi(CommandLine) @_spi(Stores) public func finish(_ batch: VerifiedBatch) {
         prepare(batch)
         checkSignatures(batch)
         complete(batch)
@@ -61,7 +61,7 @@ package struct BatchVerifier: Sendable {
     // MARK: - Split steps
 
     /// Step 1 (reader): the fast path's preparation where it applies, the general path's elsewhere.
-    package func prepare(_ batch: VerifiedBatch) {
+    @_spi(CommandLine) @_spi(Stores) public func prepare(_ batch: VerifiedBatch) {
         batch.routes.reserveCapacity(batch.items.count)
         for item in batch.items {
             if let fastPath, case .bytes(let bytes) = item.content,
@@ -77,13 +77,13 @@ package struct BatchVerifier: Sendable {
 
     /// Step 2 (worker): the ECDSA, nothing else; the fast path's items checked together in one batch, the general
     /// path's in another.
-    package func checkSignatures(_ batch: VerifiedBatch) {
+    @_spi(CommandLine) public func checkSignatures(_ batch: VerifiedBatch) {
         fastPath?.checkSignatures(&batch.fastPrepared)
         verifier.checkSignatures(&batch.generalPrepared)
     }
 
     /// Step 3 (writer): payloads, rules and records.
-    package func complete(_ batch: VerifiedBatch) {
+    @_spi(CommandLine) @_spi(Stores) public func complete(_ batch: VerifiedBatch) {
         batch.outcomes.reserveCapacity(batch.items.count)
         batch.records.reserveCapacity(batch.items.count)
         // By index, and the fast path's records moved out rather than copied: a valid item costs no reference
@@ -119,7 +119,7 @@ package struct BatchVerifier: Sendable {
     /// (``PostbackPipeline/markDuplicate(_:of:content:)``) are marked through it.
     /// - Returns: false, changing nothing, when the item is not a valid postback.
     @discardableResult
-    package func markDuplicate(
+    func markDuplicate(
         _ record: inout [UInt8], _ outcome: inout VerifiedBatch.Outcome, source: String, line: Int,
         of first: DuplicateReference, content: ContentFingerprint?
     ) -> Bool {
@@ -144,7 +144,7 @@ package struct BatchVerifier: Sendable {
     /// The conversion facts of item `index` (``ConversionFacts``) once the batch was completed and its duplicates
     /// marked: nil unless the item is a valid postback (AdAttributionKit or SKAdNetwork). Read from the fast path's
     /// record or the general path's result alike.
-    package func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
+    func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
         conversionFacts(decision: batch.outcomes[index].decision, record: batch.records[index])
     }
 
@@ -161,7 +161,7 @@ package struct BatchVerifier: Sendable {
     }
 
     /// The environment of the key that verified item `index`, when the item is valid (nil otherwise).
-    package func validEnvironment(_ batch: VerifiedBatch, at index: Int) -> KeyEnvironment? {
+    @_spi(CommandLine) public func validEnvironment(_ batch: VerifiedBatch, at index: Int) -> KeyEnvironment? {
         switch batch.outcomes[index].decision {
         case .fast(let answer):
             fastPath?.keys[answer.key].trusted.environment
@@ -173,7 +173,7 @@ package struct BatchVerifier: Sendable {
     }
 
     /// The environment of the key a fast answer's signature verified with.
-    package func environment(of answer: FastPostbackPath.Answer) -> KeyEnvironment? {
+    func environment(of answer: FastPostbackPath.Answer) -> KeyEnvironment? {
         fastPath?.keys[answer.key].trusted.environment
     }
 

@@ -6,9 +6,9 @@
 /// duplicated on its first write (copy-on-write with the pipeline still holding the original).
 /// `@unchecked Sendable`: the pipeline hands a batch from stage to stage under its lock, and only one stage holds it
 /// at a time.
-package final class VerifiedBatch: @unchecked Sendable {
+@_spi(CommandLine) public final class VerifiedBatch: @unchecked Sendable {
     /// The items, in input order.
-    package let items: [InputItem]
+    @_spi(CommandLine) public let items: [InputItem]
     /// After step 1, where each item went: the fast path or, where that declined, the general path; the index is
     /// the item's place in ``fastPrepared`` or ``generalPrepared``.
     var routes: [Route] = []
@@ -24,14 +24,14 @@ package final class VerifiedBatch: @unchecked Sendable {
 
     /// Each item's outcome, once the batch was completed (``BatchVerifier/complete(_:)``); a duplicate's once
     /// ``BatchVerifier/markDuplicate(_:_:source:line:of:content:)`` marked it.
-    package internal(set) var outcomes: [Outcome] = []
+    @_spi(CommandLine) @_spi(Stores) public internal(set) var outcomes: [Outcome] = []
     /// Each item's record (no line terminator): rendered as if the item were not a duplicate when the batch was
     /// completed, rewritten when it is marked one.
-    package internal(set) var records: [[UInt8]] = []
+    @_spi(CommandLine) @_spi(Stores) public internal(set) var records: [[UInt8]] = []
 
     /// A batch of items read, to be verified: their count is announced to the key tables, for which items read
     /// ahead of the checks are the known near future (``P256KeyTables/announce(_:)``).
-    package init(items: [InputItem]) {
+    @_spi(CommandLine) public init(items: [InputItem]) {
         self.items = items
         P256KeyTables.shared.announce(items.count)
     }
@@ -44,7 +44,7 @@ package final class VerifiedBatch: @unchecked Sendable {
 
     /// The sighting of item `index` that D1 decides on (through a ``DeduplicationStore``), with its content's
     /// fingerprint for D2; nil unless the item is a valid postback. After ``BatchVerifier/complete(_:)``.
-    package func sighting(at index: Int) -> PostbackSighting? {
+    @_spi(CommandLine) @_spi(Stores) public func sighting(at index: Int) -> PostbackSighting? {
         let item = items[index]
         switch outcomes[index].decision {
         case .fast(let answer):
@@ -61,7 +61,7 @@ package final class VerifiedBatch: @unchecked Sendable {
 extension VerifiedBatch {
     /// How one item was decided: what a caller counts and reports beside its record. Which path decided it is the
     /// verifier's business; nothing here depends on it.
-    package struct Outcome: Sendable {
+    @_spi(CommandLine) public struct Outcome: Sendable {
         /// Three words for a fast answer, the usual case: the larger payloads are boxed (`indirect`), so an
         /// outcome is cheap to append, copy and read once per item on the hot path (a `VerificationResult` inline
         /// made every copy a few hundred bytes and one value-witness call).
@@ -81,7 +81,7 @@ extension VerifiedBatch {
         }
 
         /// `valid` exactly when the item has no error (a duplicate is `invalid`, rule D1).
-        package var verdict: Verdict {
+        @_spi(CommandLine) @_spi(Stores) public var verdict: Verdict {
             switch decision {
             case .fast: .valid
             case .fastDuplicate: .invalid
@@ -90,7 +90,7 @@ extension VerifiedBatch {
         }
 
         /// The error that decided an invalid verdict.
-        package var firstError: Finding? {
+        @_spi(CommandLine) public var firstError: Finding? {
             switch decision {
             case .fast: nil
             case .fastDuplicate(let marking): marking.error
@@ -99,7 +99,7 @@ extension VerifiedBatch {
         }
 
         /// How many warnings the record holds.
-        package var warningCount: Int {
+        @_spi(CommandLine) public var warningCount: Int {
             switch decision {
             case .fast: 0
             case .fastDuplicate(let marking): marking.warning == nil ? 0 : 1
@@ -108,7 +108,7 @@ extension VerifiedBatch {
         }
 
         /// The rules of the record's warnings, in the record's order.
-        package var warningRules: [RuleID] {
+        @_spi(CommandLine) public var warningRules: [RuleID] {
             switch decision {
             case .fast: []
             case .fastDuplicate(let marking): marking.warning.map { [$0.rule] } ?? []
@@ -117,7 +117,7 @@ extension VerifiedBatch {
         }
 
         /// True once the item was marked a duplicate of an earlier sighting (D1).
-        package var isDuplicate: Bool {
+        @_spi(CommandLine) public var isDuplicate: Bool {
             switch decision {
             case .fast: false
             case .fastDuplicate: true

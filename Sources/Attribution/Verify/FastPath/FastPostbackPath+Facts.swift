@@ -5,7 +5,7 @@ extension FastPostbackPath {
     /// Read only when a caller asks (a conversion schema, a run report), so the fast path itself does no more per
     /// item than before. The record is the fast path's own: `fields` and `unsigned` are flat objects whose strings
     /// hold no quote or backslash, so each ends at its first `}`. Nil when the record is not one it wrote.
-    package func conversionFacts(record: [UInt8], answer: Answer) -> ConversionFacts? {
+    func conversionFacts(record: [UInt8], answer: Answer) -> ConversionFacts? {
         let key = keys[answer.key]
         return ByteCursor.over(record) { bytes -> ConversionFacts? in
             // The source is a quoted JSON string, so the first `,"kind":` is the key's status.

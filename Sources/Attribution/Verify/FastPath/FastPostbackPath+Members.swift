@@ -80,7 +80,7 @@ extension FastPostbackPath {
             }
         }
 
-        /// The members in received order as compact JSON, as ``JSONValue`` writes them: each name and string
+        /// The members in received order as compact JSON, as `JSONValue` writes them: each name and string
         /// between quotes (they hold nothing to escape), integers and Booleans as their literals.
         func appendCompactJSON(to out: inout [UInt8], skipping skipped: Int? = nil) {
             out.append(UInt8(ascii: "{"))

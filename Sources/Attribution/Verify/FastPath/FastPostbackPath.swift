@@ -5,7 +5,7 @@
 /// It answers only when it is certain: the body and payload are flat objects ``FlatJSONScanner`` accepts (known
 /// members only, in any order, plain values, escapes decoded), the header is exactly `alg` `ES256` and a trusted
 /// `kid`, the signature verifies, and no rule of the catalogue fires, errors and warnings alike. Then the record
-/// is, byte for byte, what ``JSONLinesRecord/render(_:source:line:explain:)`` writes for
+/// is, byte for byte, what `JSONLinesRecord.render(_:source:line:explain:)` writes for
 /// ``AttributionVerifier/verify(_:)-(ArraySlice<UInt8>)``'s result (the tests compare the two over every fixture and
 /// mutation). For anything else it answers nil and changes nothing: the caller runs the general path, which finds
 /// and words the findings.
@@ -17,7 +17,7 @@
 /// general path with the failed check (``rejectedCheck(of:)``), which words the record without a second ECDSA:
 /// a forged postback in the usual shape costs one signature check, as a genuine one does. Deduplication (D1) is
 /// the caller's, with the returned identifier.
-package struct FastPostbackPath: Sendable {
+struct FastPostbackPath: Sendable {
     private let cache: VerifiedTokenCache?
     /// The tables of a postback's payload and body, the verifier's (Apple's, unless a test added a member): the
     /// scanner knows exactly their members, and each present one must be as its table says.
@@ -25,12 +25,12 @@ package struct FastPostbackPath: Sendable {
     let bodyLayout: MessageLayout
     /// The trusted keys by the bytes of their kid, each with the part of a valid record that depends on the key
     /// alone (`,"kind":"postback",…,"environment":…,"errors":[],"warnings":[],"fields":`), written once here by
-    /// ``JSONLinesRecord``, and whether it is the developer-settings key rule P5 reads.
+    /// `JSONLinesRecord`, and whether it is the developer-settings key rule P5 reads.
     let keys: [(
         keyID: [UInt8], trusted: TrustedKey, recordStatus: [UInt8], isDevelopmentSettingsKey: Bool
     )]
 
-    package init(_ verifier: AttributionVerifier) {
+    init(_ verifier: AttributionVerifier) {
         cache = verifier.cache
         payloadLayout = verifier.layouts.postbackPayload
         bodyLayout = verifier.layouts.postbackBody
@@ -48,7 +48,7 @@ package struct FastPostbackPath: Sendable {
     /// Verifies `item` and appends its JSON Lines record (no line terminator) to `record` when the item is a valid
     /// postback with no finding; returns its `postback-identifier` for deduplication. Nil, with `record` untouched,
     /// whenever the general path must decide. The three steps below, in one call.
-    package func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
+    func appendRecord(for item: ArraySlice<UInt8>, source: String, line: Int, to record: inout [UInt8])
         -> String? {
         guard var prepared = prepare(item, source: source, line: line) else { return nil }
         checkSignature(&prepared)
@@ -61,7 +61,7 @@ package struct FastPostbackPath: Sendable {
 
     /// What ``prepare(_:source:line:)`` made of an item: the record it gets once its signature verifies, and what
     /// the ECDSA needs.
-    package struct Prepared: Sendable {
+    struct Prepared: Sendable {
         fileprivate let key: Int
         fileprivate let digest: SHA256Digest
         fileprivate let signature: [UInt8]
@@ -70,14 +70,14 @@ package struct FastPostbackPath: Sendable {
         fileprivate let postbackIdentifier: ExactString
         fileprivate let content: ContentFingerprint
         /// Nil until ``FastPostbackPath/checkSignature(_:)`` ran (or the token cache vouched for the token).
-        package fileprivate(set) var signatureVerified: Bool?
+        fileprivate(set) var signatureVerified: Bool?
     }
 
     /// Step 1: everything but the ECDSA, in one pass over the bytes: body, unsigned members, JWS envelope, header,
     /// key, digest and token cache, then payload and rules, and the record the item at `source`:`line` gets if
     /// its signature verifies. Nil when the general path must decide (so an item a rule sends there costs no
     /// ECDSA here).
-    package func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
+    func prepare(_ item: ArraySlice<UInt8>, source: String, line: Int) -> Prepared? {
         withBody(item) { members, unsigned, token in
             guard let parts = JWSParts(token), let key = trustedKey(headerSegment: parts.header) else { return nil }
             return withDecoded(parts.signature) { signature -> Prepared? in
@@ -97,7 +97,7 @@ package struct FastPostbackPath: Sendable {
 
     /// Step 2: the ECDSA alone (a success is remembered in the token cache); with the key's table of multiples
     /// once it has one (``ECPublicKey/areValidES256Signatures(_:)``).
-    package func checkSignature(_ prepared: inout Prepared) {
+    func checkSignature(_ prepared: inout Prepared) {
         guard prepared.signatureVerified == nil else { return }
         let check = ES256SignatureCheck(key: keys[prepared.key].trusted.key, signature: prepared.signature,
                                         digest: prepared.digest)
@@ -108,7 +108,7 @@ package struct FastPostbackPath: Sendable {
     /// checked together (``ECPublicKey/areValidES256Signatures(_:)``: one inversion for all, and the key's table
     /// of multiples once it has one). Successes are remembered in the token cache; a failure leaves the item to the
     /// general path as before.
-    package func checkSignatures(_ items: inout [Prepared]) {
+    func checkSignatures(_ items: inout [Prepared]) {
         let pending = items.indices.filter { items[$0].signatureVerified == nil }
         let answers = ECPublicKey.areValidES256Signatures(pending.map { index in
             ES256SignatureCheck(key: keys[items[index].key].trusted.key, signature: items[index].signature,
@@ -131,7 +131,7 @@ package struct FastPostbackPath: Sendable {
     /// The ECDSA check that failed, once ``checkSignature(_:)`` found the signature invalid: the general path,
     /// which then words the item's record, settles its own identical check with this answer instead of running
     /// the ECDSA again (``AttributionVerifier/verify(_:rejected:)``). Nil unless the signature was checked and failed.
-    package func rejectedCheck(of prepared: Prepared) -> ES256SignatureCheck? {
+    func rejectedCheck(of prepared: Prepared) -> ES256SignatureCheck? {
         guard prepared.signatureVerified == false else { return nil }
         return ES256SignatureCheck(key: keys[prepared.key].trusted.key, signature: prepared.signature,
                                    digest: prepared.digest)
@@ -139,7 +139,7 @@ package struct FastPostbackPath: Sendable {
 
     /// Step 3: the item's `postback-identifier`, JSON Lines record (no line terminator) and content fingerprint
     /// (for D1 and D2) once its signature verified; nil otherwise, and the general path decides.
-    package func record(of prepared: Prepared)
+    func record(of prepared: Prepared)
         -> (postbackIdentifier: ExactString, record: [UInt8], content: ContentFingerprint)? {
         prepared.signatureVerified == true
             ? (prepared.postbackIdentifier, prepared.record, prepared.content) : nil
@@ -149,16 +149,16 @@ package struct FastPostbackPath: Sendable {
     /// content fingerprint that D1 and D2 decide on, and the key that verified it, so that the record of a
     /// duplicate is written from the record's own bytes (``duplicateRecord(_:of:source:line:marking:)``) and the
     /// item is never verified a second time.
-    package struct Answer: Sendable {
-        package let postbackIdentifier: ExactString
-        package let content: ContentFingerprint
+    struct Answer: Sendable {
+        let postbackIdentifier: ExactString
+        let content: ContentFingerprint
         /// The index in ``FastPostbackPath/keys`` of the key whose signature verified.
         let key: Int
     }
 
     /// Step 3 as ``record(of:)``, the record moved out of `prepared` (left empty) rather than copied: for a
     /// caller done with the item.
-    package func takeRecord(from prepared: inout Prepared) -> (answer: Answer, record: [UInt8])? {
+    func takeRecord(from prepared: inout Prepared) -> (answer: Answer, record: [UInt8])? {
         guard prepared.signatureVerified == true else { return nil }
         var record: [UInt8] = []
         swap(&record, &prepared.record)
@@ -168,10 +168,10 @@ package struct FastPostbackPath: Sendable {
 
     /// The record of an answered item that D1 found to be a duplicate, written from its valid record `record`
     /// (from ``takeRecord(from:)``, for the item at `source`:`line`): byte for byte what
-    /// ``JSONLinesRecord/render(_:source:line:explain:)`` writes for the general path's result once
+    /// `JSONLinesRecord.render(_:source:line:explain:)` writes for the general path's result once
     /// ``VerificationResult/markDuplicate(of:content:)`` marked it. Only the parts a duplicate changes are written anew
     /// (verdict, findings, the `duplicate-of` members); `fields`, `unsigned` and `tier` are the valid record's bytes.
-    package func duplicateRecord(
+    func duplicateRecord(
         _ record: [UInt8], of answer: Answer, source: String, line: Int, marking: DuplicateMarking
     ) -> [UInt8] {
         let key = keys[answer.key]

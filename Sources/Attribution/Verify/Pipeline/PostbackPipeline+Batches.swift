@@ -8,7 +8,7 @@ import Foundation
 extension PostbackPipeline {
     /// A pipeline writing `records` (JSON Lines, or the command line's text records), decoding valid postbacks
     /// with `schema` when given.
-    package init(keyRing: KeyRing, policy: VerificationPolicy, records: BatchVerifier.Records,
+    @_spi(CommandLine) public init(keyRing: KeyRing, policy: VerificationPolicy, records: BatchVerifier.Records,
                  schema: ConversionSchema? = nil) {
         verifier = BatchVerifier(keyRing: keyRing, policy: policy, records: records)
         self.schema = schema
@@ -18,17 +18,17 @@ extension PostbackPipeline {
     /// the pipeline's schema, its decoding as of `arrival` (the command line's run start), as
     /// `verify(_:)` over `(body:source:arrival:)` items fills in ``VerifiedPostback/decoded``. Nil for anything but
     /// a valid postback (a duplicate included).
-    package func conversion(_ batch: VerifiedBatch, at index: Int, arrival: Date)
+    @_spi(CommandLine) public func conversion(_ batch: VerifiedBatch, at index: Int, arrival: Date)
         -> (facts: ConversionFacts, decoded: DecodedConversion?)? {
         conversion(decision: batch.outcomes[index].decision, record: batch.records[index], arrival: arrival)
     }
 
     /// The verification steps `verify(_:)` runs on one thread, for a caller that runs them
     /// on several.
-    package var steps: BatchVerifier { verifier }
+    @_spi(CommandLine) @_spi(Stores) public var steps: BatchVerifier { verifier }
 
     /// What rule D1 answered for one item of a claimed batch.
-    package enum BatchAnswer: Sendable {
+    @_spi(CommandLine) public enum BatchAnswer: Sendable {
         /// Not a valid postback: nothing was claimed.
         case none
         /// The first sighting: its key is claimed, to confirm once its record is stored
@@ -41,7 +41,7 @@ extension PostbackPipeline {
     /// Step one of counting for batches: claims the valid postbacks of `batches` through `ledger` at `time` in one
     /// call (which also confirms the claims whose records are stored, where the store can), and answers each item
     /// of each batch. `renaming` gives the source a sighting is remembered by instead of its own (nil keeps it).
-    package func claim(
+    @_spi(CommandLine) @_spi(Stores) public func claim(
         _ batches: [VerifiedBatch], through ledger: ClaimLedger, at time: Date,
         renaming: (String) -> String? = { _ in nil }
     ) throws -> [[BatchAnswer]] {
@@ -73,7 +73,7 @@ extension PostbackPipeline {
     /// (``DeduplicationStore/reaffirm(_:)``: a clock read while its lease was renewed lately). A claim another
     /// owner took over while this owner's lease had lapsed makes its item a duplicate of that owner's record.
     /// Throws when the lease could not be renewed: write nothing more from these claims then.
-    package func reaffirm(_ batch: VerifiedBatch, _ answers: [BatchAnswer], through ledger: ClaimLedger) throws
+    @_spi(CommandLine) @_spi(Stores) public func reaffirm(_ batch: VerifiedBatch, _ answers: [BatchAnswer], through ledger: ClaimLedger) throws
         -> [BatchAnswer] {
         var keys: [ExactString] = []
         for case .first(let key) in answers { keys.append(key) }
@@ -87,9 +87,9 @@ extension PostbackPipeline {
     }
 
     /// Marks the duplicates among `batch`'s items as ``claim(_:through:at:renaming:)`` answered them, rewriting
-    /// their records, as ``mark(_:_:answers:)`` does for received postbacks. Without `keepingTime` a duplicate's
+    /// their records, as `mark(_:_:answers:)` does for received postbacks. Without `keepingTime` a duplicate's
     /// record does not say when its first sighting was seen (a run without a state: records from input alone).
-    package func mark(_ batch: VerifiedBatch, _ answers: [BatchAnswer], keepingTime: Bool) {
+    @_spi(CommandLine) public func mark(_ batch: VerifiedBatch, _ answers: [BatchAnswer], keepingTime: Bool) {
         for (index, answer) in answers.enumerated() {
             guard case .duplicate(let first, let content) = answer else { continue }
             let item = batch.items[index]

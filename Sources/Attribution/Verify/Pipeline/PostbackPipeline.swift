@@ -46,7 +46,7 @@ public struct PostbackPipeline: Sendable {
     /// About `count` items are coming (the command line's guess from its files' sizes): when that is enough for
     /// tables of multiples to pay, G's table starts building now, beside the rest of start-up
     /// (``P256KeyTables/anticipate(signatures:)``).
-    package static func anticipate(items count: Int) {
+    @_spi(CommandLine) public static func anticipate(items count: Int) {
         P256KeyTables.shared.anticipate(signatures: count)
     }
 
@@ -236,7 +236,7 @@ public struct PostbackPipeline: Sendable {
     }
 
     /// The valid postbacks among a batch, as a store sights them, with their places in the batch.
-    public struct Sightings: Sendable {
+    @_spi(Servers) public struct Sightings: Sendable {
         /// The sightings of the batch's valid postbacks, in batch order.
         public private(set) var sightings: [PostbackSighting] = []
         /// The index in the batch of each sighting's postback.
@@ -260,7 +260,7 @@ public struct PostbackPipeline: Sendable {
     ///   - postbacks: the batch, marked in place.
     ///   - sighted: the batch's sightings, as claimed.
     ///   - answers: the store's answers, one per sighting, in order.
-    public func mark(_ postbacks: inout [VerifiedPostback], _ sighted: Sightings, answers: [DeduplicationAnswer]) {
+    @_spi(Servers) public func mark(_ postbacks: inout [VerifiedPostback], _ sighted: Sightings, answers: [DeduplicationAnswer]) {
         for ((sighting, index), answer) in zip(zip(sighted.sightings, sighted.indices), answers) {
             if let first = answer.duplicateOf {
                 markDuplicate(&postbacks[index], of: first, content: sighting.content)

@@ -3,7 +3,7 @@
 /// path for the usual valid postback, the general path for everything else).
 ///
 /// Every member answers alike on either path: the same body gives equal ``record``, ``status``, ``facts``,
-/// ``decoded``, ``kind``, ``environment``, ``deduplicationKey``, ``sighting`` and ``unsignedMembers``. There is no
+/// ``decoded``, ``kind``, ``environment``, ``deduplicationKey``, ``sighting`` and `unsignedMembers`. There is no
 /// general ``VerificationResult`` among them on purpose: the fast path (the hot path) builds none, and building one
 /// per item would cost it a JSON tree per postback, so the few things a server asks of a result beyond these are
 /// answered here instead (``couldStillBeGenuine``, ``hasConversionValue``). For the whole result, verify the body
@@ -15,7 +15,7 @@ public struct VerifiedPostback: Sendable {
     public let line: Int
     /// The JSON Lines record (docs/cli.md section 3), without a line terminator: byte for byte the command line's
     /// for the same item at the same `source` and `line` without `--schema`. With a schema, the command line's
-    /// record of a valid postback also has ``decoded``'s member: ``DecodedConversion/adding(to:times:)`` adds it.
+    /// record of a valid postback also has ``decoded``'s member: `DecodedConversion.adding(to:times:)` adds it.
     public internal(set) var record: [UInt8]
     /// How it was decided.
     var outcome: VerifiedBatch.Outcome
@@ -77,7 +77,7 @@ public struct VerifiedPostback: Sendable {
     }
 
     /// True when the fast path decided the item (for the tests comparing the two paths).
-    package var isFastPathDecided: Bool { result == nil }
+    var isFastPathDecided: Bool { result == nil }
 
     /// Whether this invalid item may still be a genuine postback that a later attempt would accept, as
     /// ``VerificationResult/couldStillBeGenuine`` (the one definition) answers; false for a valid item, so for
@@ -90,7 +90,7 @@ public struct VerifiedPostback: Sendable {
     public var hasConversionValue: Bool {
         if let facts { return !facts.hasNoValue }
         if let body = result?.body { return body.hasConversionValue }
-        // The fast path's duplicate reads its record back here, as ``unsignedMembers`` does (the fast path read
+        // The fast path's duplicate reads its record back here, as `unsignedMembers` does (the fast path read
         // the body's values when it decided, so those members hold valid values).
         guard let unsigned = unsignedMembers else { return false }
         return unsigned.contains("conversion-value") || unsigned.contains("coarse-conversion-value")
@@ -127,7 +127,7 @@ public struct VerifiedPostback: Sendable {
     }
 
     /// What a duplicate's content changed against its first sighting's (rule D2); nil otherwise.
-    public var duplicateDifferences: ContentFingerprint.Differences? {
+    @_spi(Servers) public var duplicateDifferences: ContentFingerprint.Differences? {
         switch outcome.decision {
         case .fast: nil
         case .fastDuplicate(let marking): marking.differences
@@ -137,7 +137,7 @@ public struct VerifiedPostback: Sendable {
 
     /// The body's unsigned members (`jws-string` left out), as the record holds them; nil for a bare JWS or an
     /// item that got no further than its bytes.
-    public var unsignedMembers: JSONObject? {
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public var unsignedMembers: JSONObject? {
         if let result { return result.unsigned }
         // The fast path's record, which it wrote: its `unsigned` member is the body's unsigned members.
         return (try? StrictJSONParser.parse(record, options: .init(valueBudget: nil)))?
