@@ -25,6 +25,9 @@ public struct DecodedConversion: Sendable {
     /// What the value means: the fine value's meaning when the postback has a fine value the schema maps, else the
     /// coarse value's; nil when neither is mapped (or the postback carries no value).
     @_spi(CommandLine) @_spi(Servers) public let meaning: ConversionSchema.Meaning?
+    /// The events the value stands for, in the schema's order (those of `meaning`); empty when the schema maps
+    /// neither the fine nor the coarse value.
+    public var events: [String] { meaning?.events ?? [] }
     /// The currency of the revenue, when the schema gives one.
     public let currency: String?
     /// The display name the schema gives the postback's signed ad network in the app's entry (version 2); nil
