@@ -4,47 +4,47 @@
 /// apart (`fields` versus `unsigned`): only `fields` is vouched for by the signature.
 public struct VerificationResult: Sendable {
     /// What the item turned out to be (the record's `kind`).
-    public package(set) var kind: ItemKind = .unknown
+    public internal(set) var kind: ItemKind = .unknown
     /// How far signature checking got (the record's `signature`).
-    public package(set) var signature: SignatureStatus = .notChecked
+    public internal(set) var signature: SignatureStatus = .notChecked
     /// The kid that named the key (SKAdNetwork: `skadnetwork-p256` or `skadnetwork-p192`).
-    public package(set) var keyID: String?
+    public internal(set) var keyID: String?
     /// The trusted key's environment, once a key was found.
-    public package(set) var environment: KeyEnvironment?
+    public internal(set) var environment: KeyEnvironment?
     /// Errors in catalogue order; the first decided the verdict.
-    public package(set) var errors: [Finding] = []
+    public internal(set) var errors: [Finding] = []
     /// Warnings in catalogue order: they never change the verdict unless strict mode made them errors.
-    public package(set) var warnings: [Finding] = []
+    public internal(set) var warnings: [Finding] = []
     /// The signed payload as decoded, only once its signature verified.
-    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public package(set) var fields: JSONObject?
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public internal(set) var fields: JSONObject?
     /// The body's unsigned members (`jws-string` left out); nil for a bare JWS.
-    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public package(set) var unsigned: JSONObject?
+    @_spi(CommandLine) @_spi(Servers) @_spi(Stores) public internal(set) var unsigned: JSONObject?
     /// The lowest crowd-anonymity tier consistent with a postback's fields.
-    public package(set) var tier: Int?
+    public internal(set) var tier: Int?
     /// The decoded postback payload, when it verified and passed P1-P2.
-    public package(set) var postback: PostbackPayload?
+    public internal(set) var postback: PostbackPayload?
     /// The decoded unsigned body members, when the item is a postback body that got that far.
-    public package(set) var body: PostbackBody?
+    public internal(set) var body: PostbackBody?
     /// The decoded impression payload, when it verified and passed I1.
-    public package(set) var impression: ImpressionPayload?
+    public internal(set) var impression: ImpressionPayload?
     /// The SKAdNetwork postback's signed members as decoded, once its signature verified (for the 2.2 fallback,
     /// without `fidelity-type`, which then was not signed).
-    public package(set) var skAdNetwork: SKAdNetworkPostback?
+    public internal(set) var skAdNetwork: SKAdNetworkPostback?
     /// The exact string an SKAdNetwork signature was checked over (values joined by U+2063, spec §9): the one
     /// that verified (for the 2.2 fallback, the 2.0/2.1 order), or the version's own order when none did.
     /// Nil when S1 (version) or S2 (signed members) stopped verification first.
-    public package(set) var signedString: String?
+    public internal(set) var signedString: String?
     /// The byte-exact key under which repeats of this item are duplicates; set only on verified postbacks
     /// (`postback-identifier`; SKAdNetwork: `transaction-id`, U+001F, `postback-sequence-index` or `0`, ...).
-    public package(set) var deduplicationKey: ExactString?
+    public internal(set) var deduplicationKey: ExactString?
     /// Set by ``markDuplicate(of:content:)`` when an earlier valid item had the same key.
-    public package(set) var duplicateOf: DuplicateReference?
+    public internal(set) var duplicateOf: DuplicateReference?
     /// The SHA-256 of what the signature covers (a JWS's signing input), once it verified: names the signed
     /// content in a ``ContentFingerprint``.
     var signedDigest: SHA256Digest?
     /// What this duplicate's content changed against its first sighting's (rule D2); nil unless it is a duplicate
     /// whose content differs.
-    @_spi(Servers) public package(set) var duplicateDifferences: ContentFingerprint.Differences?
+    @_spi(Servers) public internal(set) var duplicateDifferences: ContentFingerprint.Differences?
 
     @_spi(CommandLine) public init() {}
 

@@ -48,7 +48,7 @@ public struct WebhookSigner: Sendable {
     ///   - timestamp: the `webhook-timestamp`, seconds since 1970.
     ///   - body: the request's body, exactly.
     /// - Returns: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`.
-    public func signature(id: String, timestamp: Int64, body: [UInt8]) -> String {
+    func signature(id: String, timestamp: Int64, body: [UInt8]) -> String {
         let signed = Array("\(id).\(timestamp).".utf8) + body
         return "v1," + Data(HMACSHA256.authenticationCode(for: signed, key: key)).base64EncodedString()
     }
