@@ -95,7 +95,8 @@ import Darwin
 
     /// Calls `body` with a cursor over a literal's UTF-8 bytes.
     @inlinable
-    @_spi(CommandLine) public static func over<Result>(_ literal: StaticString, _ body: (ByteCursor) -> Result) -> Result {
+    @_spi(CommandLine)
+    public static func over<Result>(_ literal: StaticString, _ body: (ByteCursor) -> Result) -> Result {
         body(ByteCursor(base: literal.utf8Start, count: literal.utf8CodeUnitCount, isWritable: false))
     }
 

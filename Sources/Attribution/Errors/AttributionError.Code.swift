@@ -79,7 +79,8 @@ extension AttributionError {
 
         /// Every code, item codes first.
         @_spi(CommandLine) public static let allCases: [Code] = itemCodes + [
-            .invalidKey, .invalidOption, .invalidSchema, .notOurs, .damaged, .newerSchema, .cannotOpen, .busy, .unavailable, .failed,
+            .invalidKey, .invalidOption, .invalidSchema, .notOurs, .damaged, .newerSchema, .cannotOpen, .busy, .unavailable,
+            .failed,
         ]
     }
 }

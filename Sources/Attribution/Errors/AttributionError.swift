@@ -30,7 +30,8 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
     }
 
     /// An item that breaks `rule`, with the rule's code from the catalogue (``RuleID/code``).
-    @_spi(CommandLine) @_spi(Stores) public init(_ rule: RuleID, _ reason: String, file: String = #fileID, line: UInt = #line) {
+    @_spi(CommandLine) @_spi(Stores)
+    public init(_ rule: RuleID, _ reason: String, file: String = #fileID, line: UInt = #line) {
         // Only error rules are thrown; a warning rule here would be a programming mistake, reported as strict mode's.
         self.init(code: rule.code ?? .ruleWarning, rule: rule, reason: reason, file: file, line: line)
     }
@@ -44,7 +45,8 @@ public struct AttributionError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A J1 `malformed-input` error: the shape every strict decoder throws.
-    @_spi(CommandLine) public static func malformed(_ reason: String, file: String = #fileID, line: UInt = #line) -> AttributionError {
+    @_spi(CommandLine)
+    public static func malformed(_ reason: String, file: String = #fileID, line: UInt = #line) -> AttributionError {
         AttributionError(.j1, reason, file: file, line: line)
     }
 

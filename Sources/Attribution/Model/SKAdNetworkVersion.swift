@@ -62,7 +62,8 @@ public enum SKAdNetworkVersion: String, Sendable, Hashable, CaseIterable, Exactl
 
     /// Reads a body's version under rule S1: no `version` member is 1.0; otherwise it must be one of the known
     /// version strings exactly (`"4.0"`, not `4.0`, `"4"` or `" 4.0"`), else `unsupported-version`.
-    @_spi(CommandLine) @_spi(Stores) public static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, AttributionError> {
+    @_spi(CommandLine) @_spi(Stores)
+    public static func read(_ body: JSONObject) -> Result<SKAdNetworkVersion, AttributionError> {
         guard let value = body[SKAdNetworkField.version.rawValue] else { return .success(.v1_0) }
         let known = allCases.map { JSONValue.quoted($0.rawValue) }.joined(separator: ", ")
         guard case .string(let text) = value else {

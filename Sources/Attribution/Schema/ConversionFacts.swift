@@ -87,7 +87,8 @@ public struct ConversionFacts: Sendable, Hashable {
     }
 
     /// The facts of a valid SKAdNetwork postback, given its unsigned values.
-    @_spi(CommandLine) public init(skAdNetwork postback: SKAdNetworkPostback, environment: KeyEnvironment?, fineValue: Int?,
+    @_spi(CommandLine)
+    public init(skAdNetwork postback: SKAdNetworkPostback, environment: KeyEnvironment?, fineValue: Int?,
                  coarseValue: CoarseConversionValue?) {
         self.init(environment: environment, advertisedItemIdentifier: postback.appID,
                   sourceIdentifier: postback.sourceIdentifier,
@@ -99,7 +100,8 @@ public struct ConversionFacts: Sendable, Hashable {
 
     /// The conversion window the postback closes. SKAdNetwork 1.0-3.0's one postback counts as window 1: its value
     /// is the 6-bit value window 1 carries as its fine value.
-    @_spi(CommandLine) @_spi(Servers) public var window: ConversionWindow? { ConversionWindow(postbackSequenceIndex: postbackSequenceIndex) }
+    @_spi(CommandLine) @_spi(Servers)
+    public var window: ConversionWindow? { ConversionWindow(postbackSequenceIndex: postbackSequenceIndex) }
 
     /// True when the postback carries neither a fine nor a coarse conversion value.
     public var hasNoValue: Bool { fineValue == nil && coarseValue == nil }

@@ -75,7 +75,8 @@ import Foundation
                   firstCursor: first, lastCursor: last, finished: Date(milliseconds: milliseconds))
     }
 
-    @_spi(CommandLine) public init(file: String, sequence: Int, rows: Int, bytes: Int, sha256: String, firstCursor: ArchiveCursor,
+    @_spi(CommandLine)
+    public init(file: String, sequence: Int, rows: Int, bytes: Int, sha256: String, firstCursor: ArchiveCursor,
          lastCursor: ArchiveCursor, finished: Date) {
         self.file = file
         self.sequence = sequence

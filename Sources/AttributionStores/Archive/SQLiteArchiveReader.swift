@@ -42,7 +42,8 @@
     }
 
     /// At most `limit` rows after `cursor` (from the first when nil), in id order.
-    @_spi(CommandLine) public func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
+    @_spi(CommandLine)
+    public func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
         defer { select.reset() }
         var rows: [ExportedPostback] = []
         do throws(SQLiteFailure) {

@@ -73,7 +73,8 @@
     /// The stored request's id.
     public let request: String
 
-    @_spi(CommandLine) public init(id: Int64, destination: String, status: String, attempts: Int, owedSince: Int64, answer: String?,
+    @_spi(CommandLine)
+    public init(id: Int64, destination: String, status: String, attempts: Int, owedSince: Int64, answer: String?,
                  request: String) {
         self.id = id
         self.destination = destination

@@ -37,7 +37,8 @@
 
     /// At most `limit` rows after `cursor` (from the first when nil), in cursor order, of transactions that
     /// have all ended; fewer (or none) when no more have.
-    @_spi(CommandLine) public func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
+    @_spi(CommandLine)
+    public func rows(after cursor: ArchiveCursor?, limit: Int) throws(AttributionError) -> [ExportedPostback] {
         do throws(PostgresFailure) {
             let result = try connection.execute(PostgresSchema.export, [
                 .text(String(cursor?.transaction ?? 0)), .int64(cursor?.row ?? 0), .int64(Int64(limit)),

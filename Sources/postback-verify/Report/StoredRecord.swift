@@ -85,7 +85,8 @@ extension RunSummary {
 
 extension RawRepresentable where Self: CaseIterable, RawValue == String {
     /// The case whose raw value has exactly these Unicode scalars: compared by code points, since the synthesised
-    /// `init(rawValue:)` compares with `String ==`, which accepts canonically equivalent spellings a writer never wrote.
+    /// `init(rawValue:)` compares with `String ==`, which accepts canonically equivalent spellings a writer never
+    /// wrote.
     fileprivate init?(exactly text: String) {
         guard let match = Self.allCases.first(where: { $0.rawValue.utf8.elementsEqual(text.utf8) }) else { return nil }
         self = match

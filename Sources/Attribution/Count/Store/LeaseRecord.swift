@@ -102,7 +102,8 @@ import Foundation
     ///   - checkClaims: the store's check of its claims after a lapse.
     /// - Throws: ``AttributionError`` (`unavailable`) when the lease could not be renewed: nothing more is to be
     ///   written or confirmed from the claims until it is; what `checkClaims` throws.
-    @_spi(CommandLine) @_spi(Stores) public func keep(renewing renew: () -> String?, checkingClaims checkClaims: () throws(AttributionError) -> Void)
+    @_spi(CommandLine) @_spi(Stores)
+    public func keep(renewing renew: () -> String?, checkingClaims checkClaims: () throws(AttributionError) -> Void)
         throws(AttributionError) {
         if isStale(), let failure = renew() {
             throw AttributionError(.unavailable, "cannot renew the lease on the claims in \(target) (\(failure)): "

@@ -73,7 +73,8 @@ extension PostbackPipeline {
     /// (``DeduplicationStore/reaffirm(_:)``: a clock read while its lease was renewed lately). A claim another
     /// owner took over while this owner's lease had lapsed makes its item a duplicate of that owner's record.
     /// Throws when the lease could not be renewed: write nothing more from these claims then.
-    @_spi(CommandLine) @_spi(Stores) public func reaffirm(_ batch: VerifiedBatch, _ answers: [BatchAnswer], through ledger: ClaimLedger) throws
+    @_spi(CommandLine) @_spi(Stores)
+    public func reaffirm(_ batch: VerifiedBatch, _ answers: [BatchAnswer], through ledger: ClaimLedger) throws
         -> [BatchAnswer] {
         var keys: [ExactString] = []
         for case .first(let key) in answers { keys.append(key) }

@@ -260,7 +260,8 @@ public struct PostbackPipeline: Sendable {
     ///   - postbacks: the batch, marked in place.
     ///   - sighted: the batch's sightings, as claimed.
     ///   - answers: the store's answers, one per sighting, in order.
-    @_spi(Servers) public func mark(_ postbacks: inout [VerifiedPostback], _ sighted: Sightings, answers: [DeduplicationAnswer]) {
+    @_spi(Servers)
+    public func mark(_ postbacks: inout [VerifiedPostback], _ sighted: Sightings, answers: [DeduplicationAnswer]) {
         for ((sighting, index), answer) in zip(zip(sighted.sightings, sighted.indices), answers) {
             if let first = answer.duplicateOf {
                 markDuplicate(&postbacks[index], of: first, content: sighting.content)
