@@ -203,3 +203,42 @@ struct SignatureCrossCheckTests {
         #expect(Set(firsts).count > 1)
     }
 }
+
+/// The command line's side of a disagreement: the item's record says `bad-signature`, standard error asks for a
+/// report, and the run ends with exit status 3. The debug binary's fast path is inverted for the run
+/// (`POSTBACK_VERIFY_TEST_INVERT_FAST_SIGNATURES`, debug builds only), so the forged bodies are the acceptances
+/// libcrypto refuses.
+@Suite("A signature disagreement through the command line")
+struct SignatureDisagreementCommandLineTests {
+    @Test("Forged bodies accepted by an inverted fast path: bad-signature records, the message, exit status 3")
+    func exitStatus3() throws {
+        let signer = try TestPostbackSigner()
+        let bodies = try signer.bodies(count: 8, seed: 34)
+        func token(_ body: String) throws -> Substring {
+            let start = try #require(body.range(of: #""jws-string":""#)).upperBound
+            return body[start...].prefix { $0 != "\"" }
+        }
+        // Each odd body's signing input with the next body's signature: a forgery under the trusted key.
+        var lines = bodies
+        for index in stride(from: 1, to: bodies.count - 1, by: 2) {
+            let own = try token(bodies[index]), other = try token(bodies[index + 1])
+            let forged = own.split(separator: ".").prefix(2).joined(separator: ".") + "."
+                + other.split(separator: ".")[2]
+            lines[index] = bodies[index].replacingOccurrences(of: String(own), with: forged)
+        }
+        let arguments = ["--format", "jsonl"] + TestPostbackSigner.keyArguments
+        let normal = try CommandLineTests.run(arguments, stdin: lines.joined(separator: "\n") + "\n")
+        #expect(normal.status == 1, "the forgeries are invalid, nothing disagrees: \(normal.stderr)")
+        #expect(!normal.stderr.contains("disagreed"))
+
+        let run = try CommandLineTests.run(arguments, stdin: lines.joined(separator: "\n") + "\n",
+                                           environment: ["POSTBACK_VERIFY_TEST_INVERT_FAST_SIGNATURES": "1"])
+        #expect(run.status == 3, "\(run.stderr)")
+        let message = "postback-verify: the signature arithmetic disagreed with libcrypto on an item; it was "
+            + "reported invalid. Please report this: "
+        #expect(run.stderr.components(separatedBy: message).count - 1 == 3, "one line per forgery: \(run.stderr)")
+        let records = run.stdout.split(separator: "\n")
+        #expect(records.count == bodies.count)
+        #expect(records.allSatisfy { $0.contains(#""bad-signature""#) }, "\(run.stdout)")
+    }
+}
