@@ -47,9 +47,9 @@ public enum PostbackReceiver {
             // (already answered invalid, and written on standard error by the library) is a bug to report.
             let disagreements = metrics.signatureDisagreements(total: ECPublicKey.signatureDisagreements)
             if disagreements > 0 {
-                logger.critical("the signature arithmetic disagreed with libcrypto; the items were reported invalid "
-                                + "(postback_receiver_signature_disagreements_total): please report this",
-                                metadata: ["disagreements": "\(disagreements)"])
+                let message = "the signature arithmetic disagreed with libcrypto; the items were reported invalid "
+                    + "(postback_receiver_signature_disagreements_total): please report this"
+                logger.critical("\(message)", metadata: ["disagreements": "\(disagreements)"])
             }
             return verified
         }
