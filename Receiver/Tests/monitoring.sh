@@ -274,7 +274,8 @@ if alerts.get("PostbackReceiverDevelopmentKeysTrusted") != "firing":
     failures.append("PostbackReceiverDevelopmentKeysTrusted is not firing on a receiver run with --allow-development")
 for name in ("PostbackReceiverNotReady", "PostbackReceiverServerErrors", "PostbackReceiverInvalidQuotaNear",
              "PostbackReceiverNoPostbacks", "PostbackReceiverInvalidSignatureSurge", "PostbackReceiverRelayBehind",
-             "PostbackReceiverRelayNearHorizon", "PostbackReceiverRelayDead", "PostbackReceiverLogLinesDropped"):
+             "PostbackReceiverRelayNearHorizon", "PostbackReceiverRelayDead", "PostbackReceiverLogLinesDropped",
+             "PostbackReceiverSignatureDisagreement"):
     if name in alerts:
         failures.append(f"{name} is {alerts[name]} against a healthy receiver")
 

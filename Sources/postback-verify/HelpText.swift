@@ -74,6 +74,8 @@ enum HelpText {
              when no items were read
           1  at least one item was not, or --expect was given and no items were read
           2  usage error, unreadable path, unusable key file or state file (named on standard error)
+          3  the signature arithmetic disagreed with libcrypto on at least one item (reported invalid); a bug
+             to report (checked at the end of a run, before 0, 1 and 2)
           130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: every record written is whole (and, with
                          --state, confirmed), the summary says so
           141  (as a shell reports it) the output was closed, e.g. by | head: the run ends quietly, as SIGPIPE

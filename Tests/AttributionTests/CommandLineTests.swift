@@ -44,10 +44,13 @@ struct CommandLineTests {
         return (process, output, error)
     }
 
-    static func run(_ arguments: [String], stdin: String = "") throws -> Run {
+    static func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = TestPaths.packageRoot
         let input = Pipe(), output = Pipe(), error = Pipe()
         process.standardInput = input

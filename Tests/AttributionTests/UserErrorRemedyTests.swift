@@ -87,10 +87,10 @@ struct UserErrorRemedyTests {
     func version(_ option: String) throws {
         let run = try CommandLineTests.run([option])
         #expect(run.status == 0)
-        #expect(run.stdout == "postback-verify 1.0.0 (CLI contract version 1.8, docs/cli.md)\n")
+        #expect(run.stdout == "postback-verify 1.0.0 (CLI contract version 1.9, docs/cli.md)\n")
         let contract = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("docs/cli.md"),
                                   encoding: .utf8)
-        #expect(contract.contains("(version 1.8)"), "docs/cli.md states the version --version prints")
+        #expect(contract.contains("(version 1.9)"), "docs/cli.md states the version --version prints")
     }
 
     @Test("A mistyped option suggests the nearest one", arguments: [

@@ -42,7 +42,16 @@ public enum PostbackReceiver {
             concurrency: ProcessInfo.processInfo.activeProcessorCount,
             maximumDepth: configuration.queueDepth
         ) { bodies in
-            pipeline.verify(bodies.map { (body: $0.body, source: $0.requestID, arrival: $0.arrival) })
+            let verified = pipeline.verify(bodies.map { (body: $0.body, source: $0.requestID, arrival: $0.arrival) })
+            // The library re-checks a sample of its own arithmetic's acceptances through libcrypto; a disagreement
+            // (already answered invalid, and written on standard error by the library) is a bug to report.
+            let disagreements = metrics.signatureDisagreements(total: ECPublicKey.signatureDisagreements)
+            if disagreements > 0 {
+                let message = "the signature arithmetic disagreed with libcrypto; the items were reported invalid "
+                    + "(postback_receiver_signature_disagreements_total): please report this"
+                logger.critical("\(message)", metadata: ["disagreements": "\(disagreements)"])
+            }
+            return verified
         }
         let connections = ConnectionCounter(maximum: configuration.maximumConnections)
         var probe: (@Sendable () throws -> Void)?

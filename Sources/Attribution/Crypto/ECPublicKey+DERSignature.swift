@@ -26,14 +26,18 @@ extension ECPublicKey {
             message.withContiguousBytesForLibcrypto { message in
                 if curve == .p256, let verifier = ThreadVerificationContexts.current?.batchVerifier,
                    verifier.hasTable(for: self), let raw = P1363Signature.raw(fromStrictDER: der) {
-                    return verifier.verify([ES256SignatureCheck(key: self, signature: raw,
-                                                                digest: SHA256Digest(of: message))]) == [true]
+                    let check = ES256SignatureCheck(key: self, signature: raw, digest: SHA256Digest(of: message))
+                    return verifier.verifyCrossChecked([check]) == [true]
                 }
                 if curve == .p192, let table = p192Tables.table(forPoint: uncompressedPoint) {
                     guard let raw = P1363Signature.raw(fromStrictDER: der, half: Int32(P192KeyTable.scalarBytes))
                     else { return evpKey.isValidSHA256Signature(der: der, over: message) }
                     let half = P192KeyTable.scalarBytes
-                    return table.isValidSignature(r: raw[..<half], s: raw[half...], digest: SHA256Digest(of: message))
+                    let accepted = table.isValidSignature(r: raw[..<half], s: raw[half...],
+                                                          digest: SHA256Digest(of: message))
+                    return SignatureCrossCheck.isValid(accepted, curve: "P-192") {
+                        evpKey.isValidSHA256Signature(der: der, over: message)
+                    }
                 }
                 return evpKey.isValidSHA256Signature(der: der, over: message)
             }

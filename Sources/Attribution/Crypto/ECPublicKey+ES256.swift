@@ -37,7 +37,7 @@ extension ECPublicKey {
     /// keys that have verified many signatures (``P256KeyTables``); a lone check under a key without a table
     /// goes through ``isValidES256Signature(_:digest:)``, which is as cheap alone.
     static func areValidES256Signatures(_ checks: [ES256SignatureCheck]) -> [Bool] {
-        if let verifier = batchVerifier(for: checks) { return verifier.verify(checks) }
+        if let verifier = batchVerifier(for: checks) { return verifier.verifyCrossChecked(checks) }
         return checks.map { $0.key.isValidES256Signature($0.signature, digest: $0.digest) }
     }
 
@@ -49,7 +49,9 @@ extension ECPublicKey {
     static func areValidES256Signatures(
         _ checks: [ES256SignatureCheck], orElse alternatives: [SHA256Digest?]
     ) -> [(first: Bool, alternative: Bool?)] {
-        if let verifier = batchVerifier(for: checks) { return verifier.verify(checks, orElse: alternatives) }
+        if let verifier = batchVerifier(for: checks) {
+            return verifier.verifyCrossChecked(checks, orElse: alternatives)
+        }
         return checks.indices.map { index in
             let check = checks[index]
             let first = check.key.isValidES256Signature(check.signature, digest: check.digest)

@@ -36,31 +36,13 @@ enum P192Field {
     /// x + y + carry, the carry out in `carry`.
     @inline(__always)
     private static func adc(_ x: UInt64, _ y: UInt64, _ carry: inout UInt64) -> UInt64 {
-        #if os(Linux)
-        let sum = UInt128(_low: x, _high: 0) &+ UInt128(_low: y, _high: 0) &+ UInt128(_low: carry, _high: 0)
-        carry = sum._high
-        return sum._low
-        #else
-        let (s1, o1) = x.addingReportingOverflow(y)
-        let (s2, o2) = s1.addingReportingOverflow(carry)
-        carry = (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-        return s2
-        #endif
+        LimbArithmetic.addWithCarry(x, y, &carry)
     }
 
     /// x − y − borrow, the borrow out in `borrow`.
     @inline(__always)
     private static func sbb(_ x: UInt64, _ y: UInt64, _ borrow: inout UInt64) -> UInt64 {
-        #if os(Linux)
-        let difference = UInt128(_low: x, _high: 0) &- UInt128(_low: y, _high: 0) &- UInt128(_low: borrow, _high: 0)
-        borrow = difference._high & 1
-        return difference._low
-        #else
-        let (d1, o1) = x.subtractingReportingOverflow(y)
-        let (d2, o2) = d1.subtractingReportingOverflow(borrow)
-        borrow = (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-        return d2
-        #endif
+        LimbArithmetic.subtractWithBorrow(x, y, &borrow)
     }
 
     /// True when a (less than 2¹⁹²) is at least p.
@@ -103,12 +85,7 @@ enum P192Field {
     /// compiles to one `mul`, while `multipliedFullWidth(by:)` is an out-of-line call.
     @inline(__always)
     private static func wideProduct(_ x: UInt64, _ y: UInt64) -> (high: UInt64, low: UInt64) {
-        #if os(Linux)
-        let product = UInt128(_low: x, _high: 0) &* UInt128(_low: y, _high: 0)
-        return (product._high, product._low)
-        #else
-        return x.multipliedFullWidth(by: y)
-        #endif
+        LimbArithmetic.wideProduct(x, y)
     }
 
     /// lo:mid:hi += x·y (a three-limb column accumulator).

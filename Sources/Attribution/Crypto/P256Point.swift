@@ -57,31 +57,13 @@ enum P256Field {
     /// x + y + carry, the carry out in `carry`.
     @inline(__always)
     static func adc(_ x: UInt64, _ y: UInt64, _ carry: inout UInt64) -> UInt64 {
-        #if os(Linux)
-        let sum = UInt128(_low: x, _high: 0) &+ UInt128(_low: y, _high: 0) &+ UInt128(_low: carry, _high: 0)
-        carry = sum._high
-        return sum._low
-        #else
-        let (s1, o1) = x.addingReportingOverflow(y)
-        let (s2, o2) = s1.addingReportingOverflow(carry)
-        carry = (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-        return s2
-        #endif
+        LimbArithmetic.addWithCarry(x, y, &carry)
     }
 
     /// x − y − borrow, the borrow out in `borrow`.
     @inline(__always)
     static func sbb(_ x: UInt64, _ y: UInt64, _ borrow: inout UInt64) -> UInt64 {
-        #if os(Linux)
-        let difference = UInt128(_low: x, _high: 0) &- UInt128(_low: y, _high: 0) &- UInt128(_low: borrow, _high: 0)
-        borrow = difference._high & 1
-        return difference._low
-        #else
-        let (d1, o1) = x.subtractingReportingOverflow(y)
-        let (d2, o2) = d1.subtractingReportingOverflow(borrow)
-        borrow = (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-        return d2
-        #endif
+        LimbArithmetic.subtractWithBorrow(x, y, &borrow)
     }
 
     /// a < p, for a less than 2²⁵⁶.
@@ -129,27 +111,13 @@ enum P256Field {
     /// compiles to one `mul`, while `multipliedFullWidth(by:)` is an out-of-line call.
     @inline(__always)
     private static func wideProduct(_ x: UInt64, _ y: UInt64) -> (high: UInt64, low: UInt64) {
-        #if os(Linux)
-        let product = UInt128(_low: x, _high: 0) &* UInt128(_low: y, _high: 0)
-        return (product._high, product._low)
-        #else
-        return x.multipliedFullWidth(by: y)
-        #endif
+        LimbArithmetic.wideProduct(x, y)
     }
 
     /// x·y + c + d as a limb and its carry limb (never more than 2¹²⁸ − 1, so no carry is lost).
     @inline(__always)
     static func multiplyAdd(_ x: UInt64, _ y: UInt64, _ c: UInt64, _ d: UInt64) -> (UInt64, UInt64) {
-        #if os(Linux)
-        let total = UInt128(_low: x, _high: 0) &* UInt128(_low: y, _high: 0) &+ UInt128(_low: c, _high: 0)
-            &+ UInt128(_low: d, _high: 0)
-        return (total._low, total._high)
-        #else
-        let (high, low) = x.multipliedFullWidth(by: y)
-        let (s1, o1) = low.addingReportingOverflow(c)
-        let (s2, o2) = s1.addingReportingOverflow(d)
-        return (s2, high &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0))
-        #endif
+        LimbArithmetic.multiplyAdd(x, y, c, d)
     }
 
     /// The Montgomery product a·b·2⁻²⁵⁶ mod p: the 512-bit product row by row, then four reduction steps.
@@ -241,7 +209,7 @@ enum P256Field {
 
     /// m·limb + c + d for limb p₁ = 2³² − 1 or p₃ = 2⁶⁴ − 2³² + 1 of p, by shifts instead of a multiplication.
     @inline(__always)
-    private static func reductionProduct(_ m: UInt64, _ limb: UInt64, _ c: UInt64, _ d: UInt64) -> (UInt64, UInt64) {
+    static func reductionProduct(_ m: UInt64, _ limb: UInt64, _ c: UInt64, _ d: UInt64) -> (UInt64, UInt64) {
         #if os(Linux)
         let wide = UInt128(_low: m, _high: 0)
         let product = limb == p.1 ? (wide &<< 32) &- wide : (wide &<< 64) &- (wide &<< 32) &+ wide
@@ -255,14 +223,7 @@ enum P256Field {
     /// x + y + z as a limb and its carry (0, 1 or 2).
     @inline(__always)
     private static func sum(_ x: UInt64, _ y: UInt64, _ z: UInt64) -> (UInt64, UInt64) {
-        #if os(Linux)
-        let total = UInt128(_low: x, _high: 0) &+ UInt128(_low: y, _high: 0) &+ UInt128(_low: z, _high: 0)
-        return (total._low, total._high)
-        #else
-        let (s1, o1) = x.addingReportingOverflow(y)
-        let (s2, o2) = s1.addingReportingOverflow(z)
-        return (s2, (o1 ? 1 : 0) &+ (o2 ? 1 : 0))
-        #endif
+        LimbArithmetic.sum(x, y, z)
     }
 
     /// The plain (not Montgomery) value of `a`: its Montgomery product with 1.

@@ -20,6 +20,8 @@ final class ThreadVerificationContexts {
     private static let maximumKeys = 64
     /// This thread's batch ES256 verifier, made on first use (nil if libcrypto cannot make one).
     private(set) lazy var batchVerifier = P256BatchVerifier()
+    /// This thread's sampled re-check of the fast paths' acceptances through libcrypto.
+    let crossCheck = SignatureCrossCheck()
 
     private init?() {
         OpenSSLLibrary.setUp()

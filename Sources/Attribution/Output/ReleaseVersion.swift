@@ -2,7 +2,7 @@
 /// commit (`postback-verify`, and `postback-receiver` in Receiver/) prints the same line and a release changes it
 /// in one place.
 @_spi(CommandLine) @_spi(Servers) public enum ReleaseVersion {
-    /// `postback-verify 1.0.0 (CLI contract version 1.8, docs/cli.md)`: the release, and the version of docs/cli.md's
+    /// `postback-verify 1.0.0 (CLI contract version 1.9, docs/cli.md)`: the release, and the version of docs/cli.md's
     /// contract (records, codes, exit statuses) it keeps.
-    public static let line = "postback-verify 1.0.0 (CLI contract version 1.8, docs/cli.md)"
+    public static let line = "postback-verify 1.0.0 (CLI contract version 1.9, docs/cli.md)"
 }

@@ -16,49 +16,45 @@ import Darwin
 /// the functions below, named and typed as libpq's own, shadow the C declarations in this module and call
 /// through the pointers `dlsym` gave. A machine without libpq runs everything but a PostgreSQL state, which
 /// fails with ``PostgresFailure`` naming the package to install.
+///
+/// The compiler, not this file, types each pointer: ``Functions``'s fields have the types shim.h derives from
+/// libpq-fe.h's declarations (`typedef __typeof__(&PQfinish) attribution_PQfinish_fn;`), so a wrapper whose
+/// parameters or result differ from the header does not compile. Only the cast of `dlsym`'s untyped address to
+/// that type remains unchecked, as it must be for a library opened at run time.
 enum LibPQ {
-    /// The libpq functions the stores call, as `dlsym` found them.
+    /// The libpq functions the stores call, as `dlsym` found them, each typed as libpq-fe.h declares it (the
+    /// `attribution_PQ..._fn` typedefs of `CAttributionPostgres`'s shim.h).
     struct Functions {
-        let setNoticeProcessor: @convention(c) (OpaquePointer?, PQnoticeProcessor?, UnsafeMutableRawPointer?)
-            -> PQnoticeProcessor?
-        let status: @convention(c) (OpaquePointer?) -> ConnStatusType
-        let finish: @convention(c) (OpaquePointer?) -> Void
-        let connectdbParams: @convention(c) (UnsafePointer<UnsafePointer<CChar>?>?,
-                                             UnsafePointer<UnsafePointer<CChar>?>?, Int32) -> OpaquePointer?
-        let serverVersion: @convention(c) (OpaquePointer?) -> Int32
-        let host: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let db: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let user: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let port: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let reset: @convention(c) (OpaquePointer?) -> Void
-        let execPrepared: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32,
-                                          UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
-                                          UnsafePointer<Int32>?, Int32) -> OpaquePointer?
-        let execParams: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<Oid>?,
-                                        UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
-                                        UnsafePointer<Int32>?, Int32) -> OpaquePointer?
-        let exec: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> OpaquePointer?
-        let sendQueryPrepared: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32,
-                                               UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
-                                               UnsafePointer<Int32>?, Int32) -> Int32
-        let getResult: @convention(c) (OpaquePointer?) -> OpaquePointer?
-        let prepare: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32,
-                                     UnsafePointer<Oid>?) -> OpaquePointer?
-        let resultStatus: @convention(c) (OpaquePointer?) -> ExecStatusType
-        let resultErrorField: @convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<CChar>?
-        let resultErrorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let clear: @convention(c) (OpaquePointer?) -> Void
-        let errorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let conninfoParse: @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
-            -> UnsafeMutablePointer<PQconninfoOption>?
-        let freemem: @convention(c) (UnsafeMutableRawPointer?) -> Void
-        let conninfoFree: @convention(c) (UnsafeMutablePointer<PQconninfoOption>?) -> Void
-        let conndefaults: @convention(c) () -> UnsafeMutablePointer<PQconninfoOption>?
-        let ntuples: @convention(c) (OpaquePointer?) -> Int32
-        let cmdTuples: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-        let getisnull: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
-        let getlength: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
-        let getvalue: @convention(c) (OpaquePointer?, Int32, Int32) -> UnsafeMutablePointer<CChar>?
+        let setNoticeProcessor: attribution_PQsetNoticeProcessor_fn
+        let status: attribution_PQstatus_fn
+        let finish: attribution_PQfinish_fn
+        let connectdbParams: attribution_PQconnectdbParams_fn
+        let serverVersion: attribution_PQserverVersion_fn
+        let host: attribution_PQhost_fn
+        let db: attribution_PQdb_fn
+        let user: attribution_PQuser_fn
+        let port: attribution_PQport_fn
+        let reset: attribution_PQreset_fn
+        let execPrepared: attribution_PQexecPrepared_fn
+        let execParams: attribution_PQexecParams_fn
+        let exec: attribution_PQexec_fn
+        let sendQueryPrepared: attribution_PQsendQueryPrepared_fn
+        let getResult: attribution_PQgetResult_fn
+        let prepare: attribution_PQprepare_fn
+        let resultStatus: attribution_PQresultStatus_fn
+        let resultErrorField: attribution_PQresultErrorField_fn
+        let resultErrorMessage: attribution_PQresultErrorMessage_fn
+        let clear: attribution_PQclear_fn
+        let errorMessage: attribution_PQerrorMessage_fn
+        let conninfoParse: attribution_PQconninfoParse_fn
+        let freemem: attribution_PQfreemem_fn
+        let conninfoFree: attribution_PQconninfoFree_fn
+        let conndefaults: attribution_PQconndefaults_fn
+        let ntuples: attribution_PQntuples_fn
+        let cmdTuples: attribution_PQcmdTuples_fn
+        let getisnull: attribution_PQgetisnull_fn
+        let getlength: attribution_PQgetlength_fn
+        let getvalue: attribution_PQgetvalue_fn
     }
 
     /// The library's file names, most specific first (Linux's soname, then macOS's).

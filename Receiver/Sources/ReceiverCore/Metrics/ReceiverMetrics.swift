@@ -57,6 +57,11 @@ public final class ReceiverMetrics: Sendable {
     /// Failed renewals of the deduplication state's lease (``leaseRenewals(failedTotal:)``).
     private let leaseRenewalFailures: CoreMetrics.Counter
     private let reportedRenewalFailures = Mutex(0)
+    /// `postback_receiver_signature_disagreements_total`: signatures the library's own arithmetic accepted and
+    /// libcrypto, re-checking a sample, rejected (each item answered invalid). Anything but 0 is a bug to report
+    /// (``signatureDisagreements(total:)``).
+    private let signatureDisagreementCount: CoreMetrics.Counter
+    private let reportedDisagreements = Mutex(0)
     static let queueNames = ["verification", "commit"]
     /// With `--schema`: the decoded conversions, by the schema's own names (``DecodedCounters``).
     private let decoded: DecodedCounters?
@@ -165,6 +170,8 @@ public final class ReceiverMetrics: Sendable {
         logLinesDropped = CoreMetrics.Counter(label: "postback_receiver_log_lines_dropped_total", factory: factory)
         leaseRenewalFailures = CoreMetrics.Counter(label: "postback_receiver_lease_renewal_failures_total",
                                                    factory: factory)
+        signatureDisagreementCount = CoreMetrics.Counter(label: "postback_receiver_signature_disagreements_total",
+                                                         factory: factory)
         decoded = schema.map { DecodedCounters($0, factory: factory) }
     }
 
@@ -285,6 +292,20 @@ public final class ReceiverMetrics: Sendable {
             return max(0, total - reported)
         }
         if increase > 0 { leaseRenewalFailures.increment(by: increase) }
+    }
+
+    /// Brings the signature disagreements counter up to `total`, the library's count since the process started
+    /// (`ECPublicKey.signatureDisagreements`).
+    ///
+    /// - Parameter total: the library's count.
+    /// - Returns: how many disagreements are new since the last call, for the caller to log.
+    func signatureDisagreements(total: Int) -> Int {
+        let increase = reportedDisagreements.withLock { reported in
+            defer { reported = max(reported, total) }
+            return max(0, total - reported)
+        }
+        if increase > 0 { signatureDisagreementCount.increment(by: increase) }
+        return increase
     }
 
     /// Counts a connection closed by the request deadline.
