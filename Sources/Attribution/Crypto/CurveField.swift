@@ -1,0 +1,50 @@
+/// The prime field of a NIST curve y² = x³ − 3x + b on fixed-size limbs, as ``JacobianPoint``'s formulas and the
+/// tables' sums use it: the one protocol both curves' fields conform to (``P256Field``, four limbs in Montgomery
+/// form; ``P192Field``, three limbs with the prime's fast reduction), so that the point formulas are written once.
+///
+/// A conformance supplies only the limb-level arithmetic, which legitimately differs between the curves (limb
+/// count, reduction); everything above it is generic. Release builds optimise the whole module, which specialises
+/// the generic code for each field: no witness-table call is left on a hot path (Benchmarks/results/curve-core.md
+/// has the callgrind check). Elements are always fully reduced (less than p), so ``equal(_:_:)`` compares limbs.
+protocol CurveField {
+    /// A field element as a tuple of limbs, least significant first, fully reduced.
+    associatedtype Element
+
+    /// 0.
+    static var zero: Element { get }
+    /// 1 (in the field's representation: 2²⁵⁶ mod p for P-256's Montgomery form).
+    static var one: Element { get }
+    /// The curve's b, in the field's representation.
+    static var b: Element { get }
+
+    /// Whether `a` is 0.
+    static func isZero(_ a: Element) -> Bool
+    /// Whether `a` and `b` are the same element.
+    static func equal(_ a: Element, _ b: Element) -> Bool
+    /// a + b mod p.
+    static func add(_ a: Element, _ b: Element) -> Element
+    /// a − b mod p.
+    static func subtract(_ a: Element, _ b: Element) -> Element
+    /// a·b mod p (in the field's representation).
+    static func multiply(_ a: Element, _ b: Element) -> Element
+    /// a·a mod p.
+    static func square(_ a: Element) -> Element
+    /// a⁻¹ for a ≠ 0 (Fermat's little theorem); 0 for 0. Off the per-signature path (a full addition, a table's
+    /// building), so a plain addition chain is enough.
+    static func inverse(_ a: Element) -> Element
+}
+
+extension CurveField {
+    /// −a mod p.
+    @inline(__always)
+    static func negate(_ a: Element) -> Element { subtract(zero, a) }
+
+    /// 3·a mod p: the `3` of a = −3 in the curve's equation and doubling.
+    @inline(__always)
+    static func triple(_ a: Element) -> Element { add(add(a, a), a) }
+
+    /// Whether the affine point (x, y) satisfies y² = x³ − 3x + b.
+    static func isOnCurve(x: Element, y: Element) -> Bool {
+        equal(square(y), add(subtract(multiply(square(x), x), triple(x)), b))
+    }
+}
