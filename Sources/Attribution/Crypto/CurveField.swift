@@ -16,6 +16,12 @@ protocol CurveField {
     static var one: Element { get }
     /// The curve's b, in the field's representation.
     static var b: Element { get }
+    /// Limbs in an ``Element``.
+    static var limbCount: Int { get }
+
+    /// The element stored at `limbs` (``limbCount`` of them, least significant first), as a table of multiples
+    /// holds it (``MultiplesLayout``).
+    static func element(limbs: UnsafePointer<UInt64>) -> Element
 
     /// Whether `a` is 0.
     static func isZero(_ a: Element) -> Bool

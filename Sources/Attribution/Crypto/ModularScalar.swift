@@ -60,16 +60,19 @@ extension ModularScalar {
         withUnsafeTemporaryAllocation(of: Element.self, capacity: 16) { powers in
             powers.initialize(repeating: one)
             for k in 1..<16 { powers[k] = multiply(powers[k - 1], a) }
-            let windows = 16 * limbCount
             var result = one
-            for window in (0..<windows).reversed() {
-                if window != windows - 1 {
-                    for _ in 0..<4 { result = multiply(result, result) }
-                }
+            var squares = false
+            for index in (0..<limbCount).reversed() {
                 // n − 2: n is odd and above 2, so only its lowest limb changes.
-                let limb = window < 16 ? limb(order, 0) &- 2 : limb(order, window / 16)
-                let digit = Int(limb >> UInt64(4 * (window % 16)) & 0xF)
-                if digit != 0 { result = multiply(result, powers[digit]) }
+                let limb = index == 0 ? limb(order, 0) &- 2 : limb(order, index)
+                for window in (0..<16).reversed() {
+                    if squares {
+                        for _ in 0..<4 { result = multiply(result, result) }
+                    }
+                    squares = true
+                    let digit = Int(limb >> UInt64(4 * window) & 0xF)
+                    if digit != 0 { result = multiply(result, powers[digit]) }
+                }
             }
             return result
         }

@@ -17,6 +17,8 @@ enum P192Field: CurveField {
     static let one: Element = (1, 0, 0)
     /// The curve's b (FIPS 186-4 §D.1.2.1), a plain element: this field has no Montgomery form.
     static let b: Element = (0xFEB8_DEEC_C146_B9B1, 0x0FA7_E9AB_7224_3049, 0x6421_0519_E59C_80E7)
+    /// Limbs in an element.
+    static let limbCount = 3
 
     /// The element from 24 big-endian bytes (a value below p). The length is checked in every build: a buffer
     /// pointer's subscript is checked in debug builds only.
@@ -27,6 +29,10 @@ enum P192Field: CurveField {
         }
         return (limb(16), limb(8), limb(0))
     }
+
+    /// The element held in `limbs[0 ..< 3]`, least significant first.
+    @inline(__always)
+    static func element(limbs: UnsafePointer<UInt64>) -> Element { (limbs[0], limbs[1], limbs[2]) }
 
     @inline(__always)
     static func isZero(_ a: Element) -> Bool { a.0 | a.1 | a.2 == 0 }

@@ -24,6 +24,8 @@ enum P256Field: CurveField {
     /// b·2²⁵⁶ mod p, the curve's b in Montgomery form.
     static let b: Element = (0xD89C_DF62_29C4_BDDF, 0xACF0_05CD_7884_3090, 0xE5A2_20AB_F721_2ED6,
                              0xDC30_061D_0487_4834)
+    /// Limbs in an element.
+    static let limbCount = 4
     private static let p: Element = (0xFFFF_FFFF_FFFF_FFFF, 0x0000_0000_FFFF_FFFF, 0, 0xFFFF_FFFF_0000_0001)
 
     /// The element (in Montgomery form) of 32 big-endian bytes, or nil when they are not less than p. The length is
@@ -47,6 +49,10 @@ enum P256Field: CurveField {
     static func element(plain: Element) -> Element? {
         isLessThanP(plain) ? multiply(plain, montgomerySquare) : nil
     }
+
+    /// The element held in `limbs[0 ..< 4]`, least significant first.
+    @inline(__always)
+    static func element(limbs: UnsafePointer<UInt64>) -> Element { (limbs[0], limbs[1], limbs[2], limbs[3]) }
 
     @inline(__always)
     static func isZero(_ a: Element) -> Bool { a.0 | a.1 | a.2 | a.3 == 0 }

@@ -204,28 +204,26 @@ final class P256KeyTable: @unchecked Sendable {
         }
     }
 
-    /// point += Σ dᵢ·2^(w·i)·P for the ``positions`` digits from `start` (``recode(scalar:into:at:)``).
+    /// point += Σ dᵢ·2^(w·i)·P for the ``positions`` digits from `start` (``recode(scalar:into:at:)``), by the
+    /// table sum both curves share (``MultiplesLayout/add(digits:from:to:)``).
     func add(digits: [Int16], at start: Int, to point: inout P256JacobianPoint) {
-        for position in 0..<Self.positions {
-            let digit = Int(digits[start + position])
-            guard digit != 0 else { continue }
-            let multiple = Self.affinePoint(multiples, position: position, digit: digit)
-            point.add(affineX: multiple.x, y: multiple.y)
+        precondition(start >= 0 && start <= digits.count - Self.positions, "P256KeyTable.add: digits out of bounds")
+        digits.withUnsafeBufferPointer { buffer in
+            Self.layout.add(digits: { Int(buffer[start + $0]) }, from: multiples, to: &point)
         }
     }
 
-    /// digit·2^(w·position)·P, affine, from the table at `table`, for a digit in −``digits`` … ``digits`` other than 0 (−P is
-    /// (x, −y)). The position and digit are checked in every build, so a slip can only stop the process, never read
-    /// outside the table.
+    /// Where the table keeps j·2^(w·i)·P (``multiples``): ``positions`` positions of ``digits`` points.
+    static var layout: MultiplesLayout<P256Field> {
+        @inline(__always) get { MultiplesLayout(positions: positions, perPosition: digits) }
+    }
+
+    /// digit·2^(w·position)·P, affine, from the table at `table`, for a digit in −``digits`` … ``digits`` other
+    /// than 0 (``MultiplesLayout/point(_:position:digit:)``, checked in every build).
     @inline(__always)
     private static func affinePoint(_ table: UnsafePointer<UInt64>, position: Int, digit: Int)
         -> (x: P256Field.Element, y: P256Field.Element) {
-        let magnitude = abs(digit)
-        precondition(UInt(bitPattern: magnitude &- 1) < UInt(digits) && UInt(bitPattern: position) < UInt(positions),
-                     "P256KeyTable: a digit or position outside the table")
-        let at = table + 8 * (digits * position + magnitude - 1)
-        let y: P256Field.Element = (at[4], at[5], at[6], at[7])
-        return ((at[0], at[1], at[2], at[3]), digit < 0 ? P256Field.negate(y) : y)
+        layout.point(table, position: position, digit: digit)
     }
 
     /// u1·G + u2·Q for many signatures at once: `digits` holds 2·``positions`` digits per sum (u1's, then u2's,
