@@ -49,6 +49,17 @@ extension CurveField {
     @inline(__always)
     static func triple(_ a: Element) -> Element { add(add(a, a), a) }
 
+    /// (x₁, y₁) + (x₂, y₂) for two affine points (x₁ ≠ x₂, or a doubling) given the slope λ between them
+    /// ((y₂ − y₁)/(x₂ − x₁), or (3x₁² − 3)/(2y₁) for a doubling): x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁. The
+    /// affine formula of a table's building, whose divisions share one inversion. The batched sums
+    /// (``MultiplesLayout/pairedSums(digits:tables:count:)``) write the same two lines out in place: there, storing
+    /// the returned pair into their scratch arrays compiled to more instructions per addition.
+    @inline(__always)
+    static func affineSum(x1: Element, y1: Element, x2: Element, slope lambda: Element) -> (x: Element, y: Element) {
+        let x3 = subtract(subtract(square(lambda), x1), x2)
+        return (x3, subtract(multiply(lambda, subtract(x1, x3)), y1))
+    }
+
     /// Whether the affine point (x, y) satisfies y² = x³ − 3x + b.
     static func isOnCurve(x: Element, y: Element) -> Bool {
         equal(square(y), add(subtract(multiply(square(x), x), triple(x)), b))
