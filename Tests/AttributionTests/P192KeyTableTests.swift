@@ -191,6 +191,34 @@ struct P192KeyTableTests {
         #expect(!P192KeyTable.accepts(r: rSmall, faultyBig))
     }
 
+    @Test("The shared point formulas on P-192: the field inverse, the affine form and the full addition")
+    func inverseAndFullAddition() throws {
+        let math = try #require(P192Math())
+        var random = TestSeed.generator(for: "P192KeyTableTests.inverseAndFullAddition", fixed: 0x192_1AF)
+        #expect(P192Field.isZero(P192Field.inverse(P192Field.zero)))
+        #expect(P192Field.equal(P192Field.inverse(P192Field.one), P192Field.one))
+        for round in 0..<32 {
+            let k = math.number(String(random.next() | 1, radix: 16) + String(random.next(), radix: 16))
+            let point = math.multiplyG(k)
+            let x = math.bytes(math.x(point)).withUnsafeBufferPointer { P192Field.element(bigEndian: $0) }
+            let y = math.bytes(math.y(point)).withUnsafeBufferPointer { P192Field.element(bigEndian: $0) }
+            let z: P192Field.Element = (random.next() | 1, random.next(), random.next() >> 1)
+            #expect(P192Field.equal(P192Field.multiply(z, P192Field.inverse(z)), P192Field.one), "round \(round)")
+            let jacobian = Self.jacobian(math, point, z: z)
+            let affine = try #require(jacobian.affine)
+            #expect(P192Field.equal(affine.x, x) && P192Field.equal(affine.y, y), "round \(round)")
+            // P + P at two Zs through the full addition (its inversion) is the doubling.
+            var sum = Self.jacobian(math, point, z: (3, 5, 7))
+            sum.add(jacobian)
+            var doubled = jacobian
+            doubled.double()
+            let sumAffine = try #require(sum.affine), doubledAffine = try #require(doubled.affine)
+            #expect(P192Field.equal(sumAffine.x, doubledAffine.x) && P192Field.equal(sumAffine.y, doubledAffine.y),
+                    "round \(round)")
+        }
+        #expect(P192JacobianPoint.infinity.affine == nil)
+    }
+
     /// `minuend − value` for a 24-byte big-endian value (minuend in hex, larger).
     static func subtract(from minuend: String, _ value: ArraySlice<UInt8>) -> [UInt8] {
         let context = BN_CTX_new()

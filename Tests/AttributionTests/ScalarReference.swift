@@ -3,22 +3,6 @@ import Testing
 
 @_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
-/// The operations modulo a curve's order that ``ScalarChecks`` holds to libcrypto, as ``P256Scalar`` and
-/// ``P192Scalar`` both declare them (their conformances are empty).
-protocol ModularScalar {
-    associatedtype Element
-    static var order: Element { get }
-    static func reduced(_ a: Element) -> Element
-    static func isInRange(_ a: Element) -> Bool
-    static func addingOrder(_ a: Element) -> (sum: Element, carry: UInt64)
-    static func montgomery(_ a: Element) -> Element
-    static func multiply(_ a: Element, _ b: Element) -> Element
-    static func inverse(_ a: Element) -> Element
-}
-
-extension P256Scalar: ModularScalar {}
-extension P192Scalar: ModularScalar {}
-
 /// A curve's scalar arithmetic (``Scalar``) as ``ScalarChecks`` holds it to libcrypto: its edge values, and how to
 /// hand a number to libcrypto and back.
 protocol ScalarLimbs {

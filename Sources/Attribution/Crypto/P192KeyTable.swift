@@ -122,17 +122,16 @@ package final class P192KeyTable: @unchecked Sendable {
         return Self.accepts(r: r, point)
     }
 
-    /// point += scalar·P, one table point per non-zero byte of the scalar (a number below n).
+    /// point += scalar·P, one table point per non-zero byte of the scalar (a number below n), by the table sum both
+    /// curves share (``MultiplesLayout/add(digits:from:to:)``).
     private func add(_ scalar: P192Scalar.Element, multiplesIn table: [UInt64], to point: inout P192JacobianPoint) {
+        let layout = MultiplesLayout<P192Field>(positions: Self.scalarBytes, perPosition: 255)
+        precondition(table.count == layout.limbCount, "P192KeyTable: a table of another size")
         table.withUnsafeBufferPointer { multiples in
-            for position in 0..<Self.scalarBytes {
+            layout.add(digits: { position in
                 let limb = position < 8 ? scalar.0 : position < 16 ? scalar.1 : scalar.2
-                let digit = Int(truncatingIfNeeded: limb >> UInt64(8 * (position % 8))) & 0xFF
-                guard digit != 0 else { continue }
-                let at = 6 * (255 * position + digit - 1)
-                point.add(affineX: (multiples[at], multiples[at + 1], multiples[at + 2]),
-                          y: (multiples[at + 3], multiples[at + 4], multiples[at + 5]))
-            }
+                return Int(truncatingIfNeeded: limb >> UInt64(8 * (position % 8))) & 0xFF
+            }, from: multiples.baseAddress!, to: &point)
         }
     }
 

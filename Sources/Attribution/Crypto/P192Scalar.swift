@@ -1,14 +1,15 @@
 /// Arithmetic modulo P-192's group order n in three 64-bit limbs (least significant first), for the scalar steps of
 /// a P-192 verification from tables (``P192KeyTable``): r and s read and range-checked, s⁻¹, u1 = e·s⁻¹ and
 /// u2 = r·s⁻¹. Montgomery multiplication (a·b·2⁻¹⁹² mod n, word by word with −n⁻¹ mod 2⁶⁴), inversion by
-/// Fermat's little theorem, as ``P256Scalar`` does for P-256 (written out apart on purpose: fixed tuples of three and
-/// four limbs keep every step in registers, which a loop over a limb count shared by both would not). Public values
-/// only, so nothing here is constant-time.
+/// Fermat's little theorem. The limb-level half of ``ModularScalar`` (which holds the range check, the reduction, the
+/// Montgomery form and the inverse for both curves): the Montgomery product is written out apart from
+/// ``P256Scalar``'s on purpose, as fixed tuples of three and four limbs keep every step in registers, which a loop
+/// over a limb count shared by both would not. Public values only, so nothing here is constant-time.
 ///
 /// libcrypto's `BIGNUM` calls did these steps before: a `BN_CTX` per signature, `BN_mod_exp_mont` for s⁻¹ (~40k
 /// instructions) and two `BN_mod_mul`s; a forged SKAdNetwork 1.0 or 2.0 postback, which anyone can send, paid them
 /// all. `ScalarTests` holds every operation to libcrypto's on random and edge values.
-enum P192Scalar {
+enum P192Scalar: ModularScalar {
     typealias Element = P192Field.Element
     private typealias F = P256Field
 
@@ -19,8 +20,8 @@ enum P192Scalar {
     /// 2¹⁹² mod n: 1 in Montgomery form.
     static let one: Element = (0xEB94_364E_4B2D_D7CF, 0x0000_0000_6621_07C9, 0)
     /// 2³⁸⁴ mod n: a Montgomery product with it puts a plain number into Montgomery form.
-    private static let montgomerySquare: Element = (0xCE66_BACC_DEB3_5961, 0x4696_EA5B_BB3A_6BEE,
-                                                    0x28BE_5677_EA05_81A2)
+    static let montgomerySquare: Element = (0xCE66_BACC_DEB3_5961, 0x4696_EA5B_BB3A_6BEE,
+                                            0x28BE_5677_EA05_81A2)
 
     /// The number (below 2¹⁹²) of the 24 big-endian bytes from `offset` of `bytes`; the bounds are checked in every
     /// build.
@@ -32,26 +33,28 @@ enum P192Scalar {
         return (limb(offset + 16), limb(offset + 8), limb(offset))
     }
 
-    /// 1 ≤ a ≤ n − 1: a valid r or s.
-    static func isInRange(_ a: Element) -> Bool {
-        a.0 | a.1 | a.2 != 0 && isLessThanOrder(a)
+    /// Limbs in an element.
+    static let limbCount = 3
+
+    /// Limb `index` of `a`, 0 the least significant.
+    @inline(__always)
+    static func limb(_ a: Element, _ index: Int) -> UInt64 {
+        switch index {
+        case 0: a.0
+        case 1: a.1
+        default: a.2
+        }
     }
 
-    /// a mod n for any a below 2¹⁹² (less than 2n: one subtraction at most), e.g. a digest's leftmost 192 bits.
-    static func reduced(_ a: Element) -> Element {
-        isLessThanOrder(a) ? a : subtractOrder(a)
-    }
+    /// Whether a = 0.
+    @inline(__always)
+    static func isZero(_ a: Element) -> Bool { a.0 | a.1 | a.2 == 0 }
 
     /// a + n as a number below 2¹⁹³: its limbs and the carry out of the top one.
     static func addingOrder(_ a: Element) -> (sum: Element, carry: UInt64) {
         var carry: UInt64 = 0
         let sum: Element = (F.adc(a.0, order.0, &carry), F.adc(a.1, order.1, &carry), F.adc(a.2, order.2, &carry))
         return (sum, carry)
-    }
-
-    /// a in Montgomery form (a·2¹⁹² mod n), for a < n.
-    static func montgomery(_ a: Element) -> Element {
-        multiply(a, montgomerySquare)
     }
 
     /// The Montgomery product a·b·2⁻¹⁹² mod n, for a, b < n: with b in Montgomery form and a plain, the plain
@@ -82,28 +85,8 @@ enum P192Scalar {
         return t.3 != 0 || !isLessThanOrder(result) ? subtractOrder(result) : result
     }
 
-    /// a⁻¹ in Montgomery form for a ≠ 0 in Montgomery form: a^(n − 2) (Fermat), by 4-bit windows of n − 2 from the
-    /// top (a table of a¹ … a¹⁵, on the stack: this runs once per P-192 signature): 188 squarings and at most 48
-    /// multiplications.
-    static func inverse(_ a: Element) -> Element {
-        withUnsafeTemporaryAllocation(of: Element.self, capacity: 16) { powers in
-            powers.initialize(repeating: one)
-            for k in 1..<16 { powers[k] = multiply(powers[k - 1], a) }
-            var result = one
-            for window in (0..<48).reversed() {
-                if window != 47 {
-                    for _ in 0..<4 { result = multiply(result, result) }
-                }
-                let limb = window < 16 ? order.0 &- 2 : window < 32 ? order.1 : order.2
-                let digit = Int(limb >> UInt64(4 * (window % 16)) & 0xF)
-                if digit != 0 { result = multiply(result, powers[digit]) }
-            }
-            return result
-        }
-    }
-
     /// a < n.
-    private static func isLessThanOrder(_ a: Element) -> Bool {
+    static func isLessThanOrder(_ a: Element) -> Bool {
         var borrow: UInt64 = 0
         _ = F.sbb(a.0, order.0, &borrow)
         _ = F.sbb(a.1, order.1, &borrow)
@@ -112,7 +95,7 @@ enum P192Scalar {
     }
 
     /// a − n (mod 2¹⁹²).
-    private static func subtractOrder(_ a: Element) -> Element {
+    static func subtractOrder(_ a: Element) -> Element {
         var borrow: UInt64 = 0
         return (F.sbb(a.0, order.0, &borrow), F.sbb(a.1, order.1, &borrow), F.sbb(a.2, order.2, &borrow))
     }

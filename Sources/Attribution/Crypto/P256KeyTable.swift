@@ -148,21 +148,19 @@ final class P256KeyTable: @unchecked Sendable {
                     slot -= 1
                     let quotient = slot > 0 ? F.multiply(inverse, prefixes[slot - 1]) : inverse
                     inverse = F.multiply(inverse, denominators[slot])
-                    // λ = (y₂ − y₁)/(x₂ − x₁), or (3x₁² − 3)/(2y₁) for the doubling (a = −3);
-                    // x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
+                    // λ = (y₂ − y₁)/(x₂ − x₁), or (3x₁² − 3)/(2y₁) for the doubling (a = −3).
                     let other: (x: F.Element, y: F.Element)
                     let lambda: F.Element
                     if j == 2 * half {
                         other = halfPoint
                         let xx = F.square(halfPoint.x)
-                        lambda = F.multiply(F.subtract(F.add(F.add(xx, xx), xx), three), quotient)
+                        lambda = F.multiply(F.subtract(F.triple(xx), three), quotient)
                     } else {
                         other = load(digits * position + j - half - 1)
                         lambda = F.multiply(F.subtract(other.y, halfPoint.y), quotient)
                     }
-                    let x3 = F.subtract(F.subtract(F.square(lambda), halfPoint.x), other.x)
                     store(digits * position + j - 1,
-                          (x3, F.subtract(F.multiply(lambda, F.subtract(halfPoint.x, x3)), halfPoint.y)))
+                          F.affineSum(x1: halfPoint.x, y1: halfPoint.y, x2: other.x, slope: lambda))
                 }
             }
             half *= 2
@@ -204,143 +202,37 @@ final class P256KeyTable: @unchecked Sendable {
         }
     }
 
-    /// point += Σ dᵢ·2^(w·i)·P for the ``positions`` digits from `start` (``recode(scalar:into:at:)``).
+    /// point += Σ dᵢ·2^(w·i)·P for the ``positions`` digits from `start` (``recode(scalar:into:at:)``), by the
+    /// table sum both curves share (``MultiplesLayout/add(digits:from:to:)``).
     func add(digits: [Int16], at start: Int, to point: inout P256JacobianPoint) {
-        for position in 0..<Self.positions {
-            let digit = Int(digits[start + position])
-            guard digit != 0 else { continue }
-            let multiple = Self.affinePoint(multiples, position: position, digit: digit)
-            point.add(affineX: multiple.x, y: multiple.y)
+        precondition(start >= 0 && start <= digits.count - Self.positions, "P256KeyTable.add: digits out of bounds")
+        digits.withUnsafeBufferPointer { buffer in
+            Self.layout.add(digits: { Int(buffer[start + $0]) }, from: multiples, to: &point)
         }
     }
 
-    /// digit·2^(w·position)·P, affine, from the table at `table`, for a digit in −``digits`` … ``digits`` other than 0 (−P is
-    /// (x, −y)). The position and digit are checked in every build, so a slip can only stop the process, never read
-    /// outside the table.
-    @inline(__always)
-    private static func affinePoint(_ table: UnsafePointer<UInt64>, position: Int, digit: Int)
-        -> (x: P256Field.Element, y: P256Field.Element) {
-        let magnitude = abs(digit)
-        precondition(UInt(bitPattern: magnitude &- 1) < UInt(digits) && UInt(bitPattern: position) < UInt(positions),
-                     "P256KeyTable: a digit or position outside the table")
-        let at = table + 8 * (digits * position + magnitude - 1)
-        let y: P256Field.Element = (at[4], at[5], at[6], at[7])
-        return ((at[0], at[1], at[2], at[3]), digit < 0 ? P256Field.negate(y) : y)
+    /// Where the table keeps j·2^(w·i)·P (``multiples``): ``positions`` positions of ``digits`` points.
+    static var layout: MultiplesLayout<P256Field> {
+        @inline(__always) get { MultiplesLayout(positions: positions, perPosition: digits) }
     }
 
     /// u1·G + u2·Q for many signatures at once: `digits` holds 2·``positions`` digits per sum (u1's, then u2's,
-    /// ``recode(scalar:into:at:)``), `keyTables` each sum's Q.
-    ///
-    /// Each signature has two running sums, u1·G's and u2·Q's, and all of them advance in step, one digit
-    /// position at a time, on affine points: adding two affine points takes one division, and the divisions of a
-    /// step share one field inversion (Montgomery's trick: three multiplications each), so an addition costs
-    /// 5M + 1S and a share of the inversion instead of a mixed addition's 8M + 3S, and ``positions`` steps need
-    /// that many inversions for both halves. The two halves are then added (one mixed addition, which handles
-    /// equal and opposite points). A sum whose addition would divide by zero (the two points equal or opposite,
-    /// which honest signatures never meet) leaves the steps and is computed alone with ``P256JacobianPoint``,
-    /// which handles both cases. Results are Jacobian, or the point at infinity.
-    ///
-    /// The hottest loop of a run: its working state lives in one scratch allocation read through pointers, every
-    /// index below the counts checked once here (`digits.count`) or bounded by its loop, and table reads go
-    /// through ``affinePoint(_:position:digit:)``'s check.
+    /// ``recode(scalar:into:at:)``), `keyTables` each sum's Q. The sums advance in step on affine points, sharing
+    /// one inversion per step (``MultiplesLayout/pairedSums(digits:tables:count:)``, written once for any curve).
     static func sums(digits: [Int16], keyTables: [P256KeyTable], generator: P256KeyTable) -> [P256JacobianPoint] {
-        typealias F = P256Field
         let count = keyTables.count
-        let stride = 2 * positions
-        precondition(digits.count == stride * count, "P256KeyTable.sums: digits for other than every sum")
-        // Running sum h of signature h / 2: u1·G's for even h, u2·Q's for odd h.
-        let halves = 2 * count
-        // Per running sum: x, y. Per step: the points read for it; per slot (the running sums that add, in order):
-        // its denominator and the prefix products.
-        let elements = UnsafeMutablePointer<F.Element>.allocate(capacity: 6 * halves)
-        elements.initialize(repeating: F.zero, count: 6 * halves)
-        defer { elements.deallocate() }
-        let x = elements, y = elements + halves
-        let addedX = elements + 2 * halves, addedY = elements + 3 * halves
-        let denominators = elements + 4 * halves, prefixes = elements + 5 * halves
-        // Per running sum: its table, whether it holds a point yet; per signature: whether it is summed alone.
-        let tables = UnsafeMutablePointer<UnsafePointer<UInt64>>.allocate(capacity: halves)
+        precondition(digits.count == 2 * positions * count, "P256KeyTable.sums: digits for other than every sum")
+        // Running sum h's table: G's for even h, the signature's Q's for odd h.
+        let tables = UnsafeMutablePointer<UnsafePointer<UInt64>>.allocate(capacity: 2 * count)
         defer { tables.deallocate() }
         for k in 0..<count {
             (tables + 2 * k).initialize(to: UnsafePointer(generator.multiples))
             (tables + 2 * k + 1).initialize(to: UnsafePointer(keyTables[k].multiples))
         }
-        let flags = UnsafeMutablePointer<Bool>.allocate(capacity: halves + count)
-        flags.initialize(repeating: false, count: halves + count)
-        defer { flags.deallocate() }
-        let started = flags, alone = flags + halves
-        // Per step: the running sums that add this step (`sums`) with their points read from the tables (into
-        // `addedX`, `addedY`), then, per slot, which of those points it adds (`active`).
-        let indices = UnsafeMutablePointer<Int>.allocate(capacity: 2 * halves)
-        indices.initialize(repeating: 0, count: 2 * halves)
-        defer { indices.deallocate() }
-        let sums = indices, active = indices + halves
-        withExtendedLifetime((keyTables, generator)) {
+        return withExtendedLifetime((keyTables, generator)) {
             digits.withUnsafeBufferPointer { buffer in
-                let digit = buffer.baseAddress!
-                for step in 0..<positions {
-                    // The table reads first, in a pass of their own: independent loads the processor keeps in
-                    // flight together, where inside the chain of products below each waited for its cache miss.
-                    var reads = 0
-                    for h in 0..<halves where !alone[h >> 1] {
-                        let value = Int(digit[stride * (h >> 1) + (h & 1) * positions + step])
-                        guard value != 0 else { continue }
-                        (addedX[reads], addedY[reads]) = affinePoint(tables[h], position: step, digit: value)
-                        sums[reads] = h
-                        reads += 1
-                    }
-                    var slots = 0
-                    var product = F.one
-                    for read in 0..<reads {
-                        let h = sums[read]
-                        guard started[h] else {
-                            (x[h], y[h]) = (addedX[read], addedY[read])
-                            started[h] = true
-                            continue
-                        }
-                        let denominator = F.subtract(addedX[read], x[h])
-                        guard !F.isZero(denominator) else {
-                            alone[h >> 1] = true
-                            continue
-                        }
-                        product = F.multiply(product, denominator)
-                        active[slots] = read
-                        denominators[slots] = denominator
-                        prefixes[slots] = product
-                        slots += 1
-                    }
-                    guard slots > 0 else { continue }
-                    var inverse = F.inverse(product)
-                    for slot in (0..<slots).reversed() {
-                        let read = active[slot]
-                        let h = sums[read]
-                        let quotient: F.Element
-                        if slot > 0 {
-                            quotient = F.multiply(inverse, prefixes[slot - 1])
-                            inverse = F.multiply(inverse, denominators[slot])
-                        } else {
-                            quotient = inverse
-                        }
-                        // λ = (y₂ − y₁)/(x₂ − x₁), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
-                        let x1 = x[h], y1 = y[h]
-                        let lambda = F.multiply(F.subtract(addedY[read], y1), quotient)
-                        let x3 = F.subtract(F.subtract(F.square(lambda), x1), addedX[read])
-                        y[h] = F.subtract(F.multiply(lambda, F.subtract(x1, x3)), y1)
-                        x[h] = x3
-                    }
-                }
+                layout.pairedSums(digits: buffer.baseAddress!, tables: UnsafePointer(tables), count: count)
             }
-        }
-        return (0..<count).map { k in
-            guard !alone[k] else {
-                var point = P256JacobianPoint.infinity
-                generator.add(digits: digits, at: stride * k, to: &point)
-                keyTables[k].add(digits: digits, at: stride * k + positions, to: &point)
-                return point
-            }
-            var point = started[2 * k] ? P256JacobianPoint(x: x[2 * k], y: y[2 * k], z: F.one) : .infinity
-            if started[2 * k + 1] { point.add(affineX: x[2 * k + 1], y: y[2 * k + 1]) }
-            return point
         }
     }
 

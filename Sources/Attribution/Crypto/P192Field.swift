@@ -1,14 +1,15 @@
-/// Arithmetic on NIST P-192 (y² = x³ − 3x + b over p = 2¹⁹² − 2⁶⁴ − 1) in three 64-bit limbs, just enough for
-/// ``P192KeyTable``'s sums of precomputed points: field addition, subtraction, multiplication with the prime's
-/// fast reduction (FIPS 186-4 §D.2.1; Hankerson, Menezes and Vanstone, "Guide to Elliptic Curve Cryptography",
-/// algorithm 2.27), a Jacobian point plus an affine point (8M + 3S) and a Jacobian doubling (a = −3).
+/// The field of NIST P-192 (y² = x³ − 3x + b over p = 2¹⁹² − 2⁶⁴ − 1) in three 64-bit limbs, the limb-level half
+/// of ``P192KeyTable``'s sums of precomputed points (the point formulas are ``JacobianPoint``'s, shared with
+/// P-256): field addition, subtraction, multiplication with the prime's fast reduction (FIPS 186-4 §D.2.1;
+/// Hankerson, Menezes and Vanstone, "Guide to Elliptic Curve Cryptography", algorithm 2.27), inversion by
+/// Fermat's little theorem.
 ///
 /// libcrypto treats P-192 as a generic curve: each `EC_POINT_add` goes through `BIGNUM`s, a `BN_CTX` and
 /// several checks, about ten times the work of the same formulas on fixed-size limbs. Only public values go
 /// through here (signatures, digests, public keys), so nothing needs to be constant-time. The results are held to
 /// `EVP_PKEY_verify` by `P192KeyTableTests` (random, bit-flipped and constructed edge-case signatures, among them
 /// the doubling and point-at-infinity cases of the addition).
-enum P192Field {
+enum P192Field: CurveField {
     /// A field element, fully reduced (less than p), limbs least significant first.
     typealias Element = (UInt64, UInt64, UInt64)
 
@@ -16,6 +17,8 @@ enum P192Field {
     static let one: Element = (1, 0, 0)
     /// The curve's b (FIPS 186-4 §D.1.2.1), a plain element: this field has no Montgomery form.
     static let b: Element = (0xFEB8_DEEC_C146_B9B1, 0x0FA7_E9AB_7224_3049, 0x6421_0519_E59C_80E7)
+    /// Limbs in an element.
+    static let limbCount = 3
 
     /// The element from 24 big-endian bytes (a value below p). The length is checked in every build: a buffer
     /// pointer's subscript is checked in debug builds only.
@@ -26,6 +29,10 @@ enum P192Field {
         }
         return (limb(16), limb(8), limb(0))
     }
+
+    /// The element held in `limbs[0 ..< 3]`, least significant first.
+    @inline(__always)
+    static func element(limbs: UnsafePointer<UInt64>) -> Element { (limbs[0], limbs[1], limbs[2]) }
 
     @inline(__always)
     static func isZero(_ a: Element) -> Bool { a.0 | a.1 | a.2 == 0 }
@@ -156,82 +163,29 @@ enum P192Field {
         let r: Element = (r0, r1, r2)
         return isAtLeastP(r) ? addComplement(r) : r
     }
-}
 
-/// A P-192 point in Jacobian coordinates (x = X/Z², y = Y/Z³); Z = 0 is the point at infinity.
-struct P192JacobianPoint {
-    var x: P192Field.Element
-    var y: P192Field.Element
-    var z: P192Field.Element
-
-    static let infinity = P192JacobianPoint(x: P192Field.one, y: P192Field.one, z: P192Field.zero)
-
-    var isInfinity: Bool { P192Field.isZero(z) }
-
-    /// True when the point (not infinity) satisfies the curve's equation in Jacobian form,
-    /// Y² = X³ − 3·X·Z⁴ + b·Z⁶: 5M + 4S. A point the arithmetic got wrong leaves the curve (all but certainly), so
-    /// ``P192KeyTable`` asks this of every R before it can accept a signature with it, as ``P256JacobianPoint``'s
-    /// callers do: a fault in this file's code is then a rejection, never an acceptance.
-    var isOnCurve: Bool {
-        typealias F = P192Field
-        guard !isInfinity else { return false }
-        let zz = F.square(z)
-        let z4 = F.square(zz)
-        let z6 = F.multiply(z4, zz)
-        let xz4 = F.multiply(x, z4)
-        let right = F.add(F.subtract(F.multiply(F.square(x), x), F.add(F.add(xz4, xz4), xz4)),
-                          F.multiply(F.b, z6))
-        return F.equal(F.square(y), right)
-    }
-
-    /// self + (x2, y2), an affine point (never infinity): 8M + 3S; the doubling and the opposite cases handled.
-    mutating func add(affineX x2: P192Field.Element, y y2: P192Field.Element) {
-        typealias F = P192Field
-        guard !isInfinity else {
-            self = P192JacobianPoint(x: x2, y: y2, z: F.one)
-            return
+    /// a⁻¹ = a^(p − 2) (Fermat), for a ≠ 0; 0 for 0. An addition chain over p − 2's runs of ones (from the top:
+    /// 127 ones, a zero, 62 ones, a zero, a one): 221 squarings, 18 multiplications.
+    static func inverse(_ a: Element) -> Element {
+        /// x·2^k squarings, then times y.
+        func shift(_ x: Element, _ k: Int, _ y: Element) -> Element {
+            var x = x
+            for _ in 0..<k { x = square(x) }
+            return multiply(x, y)
         }
-        let z1z1 = F.square(z)
-        let u2 = F.multiply(x2, z1z1)
-        let s2 = F.multiply(y2, F.multiply(z, z1z1))
-        let h = F.subtract(u2, x)
-        let r = F.subtract(s2, y)
-        if F.isZero(h) {
-            if F.isZero(r) {
-                double()
-            } else {
-                self = .infinity
-            }
-            return
-        }
-        let hh = F.square(h)
-        let hhh = F.multiply(h, hh)
-        let v = F.multiply(x, hh)
-        let x3 = F.subtract(F.subtract(F.square(r), hhh), F.add(v, v))
-        let y3 = F.subtract(F.multiply(r, F.subtract(v, x3)), F.multiply(y, hhh))
-        let z3 = F.multiply(z, h)
-        self = P192JacobianPoint(x: x3, y: y3, z: z3)
-    }
-
-    /// 2·self, with a = −3 (dbl-2001-b): 3M + 5S.
-    mutating func double() {
-        typealias F = P192Field
-        guard !isInfinity, !F.isZero(y) else {
-            self = .infinity
-            return
-        }
-        let delta = F.square(z)
-        let gamma = F.square(y)
-        let beta = F.multiply(x, gamma)
-        let t = F.multiply(F.subtract(x, delta), F.add(x, delta))
-        let alpha = F.add(F.add(t, t), t)
-        let beta4 = F.add(F.add(beta, beta), F.add(beta, beta))
-        let x3 = F.subtract(F.square(alpha), F.add(beta4, beta4))
-        let z3 = F.subtract(F.subtract(F.square(F.add(y, z)), gamma), delta)
-        let gamma2 = F.square(gamma)
-        let gamma8 = F.add(F.add(F.add(gamma2, gamma2), F.add(gamma2, gamma2)),
-                           F.add(F.add(gamma2, gamma2), F.add(gamma2, gamma2)))
-        let y3 = F.subtract(F.multiply(alpha, F.subtract(beta4, x3)), gamma8)
-        self = P192JacobianPoint(x: x3, y: y3, z: z3)
+        // ones(k) = a^(2^k − 1).
+        let ones2 = shift(a, 1, a)
+        let ones4 = shift(ones2, 2, ones2)
+        let ones8 = shift(ones4, 4, ones4)
+        let ones16 = shift(ones8, 8, ones8)
+        let ones32 = shift(ones16, 16, ones16)
+        let ones64 = shift(ones32, 32, ones32)
+        let ones62 = shift(shift(shift(shift(ones32, 16, ones16), 8, ones8), 4, ones4), 2, ones2)
+        let ones126 = shift(shift(shift(shift(shift(ones64, 32, ones32), 16, ones16), 8, ones8), 4, ones4), 2, ones2)
+        let ones127 = shift(ones126, 1, a)
+        // 127 ones, a zero, then 62 ones: shift by 63 (the zero and the 62 places), times ones(62).
+        let ones62Tail = shift(ones127, 63, ones62)
+        // Then a zero and a one.
+        return shift(ones62Tail, 2, a)
     }
 }

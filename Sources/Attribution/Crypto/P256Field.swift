@@ -1,8 +1,8 @@
-/// Arithmetic on NIST P-256 (y² = x³ − 3x + b over p = 2²⁵⁶ − 2²²⁴ + 2¹⁹² + 2⁹⁶ − 1) in four 64-bit limbs, just
-/// enough for ``P256KeyTable``'s sums of precomputed points: field addition, subtraction and Montgomery
-/// multiplication (elements held as a·2²⁵⁶ mod p; p ≡ −1 mod 2⁶⁴, so each reduction step's multiplier is the low
-/// limb itself), inversion by Fermat's little theorem, a Jacobian point plus an affine point (8M + 3S) and a
-/// Jacobian doubling (a = −3).
+/// The field of NIST P-256 (y² = x³ − 3x + b over p = 2²⁵⁶ − 2²²⁴ + 2¹⁹² + 2⁹⁶ − 1) in four 64-bit limbs, the
+/// limb-level half of ``P256KeyTable``'s sums of precomputed points (the point formulas are ``JacobianPoint``'s,
+/// shared with P-192): field addition, subtraction and Montgomery multiplication (elements held as a·2²⁵⁶ mod p;
+/// p ≡ −1 mod 2⁶⁴, so each reduction step's multiplier is the low limb itself), inversion by Fermat's little
+/// theorem.
 ///
 /// libcrypto's P-256 code is constant-time: each multiple of a point from a table reads the whole window of the
 /// table and does at least one addition per 7 bits of the scalar even when the digit is zero. Verification works
@@ -10,7 +10,7 @@
 /// are held to `EVP_PKEY_verify` by `P256KeyTableTests` (Wycheproof's vectors, random, bit-flipped and constructed
 /// edge-case signatures, among them the doubling and point-at-infinity cases of the addition) and the tables to
 /// libcrypto's own multiples.
-enum P256Field {
+enum P256Field: CurveField {
     /// A field element in Montgomery form, fully reduced (less than p), limbs least significant first.
     typealias Element = (UInt64, UInt64, UInt64, UInt64)
 
@@ -24,6 +24,8 @@ enum P256Field {
     /// b·2²⁵⁶ mod p, the curve's b in Montgomery form.
     static let b: Element = (0xD89C_DF62_29C4_BDDF, 0xACF0_05CD_7884_3090, 0xE5A2_20AB_F721_2ED6,
                              0xDC30_061D_0487_4834)
+    /// Limbs in an element.
+    static let limbCount = 4
     private static let p: Element = (0xFFFF_FFFF_FFFF_FFFF, 0x0000_0000_FFFF_FFFF, 0, 0xFFFF_FFFF_0000_0001)
 
     /// The element (in Montgomery form) of 32 big-endian bytes, or nil when they are not less than p. The length is
@@ -47,6 +49,10 @@ enum P256Field {
     static func element(plain: Element) -> Element? {
         isLessThanP(plain) ? multiply(plain, montgomerySquare) : nil
     }
+
+    /// The element held in `limbs[0 ..< 4]`, least significant first.
+    @inline(__always)
+    static func element(limbs: UnsafePointer<UInt64>) -> Element { (limbs[0], limbs[1], limbs[2], limbs[3]) }
 
     @inline(__always)
     static func isZero(_ a: Element) -> Bool { a.0 | a.1 | a.2 | a.3 == 0 }
@@ -103,9 +109,6 @@ enum P256Field {
         var carry: UInt64 = 0
         return (adc(d.0, p.0, &carry), adc(d.1, p.1, &carry), adc(d.2, p.2, &carry), adc(d.3, p.3, &carry))
     }
-
-    @inline(__always)
-    static func negate(_ a: Element) -> Element { subtract(zero, a) }
 
     /// x·y as two limbs. `UInt128` where the standard library has it on every OS version (Linux): there it
     /// compiles to one `mul`, while `multipliedFullWidth(by:)` is an out-of-line call.
@@ -266,106 +269,5 @@ enum P256Field {
                   isOnCurve(x: x, y: y) else { return nil }
             return (x, y)
         }
-    }
-
-    /// Whether (x, y), in Montgomery form, satisfies y² = x³ − 3x + b.
-    static func isOnCurve(x: Element, y: Element) -> Bool {
-        let x3 = multiply(square(x), x)
-        let threeX = add(add(x, x), x)
-        return equal(square(y), add(subtract(x3, threeX), b))
-    }
-}
-
-/// A P-256 point in Jacobian coordinates (x = X/Z², y = Y/Z³) in Montgomery form; Z = 0 is the point at infinity.
-struct P256JacobianPoint {
-    var x: P256Field.Element
-    var y: P256Field.Element
-    var z: P256Field.Element
-
-    static let infinity = P256JacobianPoint(x: P256Field.one, y: P256Field.one, z: P256Field.zero)
-
-    var isInfinity: Bool { P256Field.isZero(z) }
-
-    /// True when the point (not infinity) satisfies the curve's equation in Jacobian form,
-    /// Y² = X³ − 3·X·Z⁴ + b·Z⁶: 5M + 4S. A point the arithmetic got wrong leaves the curve (all but certainly), so
-    /// the verifier asks this of every R before it can accept a signature with it: a fault in this file's code is
-    /// then a rejection, never an acceptance.
-    var isOnCurve: Bool {
-        typealias F = P256Field
-        guard !isInfinity else { return false }
-        let zz = F.square(z)
-        let z4 = F.square(zz)
-        let z6 = F.multiply(z4, zz)
-        let xz4 = F.multiply(x, z4)
-        let right = F.add(F.subtract(F.multiply(F.square(x), x), F.add(F.add(xz4, xz4), xz4)),
-                          F.multiply(F.b, z6))
-        return F.equal(F.square(y), right)
-    }
-
-    /// self + (x2, y2), an affine point (never infinity): 8M + 3S; the doubling and the opposite cases handled.
-    @inline(__always)
-    mutating func add(affineX x2: P256Field.Element, y y2: P256Field.Element) {
-        typealias F = P256Field
-        guard !isInfinity else {
-            self = P256JacobianPoint(x: x2, y: y2, z: F.one)
-            return
-        }
-        let z1z1 = F.square(z)
-        let u2 = F.multiply(x2, z1z1)
-        let s2 = F.multiply(y2, F.multiply(z, z1z1))
-        let h = F.subtract(u2, x)
-        let r = F.subtract(s2, y)
-        if F.isZero(h) {
-            if F.isZero(r) {
-                double()
-            } else {
-                self = .infinity
-            }
-            return
-        }
-        let hh = F.square(h)
-        let hhh = F.multiply(h, hh)
-        let v = F.multiply(x, hh)
-        let x3 = F.subtract(F.subtract(F.square(r), hhh), F.add(v, v))
-        let y3 = F.subtract(F.multiply(r, F.subtract(v, x3)), F.multiply(y, hhh))
-        let z3 = F.multiply(z, h)
-        self = P256JacobianPoint(x: x3, y: y3, z: z3)
-    }
-
-    /// self + other, both Jacobian (either may be infinity), by ``add(affineX:y:)`` once `other` is affine: free
-    /// when its Z is already 1 (as ``P256KeyTable/sums(digits:keyTables:generator:)`` returns its shared sums),
-    /// else one inversion.
-    mutating func add(_ other: P256JacobianPoint) {
-        typealias F = P256Field
-        guard !other.isInfinity else { return }
-        guard !F.equal(other.z, F.one) else {
-            add(affineX: other.x, y: other.y)
-            return
-        }
-        let zInverse = F.inverse(other.z)
-        let zz = F.square(zInverse)
-        add(affineX: F.multiply(other.x, zz), y: F.multiply(other.y, F.multiply(zz, zInverse)))
-    }
-
-    /// 2·self, with a = −3 (dbl-2001-b): 3M + 5S.
-    mutating func double() {
-        typealias F = P256Field
-        guard !isInfinity, !F.isZero(y) else {
-            self = .infinity
-            return
-        }
-        let delta = F.square(z)
-        let gamma = F.square(y)
-        let beta = F.multiply(x, gamma)
-        let t = F.multiply(F.subtract(x, delta), F.add(x, delta))
-        let alpha = F.add(F.add(t, t), t)
-        let beta4 = F.add(F.add(beta, beta), F.add(beta, beta))
-        let x3 = F.subtract(F.square(alpha), F.add(beta4, beta4))
-        let z3 = F.subtract(F.subtract(F.square(F.add(y, z)), gamma), delta)
-        let gamma2 = F.square(gamma)
-        let twoGamma2 = F.add(gamma2, gamma2)
-        let gamma8 = F.add(F.add(twoGamma2, twoGamma2), F.add(twoGamma2, twoGamma2))
-        let y3 = F.subtract(F.multiply(alpha, F.subtract(beta4, x3)), gamma8)
-        self = P256JacobianPoint(x: x3, y: y3, z: z3)
     }
 }
