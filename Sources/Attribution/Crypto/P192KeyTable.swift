@@ -20,7 +20,7 @@ import Foundation
 ///
 /// Two tables of 6,120 affine points each (576 KiB in all), computed with libcrypto's point arithmetic once per
 /// key when it has verified enough signatures (``P192KeyTables``), then shared read-only by every thread.
-final class P192KeyTable: @unchecked Sendable {
+package final class P192KeyTable: @unchecked Sendable {
     // Safe to share across threads: written only in `init`, before the table is published under a lock.
     /// j·256^i·G, affine, as six limbs (x then y, ``P192Field/Element``s) from index 6·(255·i + j − 1).
     private let generatorMultiples: [UInt64]
@@ -154,10 +154,10 @@ final class P192KeyTable: @unchecked Sendable {
 /// The process's P-192 tables (``P192KeyTable``), one per key, built once a key has verified
 /// ``defaultThreshold`` signatures (building one costs about as much as that many verifications without it, so
 /// a run with a few SKAdNetwork 1.0 or 2.0 postbacks never pays for it), then shared by every thread.
-final class P192KeyTables: @unchecked Sendable {
+package final class P192KeyTables: @unchecked Sendable {
     // Safe to share across threads: every stored property but the constants is read and written under `lock`.
     /// The process's registry, which verification uses.
-    static let shared = P192KeyTables(threshold: defaultThreshold)
+    package static let shared = P192KeyTables(threshold: defaultThreshold)
     static let defaultThreshold = 64
     let threshold: Int
     /// Keys that get a table, at most (Apple has one P-192 key; a custom one may replace it).
@@ -167,13 +167,13 @@ final class P192KeyTables: @unchecked Sendable {
     private var builtTables = 0
 
     /// A registry that builds a key's table once it has verified `threshold` signatures.
-    init(threshold: Int) {
+    package init(threshold: Int) {
         self.threshold = threshold
     }
 
     /// Counts one more signature under the key whose uncompressed point is `point`, and returns its table: built
     /// already, or built now by this call as the count reaches the threshold; nil otherwise.
-    func table(forPoint point: [UInt8]) -> P192KeyTable? {
+    package func table(forPoint point: [UInt8]) -> P192KeyTable? {
         let build: Bool = lock.withLock {
             if keys[point] == nil {
                 guard keys.count < 4 * Self.maximumTables else { return false }
