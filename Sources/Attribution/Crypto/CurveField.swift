@@ -60,6 +60,33 @@ extension CurveField {
         return (x3, subtract(multiply(lambda, subtract(x1, x3)), y1))
     }
 
+    /// x^(2^k)·y: `k` squarings of `x`, then a multiplication by `y`; the step of both fields' inversion chains.
+    ///
+    /// - Parameters:
+    ///   - x: the element squared.
+    ///   - k: how many squarings.
+    ///   - y: the element multiplied in last.
+    /// - Returns: x^(2^k)·y.
+    static func squarings(_ x: Element, _ k: Int, times y: Element) -> Element {
+        var x = x
+        for _ in 0..<k { x = square(x) }
+        return multiply(x, y)
+    }
+
+    /// a^(2^k − 1) for k = 2, 4, 8, 16, 32 (runs of k ones in the exponent): where both fields' inversion chains
+    /// start, p − 2 beginning with a run of at least 32 ones on both curves.
+    ///
+    /// - Parameter a: the element inverted.
+    /// - Returns: the five powers, named by their runs of ones.
+    static func runsOfOnes(_ a: Element) -> (ones2: Element, ones4: Element, ones8: Element, ones16: Element,
+                                             ones32: Element) {
+        let ones2 = squarings(a, 1, times: a)
+        let ones4 = squarings(ones2, 2, times: ones2)
+        let ones8 = squarings(ones4, 4, times: ones4)
+        let ones16 = squarings(ones8, 8, times: ones8)
+        return (ones2, ones4, ones8, ones16, squarings(ones16, 16, times: ones16))
+    }
+
     /// Whether the affine point (x, y) satisfies y² = x³ − 3x + b.
     static func isOnCurve(x: Element, y: Element) -> Bool {
         equal(square(y), add(subtract(multiply(square(x), x), triple(x)), b))

@@ -167,18 +167,10 @@ enum P192Field: CurveField {
     /// a⁻¹ = a^(p − 2) (Fermat), for a ≠ 0; 0 for 0. An addition chain over p − 2's runs of ones (from the top:
     /// 127 ones, a zero, 62 ones, a zero, a one): 221 squarings, 18 multiplications.
     static func inverse(_ a: Element) -> Element {
-        /// x·2^k squarings, then times y.
-        func shift(_ x: Element, _ k: Int, _ y: Element) -> Element {
-            var x = x
-            for _ in 0..<k { x = square(x) }
-            return multiply(x, y)
-        }
+        /// x^(2^k)·y (``CurveField/squarings(_:_:times:)``).
+        func shift(_ x: Element, _ k: Int, _ y: Element) -> Element { squarings(x, k, times: y) }
         // ones(k) = a^(2^k − 1).
-        let ones2 = shift(a, 1, a)
-        let ones4 = shift(ones2, 2, ones2)
-        let ones8 = shift(ones4, 4, ones4)
-        let ones16 = shift(ones8, 8, ones8)
-        let ones32 = shift(ones16, 16, ones16)
+        let (ones2, ones4, ones8, ones16, ones32) = runsOfOnes(a)
         let ones64 = shift(ones32, 32, ones32)
         let ones62 = shift(shift(shift(shift(ones32, 16, ones16), 8, ones8), 4, ones4), 2, ones2)
         let ones126 = shift(shift(shift(shift(shift(ones64, 32, ones32), 16, ones16), 8, ones8), 4, ones4), 2, ones2)

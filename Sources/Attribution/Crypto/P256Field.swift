@@ -235,18 +235,10 @@ enum P256Field: CurveField {
     /// a⁻¹ = a^(p − 2) (Fermat), for a ≠ 0; 0 for 0. An addition chain over p − 2's runs of ones (from the top:
     /// 32 ones, 31 zeros, a one, 96 zeros, 94 ones, a zero, a one): 255 squarings, 13 multiplications.
     static func inverse(_ a: Element) -> Element {
-        /// x·2^k squarings, then times y.
-        func shift(_ x: Element, _ k: Int, _ y: Element) -> Element {
-            var x = x
-            for _ in 0..<k { x = square(x) }
-            return multiply(x, y)
-        }
+        /// x^(2^k)·y (``CurveField/squarings(_:_:times:)``).
+        func shift(_ x: Element, _ k: Int, _ y: Element) -> Element { squarings(x, k, times: y) }
         // ones(k) = a^(2^k − 1).
-        let ones2 = shift(a, 1, a)
-        let ones4 = shift(ones2, 2, ones2)
-        let ones8 = shift(ones4, 4, ones4)
-        let ones16 = shift(ones8, 8, ones8)
-        let ones32 = shift(ones16, 16, ones16)
+        let (ones2, ones4, ones8, ones16, ones32) = runsOfOnes(a)
         var result = shift(ones32, 32, a)
         result = shift(result, 128, ones32)
         result = shift(result, 32, ones32)
