@@ -62,13 +62,27 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))] + strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
+        // A test target per product (issue 34 item 4). The helpers several need are in `Tests/Support`, which each
+        // compiles through its own `Support` link to that folder (they use `@testable import`, so they cannot be a
+        // regular target: a release build would fail on them).
         .testTarget(
             name: "AttributionTests",
-            // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys;
-            // postback-verify: the command line's input readers and pipeline are tested directly too.
+            // CAttributionOpenSSL: the tests sign their own postbacks with the test-only fixture keys.
+            dependencies: ["Attribution", "CAttributionOpenSSL"],
+            // External test data, read from disk by path (see Vectors/README.md), not bundled as resources;
+            // Support/Postgres needs AttributionStores.
+            exclude: ["Vectors", "Support/Postgres"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "AttributionStoresTests",
+            dependencies: ["Attribution", "AttributionStores", "CAttributionOpenSSL"],
+            swiftSettings: strict
+        ),
+        // The command line: its input readers and pipeline tested directly, and the built binary run as a user would.
+        .testTarget(
+            name: "PostbackVerifyTests",
             dependencies: ["Attribution", "AttributionStores", "CAttributionOpenSSL", "postback-verify"],
-            // External test data, read from disk by path (see Vectors/README.md), not bundled as resources.
-            exclude: ["Vectors"],
             swiftSettings: strict
         ),
     ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes docs/report.png, the README's picture of the HTML run report: the fixture run of the Chromium test
-# (Tests/AttributionTests/ReportPageChromiumTests.swift) with the example schema, rendered by headless Chromium.
+# (Tests/PostbackVerifyTests/ReportPageChromiumTests.swift) with the example schema, rendered by headless Chromium.
 # Needs the built binary (swift build) and Debian's chromium (apt-get install chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."

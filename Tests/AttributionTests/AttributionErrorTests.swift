@@ -16,7 +16,7 @@ struct AttributionErrorTests {
     func codesAreOneClosedSet() throws {
         let raw = AttributionError.Code.allCases.map(\.rawValue)
         #expect(Set(raw).count == raw.count)
-        let cli = try DocumentationConsistencyTests.text("docs/cli.md")
+        let cli = try Documents.text("docs/cli.md")
         let start = try #require(cli.range(of: "**Error codes** (`errors[].code`):"))
         let end = try #require(cli[start.upperBound...].range(of: ".\n"))
         #expect(Self.backticked(cli[start.upperBound..<end.lowerBound])
@@ -25,7 +25,7 @@ struct AttributionErrorTests {
 
     @Test("docs/state.md's table names every state code a store throws")
     func stateCodesDocumented() throws {
-        let state = try DocumentationConsistencyTests.text("docs/state.md")
+        let state = try Documents.text("docs/state.md")
         let stateCodes = AttributionError.Code.allCases.filter {
             !AttributionError.Code.itemCodes.contains($0) && $0 != .invalidKey && $0 != .invalidOption
                 && $0 != .invalidSchema

@@ -42,8 +42,8 @@ struct CommandLineBoundaryTests {
 
     /// The `@_spi(CommandLine)` types docs/design.md lists as the command line's.
     static func listed() throws -> Set<String> {
-        let design = try DocumentationConsistencyTests.text("docs/design.md")
-        let section = try DocumentationConsistencyTests.section(
+        let design = try Documents.text("docs/design.md")
+        let section = try Documents.section(
             design, from: "## One line between the library and the command line", to: "## ")
         let row = try NSRegularExpression(pattern: #"^\| `(\w+)` \|"#, options: [.anchorsMatchLines])
         return Set(row.matches(in: section, range: NSRange(section.startIndex..., in: section)).map {

@@ -30,7 +30,7 @@ struct DifferencesRecordTests {
         the receiver's writer, on either path
         """, arguments: [true, false])
     func sameBytes(fastPath: Bool) throws {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy, fastPath: fastPath)
         let signer = try TestPostbackSigner()
         let original = #","conversion-value":21,"note":"caf\u00e9 \"q\"","gone":[1,{"a":null}]"#

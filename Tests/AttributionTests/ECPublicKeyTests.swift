@@ -15,11 +15,8 @@ struct ECPublicKeyTests {
         "apple-cas-identifier-0.pem", "apple-development-identifier-0.pem", "apple-development-identifier-1.pem",
     ]
 
-    /// Apple's production key as published on "Verifying a postback" (base64 DER SubjectPublicKeyInfo).
-    static let appleProductionKeyDER = [UInt8](Data(base64Encoded:
-        "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEWdp8GPcGqmhgzEFj9Z2nSpQVddayaPe4FMzqM9wib1+"
-            + "aHaaIzoHoLN9zW4K8y4SPykE3YVK3sVqW6Af0lfx3gg=="
-    )!)
+    /// Apple's production key (``AppleKeys/productionDER``).
+    static let appleProductionKeyDER = AppleKeys.productionDER
 
     // MARK: Loading
 

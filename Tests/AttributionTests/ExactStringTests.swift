@@ -45,11 +45,7 @@ struct ExactStringTests {
         return Array("\(header).\(payload).\(segment([UInt8](repeating: 1, count: 64)))".utf8)
     }
 
-    static func fixtureKey() throws -> ECPublicKey {
-        let pem = String(decoding: try TestPaths.bytes(
-            TestPaths.fixtures.appendingPathComponent("keys/fixture-apple-identifier-0.pem")), as: UTF8.self)
-        return try ECPublicKey(pemRepresentation: pem)
-    }
+    static func fixtureKey() throws -> ECPublicKey { try FixtureManifest.fixtureKey() }
 
     @Test("Regression: a kid with U+212A KELVIN SIGN does not find the key loaded for the kid written with K")
     func kelvinSignKid() throws {

@@ -52,7 +52,7 @@ struct MessageLayoutTests {
     ]
 
     static func verifier(_ layouts: MessageLayouts) throws -> AttributionVerifier {
-        let base = try FixtureManifestTests.verifier(allowingDevelopment: false)
+        let base = try FixtureManifest.verifier(allowingDevelopment: false)
         return AttributionVerifier(keyRing: base.keyRing, policy: base.policy, cache: nil, layouts: layouts)
     }
 
@@ -68,7 +68,7 @@ struct MessageLayoutTests {
         #expect((general.errors + general.warnings).map { "\($0.rule): \($0.message)" }
                     == (testCase.finding.map { [$0] } ?? []))
         // With a finding the fast path must decline; without, it must answer with the general path's record.
-        FastPostbackPathTests.compare(bytes, verifier: verifier, expectAnswer: testCase.finding == nil)
+        FastPathComparison.compare(bytes, verifier: verifier, expectAnswer: testCase.finding == nil)
         if testCase.finding == nil {
             // The members reached the record: signed ones in `fields`, unsigned ones in `unsigned`.
             #expect(general.fields?.contains(Self.signedFlag.name) == true)
@@ -83,7 +83,7 @@ struct MessageLayoutTests {
                                                  signedExtra: #","example-count":3,"example-flag":true"#,
                                                  unsignedExtra: #","example-switch":"on""#)
         let verifier = try Self.verifier(.apple)
-        FastPostbackPathTests.compare(ArraySlice(body.utf8), verifier: verifier, expectAnswer: false)
+        FastPathComparison.compare(ArraySlice(body.utf8), verifier: verifier, expectAnswer: false)
         let general = verifier.verify(ArraySlice(body.utf8))
         #expect(general.verdict == .valid && general.errors.isEmpty && general.warnings.isEmpty)
         #expect(general.unsigned?.contains(Self.unsignedSwitch.name) == true)

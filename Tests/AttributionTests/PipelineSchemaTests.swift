@@ -47,7 +47,7 @@ struct PipelineSchemaTests {
     @Test("The fast path and the general path give VerifiedPostbacks with equal data, decoded values included",
           arguments: postbacks)
     func samePostbackEitherPath(path: String) throws {
-        let trusting = try FixtureManifestTests.verifier(allowingDevelopment: true)
+        let trusting = try FixtureManifest.verifier(allowingDevelopment: true)
         let body = try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(path))
         for schema in try Self.schemas() {
             func verified(fastPath: Bool) throws -> VerifiedPostback {
@@ -82,7 +82,7 @@ struct PipelineSchemaTests {
 
     @Test("Without a schema nothing is decoded, on either path")
     func noSchemaNothingDecoded() throws {
-        let trusting = try FixtureManifestTests.verifier(allowingDevelopment: true)
+        let trusting = try FixtureManifest.verifier(allowingDevelopment: true)
         let items = try Self.postbacks.map { path in
             (body: try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(path)), source: path)
         }

@@ -8,19 +8,13 @@ import Testing
 /// of the first request and releases what was not stored.
 @Suite("Postback pipeline: verify and count")
 struct PostbackPipelineTests {
-    /// A day's traffic (``BatchVerifierTests/items()``: a postback, its retry, a changed retry, another, a body
-    /// the fast path leaves to the general path and its retry, a forgery), each as a request's body.
-    static func requests() throws -> [(body: [UInt8], source: String)] {
-        try BatchVerifierTests.items().map { item in
-            guard case .bytes(let bytes) = item.content else { throw CancellationError() }
-            return (Array(bytes), "request-\(item.line)")
-        }
-    }
+    /// A day's traffic (``FixtureManifest/items()``), each item as a request's body.
+    static func requests() throws -> [(body: [UInt8], source: String)] { try FixtureManifest.requests() }
 
     @Test("Each body's record, verdict, facts, key and unsigned members are the general path's, on either path",
           arguments: [true, false])
     func sameAsGeneralPath(fastPath: Bool) throws {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy, fastPath: fastPath)
         let requests = try Self.requests()
         let verified = pipeline.verify(requests)
@@ -45,7 +39,7 @@ struct PostbackPipelineTests {
 
     @Test("count: within a group and across groups, a repeat is a duplicate of the first request, as the general path words it")
     func duplicatesMarked() throws {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let store = MemoryDeduplicationStore()
         let requests = try Self.requests()
@@ -89,7 +83,7 @@ struct PostbackPipelineTests {
     @Test("count: when storing fails the claims are released, so the retry is first seen; nothing is confirmed")
     func failedStoreReleases() throws {
         struct Full: Error {}
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let ledger = ClaimLedger(store: MemoryDeduplicationStore())
         let requests = Array(try Self.requests().prefix(1))
@@ -105,7 +99,7 @@ extension PostbackPipelineTests {
     @Test("count from async code answers as the synchronous count does, and releases when storing fails")
     func asyncCount() async throws {
         struct Full: Error {}
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let requests = try Self.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
@@ -129,7 +123,7 @@ extension PostbackPipelineTests {
     @Test("The command line's steps (batches split across claims, claimed through a ledger, marked) give the records count gives, and claim each first sighting once",
           arguments: [1, 3])
     func batchStepsMatchCount(batchSize: Int) throws {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy,
                                         records: .jsonLines(explain: false, fastPath: true))
         let requests = try Self.requests()
@@ -179,7 +173,7 @@ extension PostbackPipelineTests {
 
     @Test("count with no valid postback (a group of forgeries) stores it without asking the store, so a store that is down does not fail it; a valid one still does")
     func countWithoutSightingsSkipsStore() async throws {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let requests = try Self.requests()
         let forgeries = pipeline.verify(requests).filter { $0.verdict == .invalid }

@@ -9,9 +9,9 @@ struct PublicBatchTests {
     @Test("verify(batch:) over every fixture item gives each item verify(_:)'s record, in order")
     func batchEqualsSingle() throws {
         for allowingDevelopment in [false, true] {
-            let verifier = try FixtureManifestTests.verifier(allowingDevelopment: allowingDevelopment)
+            let verifier = try FixtureManifest.verifier(allowingDevelopment: allowingDevelopment)
             var items: [[UInt8]] = []
-            for entry in FixtureManifestTests.entries where entry.line == 1 && !entry.path.hasSuffix(".jsonl") {
+            for entry in FixtureManifest.entries where entry.line == 1 && !entry.path.hasSuffix(".jsonl") {
                 items.append(try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(entry.path)))
             }
             #expect(items.count > 200)

@@ -263,17 +263,19 @@ extension DeduplicationStoreTests {
     }
 }
 
-extension PostbackPipelineTests {
+/// The library's pipeline (``PostbackPipeline``) counting through a SQLite or PostgreSQL store whose lease lapses.
+@Suite("Postback pipeline: counting through a store")
+struct PostbackPipelineStoreTests {
     @Test("""
         Regression: a batch claimed before its run's lease lapsed is written with the claims it still holds: \
         nothing while the lease cannot be renewed, then the item another owner took over meanwhile as that owner's \
         duplicate, the others as first seen
         """, arguments: DeduplicationStoreTests.sharedKinds)
     func takenOverClaimIsWrittenAsDuplicate(_ kind: DeduplicationStoreTests.Kind) throws {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy,
                                         records: .jsonLines(explain: false, fastPath: true))
-        let batch = VerifiedBatch(items: try Self.requests().map {
+        let batch = VerifiedBatch(items: try FixtureManifest.requests().map {
             InputItem(source: $0.source, line: 1, content: .bytes(ArraySlice($0.body)))
         })
         pipeline.steps.finish(batch)

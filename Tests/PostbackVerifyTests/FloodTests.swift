@@ -33,15 +33,8 @@ struct FloodTests {
         try TestPostbackSigner().bodies(count: count, seed: seed)
     }
 
-    /// The body with one character of its signature changed: the usual shape, a bad signature.
-    static func forged(_ body: String) -> String {
-        var bytes = Array(body.utf8)
-        // The signature segment ends the token: change a character well inside it (not its last, whose unused bits
-        // would make it non-canonical base64url instead).
-        let end = bytes.firstIndex(of: UInt8(ascii: "\""), after: 15)!
-        bytes[end - 10] = bytes[end - 10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    /// The body with one character of its signature changed (``FixtureManifest/forged(_:)``).
+    static func forged(_ body: String) -> String { FixtureManifest.forged(body) }
 
     /// `body` (a compact object) with `"name":` + `value` added before its closing brace.
     static func adding(_ name: String, _ value: String, to body: String) -> String {
@@ -255,7 +248,7 @@ struct FloodTests {
     func noSecondCheck() throws {
         let body = try Self.honest(1)[0]
         var ring = KeyRing()
-        try ring.add(ExactStringTests.fixtureKey(), keyID: TestPostbackSigner.keyID)
+        try ring.add(FixtureManifest.fixtureKey(), keyID: TestPostbackSigner.keyID)
         let verifier = AttributionVerifier(keyRing: ring)
         let item = InputItem(source: "-", line: 1, content: .bytes(ArraySlice(body.utf8)))
         let fastPath = FastPostbackPath(verifier)
@@ -377,12 +370,5 @@ struct FloodTests {
         // Apple's example body and its payload use a small part of theirs.
         let body = try Self.honest(1)[0]
         #expect(try StrictJSONParser.parse(Array(body.utf8)).objectValue?.members.count == 3)
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// The index of the first `byte` after position `start`.
-    func firstIndex(of byte: UInt8, after start: Int) -> Int? {
-        self[(start + 1)...].firstIndex(of: byte)
     }
 }

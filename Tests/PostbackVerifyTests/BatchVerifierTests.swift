@@ -8,27 +8,8 @@ import Testing
 /// what its outcome carries, byte for byte as the general path words it, and is never verified again.
 @Suite("Batch verifier: duplicates of fast-path items")
 struct BatchVerifierTests {
-    /// A day's traffic in one batch: a postback, its exact retry, the same token with another `conversion-value`
-    /// (D2: the unsigned content differs), a second postback, a body the fast path leaves to the general path
-    /// (an extra header member) and its retry, and a forgery of the first.
-    static func items() throws -> [InputItem] {
-        let signer = try TestPostbackSigner()
-        let first = try signer.body(postbackIdentifier: "6D0E6B5C-8F0B-4C57-9E55-2F4E3A1B9C01")
-        let second = try signer.body(postbackIdentifier: "6D0E6B5C-8F0B-4C57-9E55-2F4E3A1B9C02", conversionValue: 7)
-        let changed = first.replacingOccurrences(of: #""conversion-value":21"#, with: #""conversion-value":22"#)
-        let general = String(decoding: try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(
-            "valid/postback/header-extra-members-ignored.json")), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let lines = [first, first, changed, second, general, general, FloodTests.forged(first)]
-        return lines.enumerated().map { index, line in
-            InputItem(source: "day.jsonl", line: index + 1, content: .bytes(ArraySlice(line.utf8)))
-        }
-    }
-
-    /// The verifier the test items verify under: the fixture keys, the development key allowed.
-    static func trusting() throws -> AttributionVerifier {
-        try FixtureManifestTests.verifier(allowingDevelopment: true)
-    }
+    static func items() throws -> [InputItem] { try FixtureManifest.items() }
+    static func trusting() throws -> AttributionVerifier { try FixtureManifest.trusting() }
 
     /// Runs `items` through `verifier` as the command line does: the three steps, then D1 through a store (each
     /// first sighting stamped `firstSeen`, or no time as without `--state`), then the duplicates marked.

@@ -111,13 +111,13 @@ struct CountFailureTests {
     }
 
     static func pipeline() throws -> PostbackPipeline {
-        let verifier = try BatchVerifierTests.trusting()
+        let verifier = try FixtureManifest.trusting()
         return PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
     }
 
     /// Apple's valid postback, as the body of request `source`.
     static func postback(_ pipeline: PostbackPipeline, source: String) throws -> [VerifiedPostback] {
-        let body = try #require(try PostbackPipelineTests.requests().first).body
+        let body = try #require(try FixtureManifest.requests().first).body
         let verified = pipeline.verify([(body, source: source)])
         try #require(verified.map(\.verdict) == [.valid])
         return verified
@@ -238,7 +238,7 @@ struct CountFailureTests {
         let location = try DeduplicationStoreTests.location(kind)
         let ledger = ClaimLedger(store: try DeduplicationStoreTests.store(kind, at: location))
         let pipeline = try Self.pipeline()
-        let requests = try PostbackPipelineTests.requests()
+        let requests = try FixtureManifest.requests()
         let storage = Storage()
         // Every fourth request's storing fails once, as a full disk would: Apple sends it again.
         storage.failing.withLock { $0 = 3 }

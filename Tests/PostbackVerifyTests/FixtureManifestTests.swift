@@ -7,58 +7,13 @@ import Testing
 /// fixture script (`Fixtures/make-fixtures.py`), independently of this verifier's output.
 @Suite("Fixtures")
 struct FixtureManifestTests {
-    struct Entry: Codable, Sendable, CustomTestStringConvertible {
-        let path: String
-        let line: Int?
-        let verdict: String
-        let code: String?
-        let rule: String?
-        let warnings: [String]
-        let allowDevelopment: Bool
-        let kind: String
-        let kindCertain: Bool?
-        let signature: String?
-        let tier: Int?
-        let environment: String?
-        let duplicateOf: Int?
-        let what: String
-        /// Under `Fixtures/skadnetwork/`: verify with the test-only SKAdNetwork keys in place of Apple's.
-        let skadnetworkTestKeys: Bool?
-        /// SKAdNetwork: `skadnetwork-p256` or `skadnetwork-p192`, once the version was read.
-        let keyID: String?
-        /// SKAdNetwork: the exact signed string the result must report, once the signature check was reached.
-        let signedString: String?
+    typealias Entry = FixtureManifest.Entry
 
-        var testDescription: String { "\(path):\(line ?? 1) \(what)" }
-    }
-
-    static let entries: [Entry] = {
-        let url = TestPaths.fixtures.appendingPathComponent("manifest.json")
-        guard let data = try? Data(contentsOf: url),
-              let entries = try? JSONDecoder().decode([Entry].self, from: data) else { return [] }
-        return entries
-    }()
-
-    /// Fixed at 2026-11-21 so I3 (future timestamps) does not depend on when the tests run.
-    static let clock: @Sendable () -> UInt64 = { 1_795_305_600_000 }
+    static var entries: [Entry] { FixtureManifest.entries }
+    static var clock: @Sendable () -> UInt64 { FixtureManifest.clock }
 
     static func verifier(allowingDevelopment: Bool, skAdNetworkTestKeys: Bool = false) throws -> AttributionVerifier {
-        var ring = KeyRing(allowingDevelopmentKeys: allowingDevelopment)
-        for keyID in ["fixture.adattributionkit", "fixture-apple-identifier/0"] {
-            let file = keyID.replacingOccurrences(of: "/", with: "-") + ".pem"
-            let pem = String(decoding: try TestPaths.bytes(
-                TestPaths.fixtures.appendingPathComponent("keys/\(file)")), as: UTF8.self)
-            try ring.add(try ECPublicKey(pemRepresentation: pem), keyID: keyID)
-        }
-        if skAdNetworkTestKeys {
-            for curve in [ECPublicKey.Curve.p256, .p192] {
-                let file = curve == .p256 ? "fixture-skadnetwork-p256.pem" : "fixture-skadnetwork-p192.pem"
-                let pem = String(decoding: try TestPaths.bytes(
-                    TestPaths.fixtures.appendingPathComponent("keys/\(file)")), as: UTF8.self)
-                ring.replaceSKAdNetworkKey(with: try ECPublicKey(pemRepresentation: pem, curve: curve))
-            }
-        }
-        return AttributionVerifier(keyRing: ring, policy: VerificationPolicy(clock: clock))
+        try FixtureManifest.verifier(allowingDevelopment: allowingDevelopment, skAdNetworkTestKeys: skAdNetworkTestKeys)
     }
 
     /// The results for every item of one fixture file, read and deduplicated as the CLI does, by line.

@@ -68,10 +68,10 @@ struct DeduplicationStoreTests {
 
     static func sighting(_ key: String, _ source: String = "request", _ line: Int = 1,
                          content: ContentFingerprint? = nil) -> PostbackSighting {
-        PostbackSighting(key: ExactString(key), source: source, line: line, content: content)
+        TestSighting.sighting(key, source, line, content: content)
     }
 
-    static let monday = Date(timeIntervalSince1970: 1_795_305_600.25)
+    static let monday = TestSighting.monday
 
     /// A server's readiness check calls `probe()`: it must answer while the store does, and change nothing, on
     /// every store. (Its failure while a PostgreSQL server is down is checked through the receiver:

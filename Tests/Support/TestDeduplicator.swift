@@ -1,6 +1,5 @@
 import Foundation
 @_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
-@testable import postback_verify
 
 /// Rule D1 one result at a time, as the command line applies it without `--state`: through the one store protocol
 /// (a ``MemoryDeduplicationStore``), each sighting claimed and confirmed at once.

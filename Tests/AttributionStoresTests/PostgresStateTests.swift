@@ -18,21 +18,9 @@ struct PostgresStateTests {
         try PostgreSQLDeduplicationStore(connectionString: connectionString)
     }
 
-    /// Everything in the schema and the rows of its tables, to show a refused database was left as it was.
+    /// Everything in the schema and the rows of its tables (``TestPostgres/snapshot(_:)``).
     static func snapshot(_ connectionString: String) throws -> [String] {
-        let described = try TestPostgres.execute(PostgresSchema.describe, on: connectionString)
-        var lines = (0..<described.rowCount).map { described.text($0, 0) }
-        let tables = try TestPostgres.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            + "WHERE n.nspname = 'postback_verify' AND c.relkind = 'r' ORDER BY 1", on: connectionString)
-        for row in 0..<tables.rowCount {
-            let table = tables.text(row, 0)
-            let rows = try TestPostgres.execute(
-                "SELECT coalesce(string_agg(t::text, '|' ORDER BY t::text), '') FROM postback_verify.\(table) t",
-                on: connectionString)
-            lines.append("\(table): \(rows.text(0, 0))")
-        }
-        return lines
+        try TestPostgres.snapshot(connectionString)
     }
 
     // MARK: The schema
@@ -185,32 +173,6 @@ struct PostgresStateTests {
                 #expect(error.code == .cannotOpen, "\(error)")
             }
         }
-    }
-}
-
-extension Thread {
-    /// Runs `body` on a new thread; the result is waited for by `get()`.
-    static func detachNewThreadWithResult<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value)
-        -> ThreadResult<Value> {
-        let result = ThreadResult<Value>()
-        Thread.detachNewThread { result.set(Result { try body() }) }
-        return result
-    }
-}
-
-final class ThreadResult<Value: Sendable>: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var result: Result<Value, any Error>?
-
-    func set(_ result: Result<Value, any Error>) {
-        self.result = result
-        done.signal()
-    }
-
-    func get() throws -> Value {
-        done.wait()
-        done.signal()
-        return try result!.get()
     }
 }
 

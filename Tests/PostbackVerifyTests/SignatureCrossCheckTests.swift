@@ -110,7 +110,7 @@ struct SignatureCrossCheckTests {
 
     @Test("Apple's SKAdNetwork P-256 example and the fast path's acceptances agree with libcrypto at interval 1")
     func appleExample() throws {
-        let key = try ECPublicKey(derRepresentation: ECPublicKeyTests.appleProductionKeyDER)
+        let key = try ECPublicKey(derRepresentation: AppleKeys.productionDER)
         let fields = ["2.1", "com.example", "42", "525463029", "6aafb7a5-0170-41b5-bbe4-fe71dedf1e28", "true",
                       "1234567891"]
         let message = Array(fields.joined(separator: "\u{2063}").utf8)

@@ -135,3 +135,22 @@ struct TestPostgresUnavailable: Error, CustomStringConvertible {
     let reason: String
     var description: String { "no PostgreSQL server for the tests: \(reason)" }
 }
+
+extension TestPostgres {
+    /// Everything in the schema and the rows of its tables, to show a refused database was left as it was.
+    static func snapshot(_ connectionString: String) throws -> [String] {
+        let described = try TestPostgres.execute(PostgresSchema.describe, on: connectionString)
+        var lines = (0..<described.rowCount).map { described.text($0, 0) }
+        let tables = try TestPostgres.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            + "WHERE n.nspname = 'postback_verify' AND c.relkind = 'r' ORDER BY 1", on: connectionString)
+        for row in 0..<tables.rowCount {
+            let table = tables.text(row, 0)
+            let rows = try TestPostgres.execute(
+                "SELECT coalesce(string_agg(t::text, '|' ORDER BY t::text), '') FROM postback_verify.\(table) t",
+                on: connectionString)
+            lines.append("\(table): \(rows.text(0, 0))")
+        }
+        return lines
+    }
+}

@@ -287,9 +287,9 @@ final class ArchiveExportTests {
         let database = try TestPostgres.database()
         let store = try PostgreSQLDeduplicationStore(connectionString: database)
         let observer = try PostgreSQLDeduplicationStore(connectionString: database)
-        let sightings = [DeduplicationStoreTests.sighting("K1"), DeduplicationStoreTests.sighting("K2")]
+        let sightings = [TestSighting.sighting("K1"), TestSighting.sighting("K2")]
         var answered: [DeduplicationAnswer] = []
-        let answers = try store.claim(sightings, at: DeduplicationStoreTests.monday) { answers in
+        let answers = try store.claim(sightings, at: TestSighting.monday) { answers in
             answered = answers
             return [Self.row(1), Self.row(2)]
         }
@@ -300,8 +300,8 @@ final class ArchiveExportTests {
         let rows = try TestPostgres.execute("SELECT count(*) FROM postback_verify.received_postbacks", on: database)
         #expect(rows.int64(0, 0) == 2)
         // Another owner sees them as confirmed duplicates, not pending.
-        let seen = try observer.claim([DeduplicationStoreTests.sighting("K1", "observer")],
-                                      at: DeduplicationStoreTests.monday)
+        let seen = try observer.claim([TestSighting.sighting("K1", "observer")],
+                                      at: TestSighting.monday)
         #expect(seen.map { $0.duplicateOf?.isPending } == [false])
 
         // The insert fails (as a full disk or a lost privilege would): no claim, no row, no postback remembered.
@@ -314,7 +314,7 @@ final class ArchiveExportTests {
             FOR EACH ROW EXECUTE FUNCTION public.pbv_refuse()
             """, on: database)
         #expect(throws: AttributionError.self) {
-            _ = try store.claim([DeduplicationStoreTests.sighting("K3")], at: DeduplicationStoreTests.monday) { _ in
+            _ = try store.claim([TestSighting.sighting("K3")], at: TestSighting.monday) { _ in
                 [Self.row(3)]
             }
         }
@@ -326,8 +326,8 @@ final class ArchiveExportTests {
         #expect([left.int64(0, 0), left.int64(0, 1), left.int64(0, 2)] == [0, 0, 2])
         try TestPostgres.execute("DROP TRIGGER refuse ON postback_verify.received_postbacks", on: database)
         // So the retry is first seen, by this store or another.
-        #expect(try observer.claim([DeduplicationStoreTests.sighting("K3", "observer")],
-                                   at: DeduplicationStoreTests.monday) == [.firstSeen])
+        #expect(try observer.claim([TestSighting.sighting("K3", "observer")],
+                                   at: TestSighting.monday) == [.firstSeen])
     }
 
     @Test("PostgreSQL: a version-1 schema gains the archive when opened, its postbacks kept")

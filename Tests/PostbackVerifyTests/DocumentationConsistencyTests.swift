@@ -9,16 +9,11 @@ import Testing
 /// in code and docs to a section of docs/spec.md; the rule catalogue of docs/spec.md to `RuleID`.
 @Suite("Documentation agrees with the code and with itself")
 struct DocumentationConsistencyTests {
-    static func text(_ path: String) throws -> String {
-        String(decoding: try TestPaths.bytes(TestPaths.packageRoot.appendingPathComponent(path)), as: UTF8.self)
-    }
+    static func text(_ path: String) throws -> String { try Documents.text(path) }
 
     /// The lines of `text` from the line starting with `start` up to (not including) the next starting with `end`.
     static func section(_ text: String, from start: String, to end: String) throws -> String {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let first = try #require(lines.firstIndex { $0.hasPrefix(start) }, "no line starts with \(start)")
-        let last = lines[(first + 1)...].firstIndex { $0.hasPrefix(end) } ?? lines.endIndex
-        return lines[first..<last].joined(separator: "\n")
+        try Documents.section(text, from: start, to: end)
     }
 
     /// Every option-looking token (`--name`, `-x`) in a text, by a simple scan.

@@ -395,7 +395,7 @@ final class PostgresCommandLineTests {
                                  on: database)
         try TestPostgres.execute("INSERT INTO postback_verify.postbacks VALUES ('theirs', '2026-01-01')",
                                  on: database)
-        let before = try PostgresStateTests.snapshot(database)
+        let before = try TestPostgres.snapshot(database)
         let body = try signer.body(postbackIdentifier: "6A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D")
         let run = try scratch.run(["--format", "jsonl", "--state", database], stdin: body + "\n")
         #expect(run.status == 2)
@@ -403,7 +403,7 @@ final class PostgresCommandLineTests {
         #expect(run.stderr.hasPrefix("postback-verify: error: "), "\(run.stderr)")
         #expect(run.stderr.contains("is not postback-verify's") && run.stderr.contains("left as it is"),
                 "\(run.stderr)")
-        #expect(try PostgresStateTests.snapshot(database) == before)
+        #expect(try TestPostgres.snapshot(database) == before)
     }
 
     @Test("A path that looks like a keyword string is a SQLite file when written with a directory")
