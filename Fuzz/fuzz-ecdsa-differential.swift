@@ -8,11 +8,16 @@ import Foundation
 // keys are Apple's three AdAttributionKit P-256 keys (production, development 0 and 1; the production key is also
 // SKAdNetwork's P-256 key), Apple's SKAdNetwork P-192 key, and one P-256 and one P-192 key whose private scalar is
 // fixed here, so the target signs digests itself (a deterministic nonce from the input) and mutates valid
-// signatures: high S (n − s), a one-bit change of r, s or the digest, r or s replaced by an edge scalar (0, 1, 2,
-// n − 2, n − 1, n, n + 1, (n ± 1)/2, p − 1, p, 2^(8·size−1), 2^(8·size) − 1), r + n, r and s swapped, or another
-// key. The answers must agree:
+// signatures; or, when the input asks for it, a key derived from a private scalar d, one of the edge scalars below
+// or read from the input (mod n, 1 for 0; its public point d·G from libcrypto), which the target signs with in the
+// same way. A derived key's table of multiples costs milliseconds, so the 16 derived keys of each curve used last
+// are kept with their tables, and inputs with a scalar of their own are not kept in the corpus. The mutations:
+// high S (n − s), a one-bit change of r, s or the digest, r or s replaced by an edge scalar (0, 1, 2, n − 2,
+// n − 1, n, n + 1, (n ± 1)/2, p − 1, p, 2^(8·size−1), 2^(8·size) − 1), r + n, r and s swapped, or another key
+// (from a derived key, any fixed one). The answers must agree:
 // - P-256: `P256BatchVerifier` with every key's table of multiples (``P256KeyTable``), the check alone and in a
-//   batch beside a valid check, against `isValidES256Signature(_:digest:)` (EVP_PKEY_verify);
+//   batch beside a valid check, against `isValidES256Signature(_:digest:)` (EVP_PKEY_verify); for a derived key,
+//   also a `P256BatchVerifier` without any table (libcrypto's `EC_POINT_mul`), alone and in the same batch;
 // - P-192: ``P192KeyTable/isValidSignature(r:s:digest:)`` against `EVP_PKEY_verify` on the DER of the same r‖s.
 // A signature the target made and did not break (no mutation, or high S) must also be valid to EVP_PKEY_verify,
 // so the signer cannot silently stop producing valid cases. Any disagreement traps with the check in hex.
@@ -52,19 +57,7 @@ final class Curve {
         order = Self.bytes(EC_GROUP_get0_order(group)!, size)
         self.prime = Self.bytes(prime, size)
         privateScalar = Self.bytes(hex: hex, size)
-        // The signing key's public point d·G, as the verifier loads keys (DER SubjectPublicKeyInfo).
-        let d = Self.number(privateScalar)
-        let point = EC_POINT_new(group)!
-        defer {
-            BN_free(d)
-            EC_POINT_free(point)
-        }
-        var encoded = [UInt8](repeating: 0, count: 1 + 2 * size)
-        guard EC_POINT_mul(group, point, d, nil, nil, context) == 1,
-              EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &encoded, encoded.count, context)
-              == encoded.count,
-              let signingKey = try? ECPublicKey(derRepresentation: curve.subjectPublicKeyInfoPrefix + encoded,
-                                                curve: curve) else {
+        guard let signingKey = Self.publicKey(curve, group: group, privateScalar: privateScalar) else {
             fatalError("the \(curve) signing key did not load")
         }
         keys = [signingKey] + apple
@@ -77,6 +70,61 @@ final class Curve {
                  plus([UInt8](repeating: 0, count: size), 2), plus(n, -2), plus(n, -1), n, plus(n, 1),
                  Self.halve(plus(n, -1)), Self.halve(plus(n, 1)), plus(self.prime, -1), self.prime, half,
                  [UInt8](repeating: 0xFF, count: size)]
+    }
+
+    /// The public key d·G of private scalar d = `privateScalar` (big-endian, 1 ≤ d < n), loaded as the verifier
+    /// loads keys (DER SubjectPublicKeyInfo); nil if libcrypto fails.
+    static func publicKey(_ curve: ECPublicKey.Curve, group: OpaquePointer, privateScalar: [UInt8]) -> ECPublicKey? {
+        guard let context = BN_CTX_new(), let point = EC_POINT_new(group) else { fatalError("out of memory") }
+        let d = number(privateScalar)
+        defer {
+            BN_free(d)
+            EC_POINT_free(point)
+            BN_CTX_free(context)
+        }
+        var encoded = [UInt8](repeating: 0, count: 1 + 2 * curve.coordinateByteCount)
+        guard EC_POINT_mul(group, point, d, nil, nil, context) == 1,
+              EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &encoded, encoded.count, context)
+              == encoded.count else { return nil }
+        return try? ECPublicKey(derRepresentation: curve.subjectPublicKeyInfoPrefix + encoded, curve: curve)
+    }
+
+    /// Derived keys kept (``DerivedKey``): a table of multiples costs milliseconds, a check microseconds.
+    static let derivedKeyLimit = 16
+    /// The derived keys kept, at most ``derivedKeyLimit``, least recently used first.
+    private(set) var derivedKeys: [DerivedKey] = []
+    /// Derived keys built (each with its tables) since the process started.
+    private(set) var derivedKeysBuilt = 0
+
+    /// The key of private scalar `bytes` (big-endian, `size` bytes) mod n, 1 when that is 0: a kept one, or built
+    /// now with its tables (evicting the least recently used when ``derivedKeyLimit`` are kept).
+    func derivedKey(_ bytes: [UInt8]) -> DerivedKey {
+        let d = reduced(bytes)
+        if let index = derivedKeys.firstIndex(where: { $0.privateScalar == d }) {
+            let kept = derivedKeys.remove(at: index)
+            derivedKeys.append(kept)
+            return kept
+        }
+        let built = DerivedKey(self, privateScalar: d)
+        if derivedKeys.count >= Self.derivedKeyLimit { derivedKeys.removeFirst() }
+        derivedKeys.append(built)
+        derivedKeysBuilt += 1
+        return built
+    }
+
+    /// `bytes` (big-endian) mod n as `size` bytes, 1 when that is 0: a valid private scalar.
+    func reduced(_ bytes: [UInt8]) -> [UInt8] {
+        guard let context = BN_CTX_new() else { fatalError("out of memory") }
+        let (value, n) = (Self.number(bytes), Self.number(order))
+        defer {
+            BN_free(value)
+            BN_free(n)
+            BN_CTX_free(context)
+        }
+        guard BN_nnmod(value, value, n, context) == 1, BN_is_zero(value) == 0 || BN_set_word(value, 1) == 1 else {
+            fatalError("libcrypto failed to reduce a private scalar")
+        }
+        return Self.bytes(value, size)
     }
 
     /// `value + delta` (|delta| small) on `value.count` big-endian bytes, wrapping.
@@ -123,9 +171,11 @@ final class Curve {
         return bytes(number, size)
     }
 
-    /// ECDSA (SEC 1 §4.1.3) of `digest` with the signing key and nonce k = `nonce` mod n (1 when that is 0):
-    /// r = x(k·G) mod n, s = k⁻¹·(e + r·d) mod n with e the digest's leftmost 8·size bits. Nil when r or s is 0.
-    func sign(_ digest: [UInt8], nonce: [UInt8]) -> (r: [UInt8], s: [UInt8])? {
+    /// ECDSA (SEC 1 §4.1.3) of `digest` with private scalar d = `privateScalar` (big-endian, `size` bytes; the
+    /// signing key's by default) and nonce k = `nonce` mod n (1 when that is 0): r = x(k·G) mod n,
+    /// s = k⁻¹·(e + r·d) mod n with e the digest's leftmost 8·size bits. Nil when r or s is 0.
+    func sign(_ digest: [UInt8], nonce: [UInt8], privateScalar: [UInt8]? = nil) -> (r: [UInt8], s: [UInt8])? {
+        let privateScalar = privateScalar ?? self.privateScalar
         guard let context = BN_CTX_new(), let point = EC_POINT_new(group) else { fatalError("out of memory") }
         BN_CTX_start(context)
         defer {
@@ -155,6 +205,40 @@ final class Curve {
     }
 }
 
+/// A key whose private scalar d the input chooses, an edge scalar or its own bytes (``Curve/derivedKey(_:)``), with
+/// its table of multiples.
+final class DerivedKey {
+    /// d, big-endian, the curve's `size` bytes, 1 ≤ d < n.
+    let privateScalar: [UInt8]
+    /// d·G, as the verifier loads keys.
+    let key: ECPublicKey
+    /// P-256: a batch verifier whose one table is this key's (built here), so the check alone takes the fixed-limb
+    /// table path and the batch beside ``validP256Check`` (whose key has no table here) the mixed one. Nil on P-192.
+    let p256Verifier: P256BatchVerifier?
+    /// P-192: the key's tables. Nil on P-256.
+    let p192Table: P192KeyTable?
+
+    /// d·G on `curve` with its table, for d = `privateScalar` (already reduced: 1 ≤ d < n).
+    init(_ curve: Curve, privateScalar: [UInt8]) {
+        guard let key = Curve.publicKey(curve.curve, group: curve.group, privateScalar: privateScalar) else {
+            fatalError("a derived \(curve.curve) key did not load")
+        }
+        self.privateScalar = privateScalar
+        self.key = key
+        if curve.curve == .p256 {
+            // Threshold 0 and one table at most: the first key counted (this one, by `hasTable`) gets it.
+            guard let verifier = P256BatchVerifier(tables: P256KeyTables(threshold: 0, maximumTables: 1)),
+                  verifier.hasTable(for: key) else { fatalError("no table for a derived P-256 key") }
+            (p256Verifier, p192Table) = (verifier, nil)
+        } else {
+            guard let table = P192KeyTable(uncompressedPoint: key.uncompressedPoint) else {
+                fatalError("no table for a derived P-192 key")
+            }
+            (p256Verifier, p192Table) = (nil, table)
+        }
+    }
+}
+
 /// P-256: a signing key, then Apple's AdAttributionKit keys (production = SKAdNetwork's P-256 key, development).
 let p256 = Curve(.p256, nid: NID_X9_62_prime256v1,
                  privateScalar: "C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721",
@@ -167,6 +251,15 @@ let p192 = Curve(.p192, nid: NID_X9_62_prime192v1,
 /// A batch verifier whose every key gets its table of multiples on its first signature.
 let tableVerifier: P256BatchVerifier = {
     guard let verifier = P256BatchVerifier(tables: P256KeyTables(threshold: 0)) else {
+        fatalError("libcrypto could not make a batch verifier")
+    }
+    return verifier
+}()
+
+/// A batch verifier that never has a table (none may be built): every check through libcrypto's `EC_POINT_mul`,
+/// the path a derived key's signatures take before its table is built.
+let plainVerifier: P256BatchVerifier = {
+    guard let verifier = P256BatchVerifier(tables: P256KeyTables(threshold: .max, maximumTables: 0)) else {
         fatalError("libcrypto could not make a batch verifier")
     }
     return verifier
@@ -198,19 +291,26 @@ enum Mutation: Int, CaseIterable {
 struct Check {
     /// The curve, and so the size of r and s.
     let curve: Curve
-    /// Which of the curve's keys: 0 is the signing key.
+    /// Which of the curve's keys: 0 is the signing key (not used while `derived` is set).
     var keyIndex: Int
+    /// The key derived from a private scalar, when the input asks for one: then it is the key checked.
+    var derived: DerivedKey?
+    /// Whether that private scalar was read from the input's bytes (not one of the curve's edge scalars).
+    let scalarFromInput: Bool
     /// The SHA-256 digest checked (32 bytes).
     var digest: [UInt8]
     /// r and s, big-endian, `curve.size` bytes each.
     var r: [UInt8]
     var s: [UInt8]
-    /// Whether the signing key signed (r, s) over the digest and no mutation broke it: then it must be valid.
+    /// Whether the target signed (r, s) over the digest with the key checked (the signing key or the derived one)
+    /// and no mutation broke it: then it must be valid.
     var mustBeValid: Bool
 
-    /// Layout: curve and mode (byte 0), key (1), mutation (2), two mutation arguments (3, 4), the digest (32
-    /// bytes), then either r and s (`size` bytes each, mode 0) or a nonce (modes 1 to 3: the target signs).
-    /// Missing bytes are zero.
+    /// Layout: curve and mode (byte 0), key (1: with its top bit clear, Apple's or the signing key by the low seven
+    /// bits; set, a key derived from a private scalar: by the low four bits one of the edge scalars, or from 13 on
+    /// the scalar at bytes 101 ..< 101 + `size`; mod n, 1 for 0), mutation (2), two mutation arguments (3, 4), the
+    /// digest (32 bytes), then either r and s (`size` bytes each, mode 0) or a nonce (modes 1 to 3: the target
+    /// signs, with the derived key's scalar or the signing key's). Missing bytes are zero.
     static func decode(_ input: UnsafeBufferPointer<UInt8>) -> Check {
         func byte(_ index: Int) -> UInt8 { index < input.count ? input[index] : 0 }
         func bytes(_ start: Int, _ count: Int) -> [UInt8] { (start..<start + count).map(byte) }
@@ -218,10 +318,17 @@ struct Check {
         let signs = (byte(0) >> 1) & 3 != 0
         let mutation = Mutation(rawValue: Int(byte(2)) % Mutation.allCases.count)!
         let (argument, second) = (Int(byte(3)), Int(byte(4)))
-        var check = Check(curve: curve, keyIndex: Int(byte(1)) % curve.keys.count, digest: bytes(5, 32),
-                          r: bytes(37, curve.size), s: bytes(37 + curve.size, curve.size), mustBeValid: false)
-        if signs, let signature = curve.sign(check.digest, nonce: bytes(37, 32)) {
-            (check.keyIndex, check.r, check.s, check.mustBeValid) = (0, signature.r, signature.s, true)
+        let scalarChoice = Int(byte(1) & 0x0F)
+        let scalarFromInput = byte(1) & 0x80 != 0 && scalarChoice >= curve.edges.count
+        let derived = byte(1) & 0x80 == 0 ? nil
+            : curve.derivedKey(scalarFromInput ? bytes(101, curve.size) : curve.edges[scalarChoice])
+        var check = Check(curve: curve, keyIndex: Int(byte(1) & 0x7F) % curve.keys.count, derived: derived,
+                          scalarFromInput: scalarFromInput, digest: bytes(5, 32), r: bytes(37, curve.size),
+                          s: bytes(37 + curve.size, curve.size), mustBeValid: false)
+        if signs,
+           let signature = curve.sign(check.digest, nonce: bytes(37, 32), privateScalar: derived?.privateScalar) {
+            if derived == nil { check.keyIndex = 0 }
+            (check.r, check.s, check.mustBeValid) = (signature.r, signature.s, true)
         }
         let n = curve.order
         switch mutation {
@@ -255,7 +362,13 @@ struct Check {
             (check.r, check.s) = (check.s, check.r)
             check.mustBeValid = false
         case .otherKey:
-            check.keyIndex = 1 + argument % (curve.keys.count - 1)
+            if check.derived != nil {
+                // From the derived key to any fixed one.
+                check.derived = nil
+                check.keyIndex = argument % curve.keys.count
+            } else {
+                check.keyIndex = 1 + argument % (curve.keys.count - 1)
+            }
             check.mustBeValid = false
         }
         return check
@@ -285,33 +398,58 @@ struct Check {
         return out
     }
 
+    /// The key checked: the derived one, or the curve's key at `keyIndex`.
+    var key: ECPublicKey { derived?.key ?? curve.keys[keyIndex] }
+
     /// The check in hex, for a disagreement's message.
     var hex: String {
         func text(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-        return "\(curve.curve) key \(keyIndex) digest \(text(digest)) r \(text(r)) s \(text(s))"
+        let key = derived.map { "derived from d \(text($0.privateScalar))" } ?? "\(keyIndex)"
+        return "\(curve.curve) key \(key) digest \(text(digest)) r \(text(r)) s \(text(s))"
     }
 }
 
-/// Inputs run, and how many of them each path found valid (printed every 2^18 inputs).
-nonisolated(unsafe) var statistics = (inputs: 0, valid: 0, p256TableChecks: 0)
+/// Inputs run, how many of them were valid, reached R through P-256 tables, or used a derived key (printed every
+/// 2^18 inputs).
+nonisolated(unsafe) var statistics = (inputs: 0, valid: 0, p256TableChecks: 0, derived: 0)
 
-/// Called by libFuzzer once per input.
+/// The statistics as one line.
+func statisticsLine() -> String {
+    "fuzz-ecdsa-differential: \(statistics.inputs) inputs, \(statistics.valid) valid signatures, "
+        + "\(statistics.p256TableChecks) P-256 checks reached R through tables, \(statistics.derived) under derived "
+        + "keys (\(p256.derivedKeysBuilt) P-256 and \(p192.derivedKeysBuilt) P-192 keys derived)"
+}
+
+/// Called by libFuzzer once per input. Returns -1 (checked, but not kept in the corpus) for an input whose private
+/// scalar is read from its bytes (``Check/scalarFromInput``): kept, it and its offspring would build a table for
+/// nearly every mutation of those bytes (milliseconds each). The corpus keeps the fixed and edge-scalar keys, and
+/// their mutants reach input scalars now and then, each a fresh key with its table.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzECDSADifferential(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let check = Check.decode(UnsafeBufferPointer(start: data, count: size))
     guard let digest = SHA256Digest(digestBytes: check.digest) else { fatalError("a digest of 32 bytes refused") }
-    let key = check.curve.keys[check.keyIndex]
+    let key = check.key
     let raw = check.r + check.s
     let evp: Bool
     if check.curve === p256 {
         evp = key.isValidES256Signature(raw, digest: digest)
         let es256 = ES256SignatureCheck(key: key, signature: raw, digest: digest)
-        let before = tableVerifier.tableChecks
-        let alone = tableVerifier.verify([es256])
-        statistics.p256TableChecks += tableVerifier.tableChecks - before
-        let batch = tableVerifier.verify([es256, validP256Check, es256])
+        // A derived key's table is in a verifier of its own; every fixed key's is in `tableVerifier`.
+        let verifier = check.derived?.p256Verifier ?? tableVerifier
+        let before = verifier.tableChecks
+        let alone = verifier.verify([es256])
+        statistics.p256TableChecks += verifier.tableChecks - before
+        let batch = verifier.verify([es256, validP256Check, es256])
         if alone != [evp] || batch != [evp, true, evp] {
             fatalError("P-256 tables \(alone) (batch \(batch)), EVP_PKEY_verify \(evp): \(check.hex)")
+        }
+        if check.derived != nil {
+            let plainAlone = plainVerifier.verify([es256])
+            let plainBatch = plainVerifier.verify([es256, validP256Check, es256])
+            if plainAlone != [evp] || plainBatch != [evp, true, evp] {
+                fatalError("P-256 without tables \(plainAlone) (batch \(plainBatch)), EVP_PKEY_verify \(evp): "
+                           + check.hex)
+            }
         }
     } else {
         evp = raw.withUnsafeBytes { raw in
@@ -319,7 +457,8 @@ public func fuzzECDSADifferential(_ data: UnsafePointer<UInt8>?, _ size: Int) ->
                 digest.withUnsafeBytes { key.evpKey.isValidSignature(der: der, overSHA256Digest: $0) }
             }
         }
-        let table = p192Tables[check.keyIndex].isValidSignature(r: raw[..<24], s: raw[24...], digest: digest)
+        let table = (check.derived?.p192Table ?? p192Tables[check.keyIndex])
+            .isValidSignature(r: raw[..<24], s: raw[24...], digest: digest)
         if table != evp {
             fatalError("P-192 table \(table), EVP_PKEY_verify \(evp): \(check.hex)")
         }
@@ -329,11 +468,9 @@ public func fuzzECDSADifferential(_ data: UnsafePointer<UInt8>?, _ size: Int) ->
     }
     statistics.inputs += 1
     if evp { statistics.valid += 1 }
-    if statistics.inputs & 0x3FFFF == 0 {
-        print("fuzz-ecdsa-differential: \(statistics.inputs) inputs, \(statistics.valid) valid, "
-              + "\(statistics.p256TableChecks) P-256 checks reached R through tables")
-    }
-    return 0
+    if check.derived != nil { statistics.derived += 1 }
+    if statistics.inputs & 0x3FFFF == 0 { print(statisticsLine()) }
+    return check.scalarFromInput ? -1 : 0
 }
 
 /// Builds the keys and tables before the first input, so libFuzzer's timing starts with them ready.
@@ -345,14 +482,12 @@ public func fuzzInitialize(
     _ = p192.keys
     _ = p192Tables
     _ = validP256Check
+    _ = plainVerifier
     // Every P-256 key gets its table now (threshold 0), and a valid signature goes through it.
     for key in p256.keys {
         precondition(tableVerifier.hasTable(for: key), "no table for a P-256 key")
     }
     precondition(tableVerifier.verify([validP256Check]) == [true], "the tables reject a valid signature")
-    atexit {
-        print("fuzz-ecdsa-differential: \(statistics.inputs) inputs, \(statistics.valid) valid signatures, "
-              + "\(statistics.p256TableChecks) P-256 checks reached R through tables; no disagreement")
-    }
+    atexit { print(statisticsLine() + "; no disagreement") }
     return 0
 }

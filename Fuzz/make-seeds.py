@@ -47,14 +47,24 @@ def base64url_decode(segment):
 
 
 def ecdsa_seeds():
-    """fuzz-ecdsa-differential: each curve, raw and signed, with every mutation (Check.decode's layout)."""
+    """fuzz-ecdsa-differential: each curve, raw and signed, with every mutation (Check.decode's layout), under the
+    fixed keys and under keys derived from an edge private scalar (key byte 0x80 | index); then signed without a
+    mutation under each derived-key choice (0 to 15: the edge scalars, then the scalar at bytes 101 onwards)."""
     for curve in (0, 1):
+        size = 32 if curve == 0 else 24
+        scalar = hashlib.sha256(f"d {curve}".encode()).digest()[:size]
         for mode in (0, 1):
             for mutation in range(11):
                 label = f"{curve}/{mode}/{mutation}".encode()
                 digest = hashlib.sha256(b"digest " + label).digest()
                 body = hashlib.sha256(b"r " + label).digest() + hashlib.sha256(b"s " + label).digest()
                 yield bytes([curve | mode << 1, 0, mutation, 7, 3]) + digest + body
+                yield bytes([curve | mode << 1, 0x80 | (mutation + 11 * mode) % 13, mutation, 7, 3]) + digest + body
+        for choice in range(16):
+            label = f"{curve}/derived/{choice}".encode()
+            digest = hashlib.sha256(b"digest " + label).digest()
+            body = hashlib.sha256(b"r " + label).digest() + hashlib.sha256(b"s " + label).digest()
+            yield bytes([curve | 1 << 1, 0x80 | choice, 0, 7, 3]) + digest + body + scalar
 
 
 def seeds(target):
