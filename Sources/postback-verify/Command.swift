@@ -218,6 +218,9 @@ enum Command {
     ) -> Int32 {
         run.records.flush()
         claims.finish(run.records)
+        // Each disagreement was written on standard error when it happened (its item reported invalid); the status
+        // keeps a run that met one from passing as an ordinary one, or as one that only failed to write or store.
+        let failed: Int32 = ECPublicKey.signatureDisagreements > 0 ? 3 : 2
         if run.records.isClosedByReader {
             // `| head`: the records the reader took are confirmed; end as quietly as SIGPIPE would have.
             run.progress.clear()
@@ -228,13 +231,13 @@ enum Command {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: cannot write standard output: \(writeFailure)")
             run.messages.flush()
-            return 2
+            return failed
         }
         if let stateFailure = claims.failure {
             run.progress.clear()
             run.messages.write(line: "postback-verify: error: \(TerminalText.escaped(stateFailure))")
             run.messages.flush()
-            return 2
+            return failed
         }
         run.report(input.takeFailures())
         run.progress.clear()
@@ -252,10 +255,7 @@ enum Command {
                 + "were read, so nothing was checked")
         }
         run.messages.flush()
-        // Each disagreement was written on standard error when it happened (its item reported invalid); the status
-        // keeps a run that met one from passing as an ordinary one.
-        if ECPublicKey.signatureDisagreements > 0 { return 3 }
-        if !run.failures.isEmpty || run.failedReport { return 2 }
+        if failed == 3 || !run.failures.isEmpty || run.failedReport { return failed }
         return run.summary.unexpected == 0 && !checkedNothing ? 0 : 1
     }
 

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Each test changes only its own thread's cross-check and puts it back: the tests are synchronous, so they run on
 /// one thread from start to end, and tests running beside them are not affected. Serialized: the injected faults
-/// grow the process-wide count, which the other tests expect to stay still.
+/// grow the process-wide count, which this suite's tests read before and after.
 @Suite("Sampled re-check of the fast signature arithmetic through libcrypto", .serialized)
 struct SignatureCrossCheckTests {
     /// The curves whose fast paths are re-checked.
@@ -240,5 +240,25 @@ struct SignatureDisagreementCommandLineTests {
         let records = run.stdout.split(separator: "\n")
         #expect(records.count == bodies.count)
         #expect(records.allSatisfy { $0.contains(#""bad-signature""#) }, "\(run.stdout)")
+
+        // Regression: a run whose standard output also failed returned 2 before it looked at the disagreements,
+        // which the README, docs/cli.md and --help say come first.
+        let process = Process()
+        process.executableURL = try CommandLineTests.binary()
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["POSTBACK_VERIFY_TEST_INVERT_FAST_SIGNATURES": "1"]) { $1 }
+        process.currentDirectoryURL = TestPaths.packageRoot
+        let input = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let stderr = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(stderr.contains("cannot write standard output"), "\(stderr)")
+        #expect(process.terminationStatus == 3, "a disagreement outranks the write failure: \(stderr)")
     }
 }
