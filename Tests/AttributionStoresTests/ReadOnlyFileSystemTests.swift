@@ -1,6 +1,7 @@
 @_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 @_spi(CommandLine) @_spi(Servers) @testable import AttributionStores
 import Foundation
+import Glibc
 import Testing
 
 /// A state on a file system mounted read-only (a disk the kernel turned read-only after an error, a container's
@@ -21,8 +22,9 @@ struct ReadOnlyFileSystemTests {
         return process.terminationStatus == 0
     }
 
+    /// Needs root to mount (CI runs as root): elsewhere the test is reported skipped, not passed.
     @Test("is refused as cannot-open, naming the read-only file system and the remedy, for a new and an existing file",
-          arguments: [false, true])
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"), arguments: [false, true])
     func readOnlyMountIsNamed(existing: Bool) throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("read-only-state-\(UUID().uuidString)").path
@@ -30,8 +32,10 @@ struct ReadOnlyFileSystemTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let mounted = try Self.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", directory])
         guard mounted else {
-            // Mounting needs root (CI runs as root, so there it always runs).
-            print("ReadOnlyFileSystemTests: SKIPPED, cannot mount a tmpfs here (not root?)")
+            // Root without the right to mount (a container without CAP_SYS_ADMIN): reported, not passed silently.
+            withKnownIssue("root could not mount a tmpfs here, so nothing was checked") {
+                Issue.record("mount -t tmpfs failed")
+            }
             return
         }
         defer { _ = try? Self.run(["umount", directory]) }
