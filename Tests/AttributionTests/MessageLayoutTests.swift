@@ -3,7 +3,7 @@ import Testing
 
 /// The tables (``MessageLayout``) are the one place a message's members are defined: a member added to a table
 /// reaches the general decoders and the fast path alike, with no change to either, and the two still agree byte
-/// for byte (``FastPostbackPathTests/compare(_:verifier:source:line:expectAnswer:sourceLocation:)``).
+/// for byte (`FastPathComparison.compare`, in the command line's tests).
 @Suite("Message tables")
 struct MessageLayoutTests {
     /// One body, and what both paths must make of it under the extended tables.

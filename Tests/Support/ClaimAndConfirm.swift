@@ -2,8 +2,10 @@ import Foundation
 
 @_spi(CommandLine) @_spi(Servers) @_spi(Stores) @testable import Attribution
 
-/// The stores' tests count through the one path, a ``ClaimLedger``: claim, run the step, confirm (or release when
-/// it throws). A ledger per call, since these tests hold no claim between calls.
+/// The stores' tests count through a ``ClaimLedger``: claim, run the step, confirm (or release when it throws). A
+/// ledger per call, since these tests hold no claim between calls. Unlike ``PostbackPipeline``'s `count`, it claims
+/// without `claimForStoring` and `reaffirm`: the stores' tests hold no lease across a lapse (the pipeline's own tests
+/// and `CountFailureTests` cover those steps).
 extension DeduplicationStore {
     /// Claims `sightings` at `time` through a new ledger over this store, runs `store` with the answers, then
     /// confirms the first sightings; releases them and rethrows when `store` throws.

@@ -35,8 +35,9 @@ protocol CurveField {
     static func multiply(_ a: Element, _ b: Element) -> Element
     /// a·a mod p.
     static func square(_ a: Element) -> Element
-    /// a⁻¹ for a ≠ 0 (Fermat's little theorem); 0 for 0. Off the per-signature path (a full addition, a table's
-    /// building), so a plain addition chain is enough.
+    /// a⁻¹ for a ≠ 0 (Fermat's little theorem); 0 for 0. Once per step of the batched sums, shared by every
+    /// signature of the batch (``MultiplesLayout``), and otherwise for a full addition or a table's building: a plain
+    /// addition chain is enough.
     static func inverse(_ a: Element) -> Element
 }
 

@@ -80,8 +80,8 @@ struct JacobianPoint<Field: CurveField> {
     }
 
     /// self + other, both Jacobian (either may be infinity), by ``add(affineX:y:)`` once `other` is affine: free
-    /// when its Z is already 1 (as ``P256KeyTable/sums(digits:keyTables:generator:)`` returns its shared sums),
-    /// else one inversion.
+    /// when its Z is already 1, else one inversion (a sum of ``P256KeyTable/sums(digits:keyTables:generator:)`` whose
+    /// two halves both started has Z ≠ 1).
     mutating func add(_ other: Self) {
         typealias F = Field
         guard !F.equal(other.z, F.one) else {

@@ -14,7 +14,7 @@ import Darwin
 /// it that only some inputs reach would accept a forgery silently. The re-check bounds how long such a fault stays
 /// unseen. When libcrypto disagrees, the item is invalid (the answer becomes false, as for any bad signature), the
 /// process-wide ``disagreements`` count grows (the command line's exit status 3, the receiver's
-/// `postback_verify_signature_disagreements_total`), and a line on standard error asks for a report. Rejections are
+/// `postback_receiver_signature_disagreements_total`), and a line on standard error asks for a report. Rejections are
 /// not re-checked: a signature the fast path refuses is refused.
 ///
 /// Each thread counts its own acceptances (no shared counter on the hot path) from a random phase, so which
@@ -162,6 +162,6 @@ extension ECPublicKey {
     /// How many signatures postback-verify's own arithmetic accepted and libcrypto, re-checking a sample of about
     /// one acceptance in 1,024, rejected since the process started. Each of those items was reported invalid.
     /// Anything but 0 is a bug to report: the command line exits with status 3, the receiver exports it as
-    /// `postback_verify_signature_disagreements_total`.
+    /// `postback_receiver_signature_disagreements_total`.
     public static var signatureDisagreements: Int { SignatureCrossCheck.disagreements }
 }
