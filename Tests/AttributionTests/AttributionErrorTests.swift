@@ -75,7 +75,7 @@ struct AttributionErrorTests {
         #expect(throws: AttributionError(.invalidKey, "")) { try ECPublicKey(derRepresentation: [0x30, 0x00]) }
         var ring = KeyRing()
         #expect(throws: AttributionError(.invalidKey, "")) {
-            try ring.add(try ExactStringTests.fixtureKey(), keyID: "")
+            try ring.add(try FixtureManifest.fixtureKey(), keyID: "")
         }
         guard case .failure(let error) = KeyRing().trustedKey(for: "no-such-kid") else {
             Issue.record("an unknown kid was trusted")

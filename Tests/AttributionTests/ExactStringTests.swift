@@ -45,12 +45,11 @@ struct ExactStringTests {
         return Array("\(header).\(payload).\(segment([UInt8](repeating: 1, count: 64)))".utf8)
     }
 
-    static func fixtureKey() throws -> ECPublicKey { try FixtureManifest.fixtureKey() }
 
     @Test("Regression: a kid with U+212A KELVIN SIGN does not find the key loaded for the kid written with K")
     func kelvinSignKid() throws {
         var ring = KeyRing()
-        try ring.add(Self.fixtureKey(), keyID: "K-kid")
+        try ring.add(FixtureManifest.fixtureKey(), keyID: "K-kid")
         let verifier = AttributionVerifier(keyRing: ring)
 
         let lookAlike = verifier.verify(Self.token(kid: "\u{212A}-kid"))
@@ -68,13 +67,13 @@ struct ExactStringTests {
     @Test("Regression: kids equal only under canonical equivalence are two kids in one ring", arguments: lookAlikes)
     func lookAlikeKidsAreDistinct(_ pair: (String, String)) throws {
         var ring = KeyRing()
-        try ring.add(Self.fixtureKey(), keyID: pair.0)
+        try ring.add(FixtureManifest.fixtureKey(), keyID: pair.0)
         guard case .failure(let finding) = ring.trustedKey(for: pair.1) else {
             Issue.record("\(pair.1.unicodeScalars.map { String($0.value, radix: 16) }) found \(pair.0)'s key")
             return
         }
         #expect(finding.rule == "J3")
-        #expect(throws: Never.self) { try ring.add(Self.fixtureKey(), keyID: pair.1) }
+        #expect(throws: Never.self) { try ring.add(FixtureManifest.fixtureKey(), keyID: pair.1) }
         #expect(ring.trustedKeys.filter { $0.environment == .custom }.count == 2)
     }
 

@@ -8,15 +8,13 @@ import Testing
 /// of the first request and releases what was not stored.
 @Suite("Postback pipeline: verify and count")
 struct PostbackPipelineTests {
-    /// A day's traffic (``FixtureManifest/items()``), each item as a request's body.
-    static func requests() throws -> [(body: [UInt8], source: String)] { try FixtureManifest.requests() }
 
     @Test("Each body's record, verdict, facts, key and unsigned members are the general path's, on either path",
           arguments: [true, false])
     func sameAsGeneralPath(fastPath: Bool) throws {
         let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy, fastPath: fastPath)
-        let requests = try Self.requests()
+        let requests = try FixtureManifest.requests()
         let verified = pipeline.verify(requests)
         try #require(verified.count == requests.count)
         for (postback, request) in zip(verified, requests) {
@@ -42,7 +40,7 @@ struct PostbackPipelineTests {
         let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let store = MemoryDeduplicationStore()
-        let requests = try Self.requests()
+        let requests = try FixtureManifest.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
         let ledger = ClaimLedger(store: store)
         let stored = try pipeline.count(pipeline.verify(requests), through: ledger, at: time) { $0 }
@@ -86,7 +84,7 @@ struct PostbackPipelineTests {
         let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
         let ledger = ClaimLedger(store: MemoryDeduplicationStore())
-        let requests = Array(try Self.requests().prefix(1))
+        let requests = Array(try FixtureManifest.requests().prefix(1))
         #expect(throws: Full.self) {
             try pipeline.count(pipeline.verify(requests), through: ledger, at: Date()) { _ in throw Full() }
         }
@@ -101,7 +99,7 @@ extension PostbackPipelineTests {
         struct Full: Error {}
         let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
-        let requests = try Self.requests()
+        let requests = try FixtureManifest.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
         let fresh = ClaimLedger(store: MemoryDeduplicationStore())
         let synchronous = try pipeline.count(pipeline.verify(requests), through: fresh, at: time) { $0 }
@@ -126,7 +124,7 @@ extension PostbackPipelineTests {
         let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy,
                                         records: .jsonLines(explain: false, fastPath: true))
-        let requests = try Self.requests()
+        let requests = try FixtureManifest.requests()
         let time = Date(timeIntervalSince1970: 1_795_305_600)
         let fresh = ClaimLedger(store: MemoryDeduplicationStore())
         let counted = try pipeline.count(pipeline.verify(requests), through: fresh, at: time) { $0 }
@@ -175,7 +173,7 @@ extension PostbackPipelineTests {
     func countWithoutSightingsSkipsStore() async throws {
         let verifier = try FixtureManifest.trusting()
         let pipeline = PostbackPipeline(keyRing: verifier.keyRing, policy: verifier.policy)
-        let requests = try Self.requests()
+        let requests = try FixtureManifest.requests()
         let forgeries = pipeline.verify(requests).filter { $0.verdict == .invalid }
         try #require(!forgeries.isEmpty)
         let down = ClaimLedger(store: DownStore())

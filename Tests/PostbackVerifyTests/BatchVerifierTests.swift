@@ -8,8 +8,6 @@ import Testing
 /// what its outcome carries, byte for byte as the general path words it, and is never verified again.
 @Suite("Batch verifier: duplicates of fast-path items")
 struct BatchVerifierTests {
-    static func items() throws -> [InputItem] { try FixtureManifest.items() }
-    static func trusting() throws -> AttributionVerifier { try FixtureManifest.trusting() }
 
     /// Runs `items` through `verifier` as the command line does: the three steps, then D1 through a store (each
     /// first sighting stamped `firstSeen`, or no time as without `--state`), then the duplicates marked.
@@ -33,8 +31,8 @@ struct BatchVerifierTests {
     @Test("A duplicate of a fast-path item gets the general path's record and counts, byte for byte",
           arguments: [nil, Date(timeIntervalSince1970: 1_764_072_000.123)])
     func sameRecords(firstSeen: Date?) throws {
-        let items = try Self.items()
-        let keyRing = try Self.trusting().keyRing
+        let items = try FixtureManifest.items()
+        let keyRing = try FixtureManifest.trusting().keyRing
         let fast = try Self.records(
             BatchVerifier(keyRing: keyRing, policy: VerificationPolicy(), records: .jsonLines(explain: false,
                                                                                              fastPath: true)),
@@ -77,8 +75,8 @@ struct BatchVerifierTests {
     /// a duplicate's record that still holds the verified fields, with no render, came from the fast outcome alone.
     @Test("Marking a fast-path duplicate verifies nothing again")
     func verifiedOnce() throws {
-        let items = Array(try Self.items().prefix(3))  // a postback, its retry, the retry with D2
-        let trusting = try Self.trusting()
+        let items = Array(try FixtureManifest.items().prefix(3))  // a postback, its retry, the retry with D2
+        let trusting = try FixtureManifest.trusting()
         let renders = Counter()
         let untrusting = AttributionVerifier(keyRing: KeyRing())
         let verifier = BatchVerifier(

@@ -11,7 +11,7 @@ struct BatchedSignatureCheckTests {
           arguments: [false, true])
     func allFixtures(allowingDevelopment: Bool) throws {
         let verifier = try FixtureManifestTests.verifier(allowingDevelopment: allowingDevelopment)
-        let paths = Set(FixtureManifestTests.entries.filter { !($0.skadnetworkTestKeys ?? false) }.map(\.path))
+        let paths = Set(FixtureManifest.entries.filter { !($0.skadnetworkTestKeys ?? false) }.map(\.path))
         let reader = InputReader(paths: paths.sorted().map { TestPaths.fixtures.appendingPathComponent($0).path },
                                  maximumItemBytes: AttributionVerifier.maximumItemBytes)
         var items: [InputItem] = []

@@ -86,7 +86,7 @@ struct ConversionFactsTests {
         let signer = try TestPostbackSigner()
         let body = try signer.body(postbackIdentifier: "6D0E6B5C-8F0B-4C57-9E55-2F4E3A1B9D01", signedExtra: "",
                                    unsignedExtra: #","conversion-value":3"#, network: "re\u{301}seau.adattributionkit")
-        let trusting = try BatchVerifierTests.trusting()
+        let trusting = try FixtureManifest.trusting()
         var facts: [ConversionFacts?] = []
         var decidedGeneral = 0
         for fastPath in [true, false] {
@@ -104,5 +104,13 @@ struct ConversionFactsTests {
         #expect(network.utf8 == Array("re\u{301}seau.adattributionkit".utf8))
         #expect(network != ExactString("r\u{E9}seau.adattributionkit"))
         #expect(facts[0] == facts[1])
+    }
+}
+
+extension BatchVerifier {
+    /// The conversion facts of item `index` of a completed batch, as the command line reads them through its
+    /// pipeline (`conversionFacts(decision:record:)`): nil unless the item is a valid postback.
+    func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
+        conversionFacts(decision: batch.outcomes[index].decision, record: batch.records[index])
     }
 }

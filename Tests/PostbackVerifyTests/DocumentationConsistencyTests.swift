@@ -9,7 +9,6 @@ import Testing
 /// in code and docs to a section of docs/spec.md; the rule catalogue of docs/spec.md to `RuleID`.
 @Suite("Documentation agrees with the code and with itself")
 struct DocumentationConsistencyTests {
-    static func text(_ path: String) throws -> String { try Documents.text(path) }
 
     /// The lines of `text` from the line starting with `start` up to (not including) the next starting with `end`.
     static func section(_ text: String, from start: String, to end: String) throws -> String {
@@ -26,8 +25,8 @@ struct DocumentationConsistencyTests {
     /// The three places a user reads the options: `--help`'s OPTIONS, the README's option table, docs/cli.md's.
     static func optionDocuments() throws -> [(name: String, text: String)] {
         [("--help", try section(HelpText.usage, from: "OPTIONS:", to: "EXIT STATUS:")),
-         ("README.md", try section(text("README.md"), from: "### Options", to: "### ")),
-         ("docs/cli.md", try section(text("docs/cli.md"), from: "## 1. Invocation", to: "## 2."))]
+         ("README.md", try section(Documents.text("README.md"), from: "### Options", to: "### ")),
+         ("docs/cli.md", try section(Documents.text("docs/cli.md"), from: "## 1. Invocation", to: "## 2."))]
     }
 
     @Test("Every option the parser knows is named in --help, the README's table and docs/cli.md")
@@ -98,8 +97,8 @@ struct DocumentationConsistencyTests {
 
     @Test("Every \"spec section N\" and \"docs/cli.md section N\" in code and docs names a section that exists")
     func citationsResolve() throws {
-        let spec = try Self.sectionNumbers(try Self.text("docs/spec.md"))
-        let cli = try Self.sectionNumbers(try Self.text("docs/cli.md"))
+        let spec = try Self.sectionNumbers(try Documents.text("docs/spec.md"))
+        let cli = try Self.sectionNumbers(try Documents.text("docs/cli.md"))
         #expect(spec.isSuperset(of: ["2", "3", "4", "5.1", "5.2", "7", "9", "10", "11"]))
         // "spec section 9", "spec §5.2", "Spec sections 5-7", "specification's section 7", "the spec's tables (§5-7)"
         let specCitation = try NSRegularExpression(pattern:
@@ -107,7 +106,7 @@ struct DocumentationConsistencyTests {
         let cliCitation = try NSRegularExpression(pattern: #"docs/cli\.md,? sections? ([0-9]+)"#)
         var count = 0
         for file in try Self.citingFiles() {
-            let text = try Self.text(file)
+            let text = try Documents.text(file)
             let range = NSRange(text.startIndex..., in: text)
             let citations = [(specCitation, spec, "docs/spec.md"), (cliCitation, cli, "docs/cli.md")]
             for (pattern, sections, document) in citations {
@@ -127,7 +126,7 @@ struct DocumentationConsistencyTests {
 
     @Test("docs/spec.md's rule catalogue lists every rule with its class and code")
     func catalogueMatchesCode() throws {
-        let catalogue = try Self.section(try Self.text("docs/spec.md"), from: "## 7.", to: "## 8.")
+        let catalogue = try Self.section(try Documents.text("docs/spec.md"), from: "## 7.", to: "## 8.")
         for rule in RuleID.allCases {
             let row = try #require(catalogue.split(separator: "\n").first { $0.hasPrefix("| \(rule.rawValue) |") },
                                    "no catalogue row for \(rule)")
@@ -143,7 +142,7 @@ struct DocumentationConsistencyTests {
                 + #"(\w+)\s+days"#)
         var count = 0
         for file in try Self.citingFiles() where file.hasSuffix(".md") || file.hasSuffix(".swift") {
-            let text = try Self.text(file)
+            let text = try Documents.text(file)
             for match in statement.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 count += 1
                 let times = String(text[Range(match.range(at: 1), in: text)!]).lowercased()
@@ -157,7 +156,7 @@ struct DocumentationConsistencyTests {
 
     @Test("--version states the contract version docs/cli.md has")
     func contractVersionAgrees() throws {
-        let title = try #require(try Self.text("docs/cli.md").split(separator: "\n").first)
+        let title = try #require(try Documents.text("docs/cli.md").split(separator: "\n").first)
         let version = try #require(title.firstRange(of: "(version ").map {
             title[$0.upperBound...].prefix { $0 != ")" }
         })

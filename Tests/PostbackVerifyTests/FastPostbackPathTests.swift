@@ -10,20 +10,11 @@ import Testing
 struct FastPostbackPathTests {
     /// Every fixture item, read as the CLI reads it, with the verifier its manifest entry asks for.
     struct Case: Sendable, CustomTestStringConvertible {
-        let entry: FixtureManifestTests.Entry
+        let entry: FixtureManifest.Entry
         var testDescription: String { entry.testDescription }
     }
 
-    static let cases = FixtureManifestTests.entries.filter { !($0.skadnetworkTestKeys ?? false) }.map(Case.init)
-
-    /// Checks one item both ways; returns whether the fast path answered.
-    @discardableResult
-    static func compare(_ bytes: ArraySlice<UInt8>, verifier: AttributionVerifier, source: String = "item.json",
-                        line: Int = 1, expectAnswer: Bool? = nil,
-                        sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        FastPathComparison.compare(bytes, verifier: verifier, source: source, line: line, expectAnswer: expectAnswer,
-                                   sourceLocation: sourceLocation)
-    }
+    static let cases = FixtureManifest.entries.filter { !($0.skadnetworkTestKeys ?? false) }.map(Case.init)
 
     @Test("On every fixture, an answer is the manifest's valid-without-warning result and the general record",
           arguments: cases)
@@ -35,7 +26,7 @@ struct FastPostbackPathTests {
         while let items = reader.nextBatch(maximumCount: 64) {
             for item in items where item.line == entry.line ?? 1 {
                 guard case .bytes(let bytes) = item.content else { continue }
-                if Self.compare(bytes, verifier: verifier, source: item.source, line: item.line) {
+                if FastPathComparison.compare(bytes, verifier: verifier, source: item.source, line: item.line) {
                     // Valid, or a repeat of a valid one (D1 is the caller's, with the returned identifier).
                     #expect(entry.verdict == "valid" || entry.code == "duplicate")
                     // D2 (content differs from the first sighting) is the caller's too.
@@ -55,17 +46,17 @@ struct FastPostbackPathTests {
                       "high-s-signature.json", "low-s-signature.json", "body-no-trailing-newline.json",
                       // Apple writes the kid's slash escaped (`apple-cas-identifier\/0`): decoded, not declined.
                       "kid-escaped-slash-in-header.json"] {
-            Self.compare(try body(plain), verifier: verifier, source: plain, expectAnswer: true)
+            FastPathComparison.compare(try body(plain), verifier: verifier, source: plain, expectAnswer: true)
         }
         // Extra header members, a non-ASCII signed field: the general path's.
         for unusual in ["header-extra-members-ignored.json", "non-ascii-extra-signed-field.json"] {
-            Self.compare(try body(unusual), verifier: verifier, source: unusual, expectAnswer: false)
+            FastPathComparison.compare(try body(unusual), verifier: verifier, source: unusual, expectAnswer: false)
         }
         // The others carry warnings (T1-T6, U4, U5) or unusual JSON (unknown members, escapes, non-ASCII).
         var answered = 0
         let directory = TestPaths.fixtures.appendingPathComponent("valid/postback")
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".json") {
-            if Self.compare(try body(name), verifier: verifier, source: name) { answered += 1 }
+            if FastPathComparison.compare(try body(name), verifier: verifier, source: name) { answered += 1 }
         }
         #expect(answered >= 25, "answered \(answered)")
     }
@@ -81,7 +72,7 @@ struct FastPostbackPathTests {
                 var mutated = original
                 guard mutated[position] != replacement else { continue }
                 mutated[position] = replacement
-                if Self.compare(ArraySlice(mutated), verifier: verifier) { answered += 1 }
+                if FastPathComparison.compare(ArraySlice(mutated), verifier: verifier) { answered += 1 }
             }
         }
         // Whitespace between tokens and digit changes in unsigned values keep some mutations valid.
@@ -156,6 +147,6 @@ struct FastPostbackPathTests {
         #expect(body.last == UInt8(ascii: "}"))
         body.removeLast()
         body += Array(extra.utf8) + [UInt8(ascii: "}")]
-        Self.compare(ArraySlice(body), verifier: verifier, expectAnswer: answers)
+        FastPathComparison.compare(ArraySlice(body), verifier: verifier, expectAnswer: answers)
     }
 }

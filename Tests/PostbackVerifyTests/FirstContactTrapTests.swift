@@ -19,7 +19,7 @@ struct FirstContactTrapTests {
     /// The fixture kids and their public key files, read from Fixtures/README.md's key table (`| `kid` |
     /// `keys/FILE.pem` | ...`), not from the code under test; the SKAdNetwork rows name no kid a token carries.
     static func fixtureKeys() throws -> [(keyID: String, path: String)] {
-        let readme = try DocumentationConsistencyTests.text("Fixtures/README.md")
+        let readme = try Documents.text("Fixtures/README.md")
         let table = try DocumentationConsistencyTests.section(readme, from: "## Keys", to: "Postback payloads")
         let row = try NSRegularExpression(pattern: #"^\| `([^`]+)` \| `(keys/[^`]+\.pem)` \|"#,
                                           options: .anchorsMatchLines)
@@ -42,7 +42,7 @@ struct FirstContactTrapTests {
         var commands: [DocumentedCommand] = []
         var inShell = false
         var pending = ""
-        let text = try DocumentationConsistencyTests.text(path)
+        let text = try Documents.text(path)
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("```") {
                 inShell = line == "```sh"

@@ -9,8 +9,6 @@ import Testing
 struct FixtureManifestTests {
     typealias Entry = FixtureManifest.Entry
 
-    static var entries: [Entry] { FixtureManifest.entries }
-    static var clock: @Sendable () -> UInt64 { FixtureManifest.clock }
 
     static func verifier(allowingDevelopment: Bool, skAdNetworkTestKeys: Bool = false) throws -> AttributionVerifier {
         try FixtureManifest.verifier(allowingDevelopment: allowingDevelopment, skAdNetworkTestKeys: skAdNetworkTestKeys)
@@ -37,18 +35,18 @@ struct FixtureManifestTests {
 
     @Test("The manifest covers every fixture file and every rule but P5")
     func coverage() throws {
-        #expect(Self.entries.count > 200)
-        let rules = Set(Self.entries.flatMap { ($0.rule.map { [$0] } ?? []) + $0.warnings })
+        #expect(FixtureManifest.entries.count > 200)
+        let rules = Set(FixtureManifest.entries.flatMap { ($0.rule.map { [$0] } ?? []) + $0.warnings })
         let missing = RuleID.allCases.map(\.rawValue).filter { !rules.contains($0) }
         #expect(missing == ["P5"], "P5 needs Apple's development key; PostbackRuleTests covers it")
-        let listed = Set(Self.entries.map(\.path))
+        let listed = Set(FixtureManifest.entries.map(\.path))
         let files = try FileManager.default.subpathsOfDirectory(atPath: TestPaths.fixtures.path)
             .filter { ["valid/", "invalid/", "dedupe/", "skadnetwork/"].contains(where: $0.hasPrefix) }
             .filter { [".json", ".jsonl", ".jws", ".txt"].contains(where: $0.hasSuffix) }
         #expect(Set(files) == listed)
     }
 
-    @Test("Each fixture gets its manifest result", arguments: entries)
+    @Test("Each fixture gets its manifest result", arguments: FixtureManifest.entries)
     func fixture(_ entry: Entry) throws {
         let results = try Self.results(of: entry.path, allowingDevelopment: entry.allowDevelopment,
                                        skAdNetworkTestKeys: entry.skadnetworkTestKeys ?? false)

@@ -33,8 +33,6 @@ struct FloodTests {
         try TestPostbackSigner().bodies(count: count, seed: seed)
     }
 
-    /// The body with one character of its signature changed (``FixtureManifest/forged(_:)``).
-    static func forged(_ body: String) -> String { FixtureManifest.forged(body) }
 
     /// `body` (a compact object) with `"name":` + `value` added before its closing brace.
     static func adding(_ name: String, _ value: String, to body: String) -> String {
@@ -149,10 +147,10 @@ struct FloodTests {
 
     /// Amplification shapes: 16 KiB bodies that no signature is needed for, and what one of them cost before.
     static let amplifications: [(name: String, make: @Sendable (String) -> String)] = [
-        ("nested arrays \"x\":[[0],[0],...]", { filled(forged($0), unit: "[0]") }),
-        ("objects \"x\":[{\"a\":0},...]", { filled(forged($0), unit: #"{"a":0}"#) }),
-        ("a flat array of ~7,800 numbers", { filled(forged($0), unit: "0") }),
-        ("a body of ~1,400 members", { manyMembers(forged($0)) }),
+        ("nested arrays \"x\":[[0],[0],...]", { filled(FixtureManifest.forged($0), unit: "[0]") }),
+        ("objects \"x\":[{\"a\":0},...]", { filled(FixtureManifest.forged($0), unit: #"{"a":0}"#) }),
+        ("a flat array of ~7,800 numbers", { filled(FixtureManifest.forged($0), unit: "0") }),
+        ("a body of ~1,400 members", { manyMembers(FixtureManifest.forged($0)) }),
     ]
 
     @Test("Memory amplification: each shape is one J1 record per item, peak RSS under 100 MiB with --jobs 1 and 2",
@@ -197,7 +195,7 @@ struct FloodTests {
     func manyJobs() throws {
         let honest = try Self.honest(256)
         let honestLines = (0..<4_000).map { honest[$0 % honest.count] }
-        let nested = honest.prefix(64).map { Self.filled(Self.forged($0), unit: "[0]") }
+        let nested = honest.prefix(64).map { Self.filled(FixtureManifest.forged($0), unit: "[0]") }
         let escaped = honest.prefix(64).map(Self.escapes)
         let floodLines: [String] = (0..<4_000).map { (index: Int) -> String in
             index % 2 == 0 ? nested[index % 64] : escaped[index % 64]
@@ -229,7 +227,7 @@ struct FloodTests {
 
     @Test("A forged postback in the usual shape is one bad-signature record, the same with and without the fast path")
     func forgedUsualShape() throws {
-        let lines = try Self.honest(300).map(Self.forged)
+        let lines = try Self.honest(300).map(FixtureManifest.forged)
         let fast = try Self.measure(lines, jobs: 1)
         let general = try Self.measure(lines, jobs: 1, extra: ["--no-fast-path"])
         #expect(fast.records.count == lines.count)
@@ -265,8 +263,8 @@ struct FloodTests {
         let other = ES256SignatureCheck(key: check.key, signature: check.signature.reversed(), digest: check.digest)
         #expect(verifier.verify(item, rejected: other).verdict == .valid)
         // A real forgery: one bad-signature record either way.
-        let forged = InputItem(source: "-", line: 1, content: .bytes(ArraySlice(Self.forged(body).utf8)))
-        var forgedPrepared = try #require(fastPath.prepare(ArraySlice(Self.forged(body).utf8), source: "-", line: 1))
+        let forged = InputItem(source: "-", line: 1, content: .bytes(ArraySlice(FixtureManifest.forged(body).utf8)))
+        var forgedPrepared = try #require(fastPath.prepare(ArraySlice(FixtureManifest.forged(body).utf8), source: "-", line: 1))
         fastPath.checkSignature(&forgedPrepared)
         let rejected = try #require(fastPath.rejectedCheck(of: forgedPrepared))
         let worded = verifier.verify(forged, rejected: rejected)

@@ -35,7 +35,7 @@ struct RulesOnceTests {
     }
 
     /// Every fixture that is a postback body or bare postback JWS whose expected result names a rule of the table.
-    static let firingFixtures: [FixtureManifestTests.Entry] = FixtureManifestTests.entries.filter { entry in
+    static let firingFixtures: [FixtureManifest.Entry] = FixtureManifest.entries.filter { entry in
         let table = Set(PostbackRules.all.map(\.id.rawValue))
         return entry.kind == "postback" && entry.line == 1 && entry.skadnetworkTestKeys != true
             && (entry.rule.map(table.contains) == true || entry.warnings.contains(where: table.contains))
@@ -49,7 +49,7 @@ struct RulesOnceTests {
     }
 
     @Test("The fast path declines every fixture on which a rule of the table fires", arguments: firingFixtures)
-    func fastPathDeclines(_ entry: FixtureManifestTests.Entry) throws {
+    func fastPathDeclines(_ entry: FixtureManifest.Entry) throws {
         let verifier = try FixtureManifestTests.verifier(allowingDevelopment: entry.allowDevelopment)
         let bytes = try TestPaths.bytes(TestPaths.fixtures.appendingPathComponent(entry.path))
         var record: [UInt8] = []

@@ -24,10 +24,7 @@ enum P192Field: CurveField {
     /// pointer's subscript is checked in debug builds only.
     static func element(bigEndian bytes: UnsafeBufferPointer<UInt8>) -> Element {
         precondition(bytes.count == 24, "P192Field element of other than 24 bytes")
-        func limb(_ offset: Int) -> UInt64 {
-            (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
-        }
-        return (limb(16), limb(8), limb(0))
+        return P192Scalar.number(bigEndian: bytes, at: 0)
     }
 
     /// The element held in `limbs[0 ..< 3]`, least significant first.

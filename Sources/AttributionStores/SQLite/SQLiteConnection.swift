@@ -23,8 +23,7 @@ final class SQLiteConnection {
             var message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
             if !readOnly && Self.isOnReadOnlyFileSystem(path) {
                 // SQLite's last system error is then a later fallback's (often "No such file or directory").
-                message += " (the file system holding it is read-only: remount it read-write, or use a path on a "
-                    + "writable one)"
+                message += " (\(Self.readOnlyFileSystem))"
             } else if let opened, sqlite3_system_errno(opened) != 0 {
                 message += " (\(String(cString: strerror(sqlite3_system_errno(opened)))))"
             }
@@ -36,7 +35,7 @@ final class SQLiteConnection {
             // its cause, rather than at its first write.
             sqlite3_close_v2(opened)
             throw SQLiteFailure(code: SQLITE_READONLY, message: Self.isOnReadOnlyFileSystem(path)
-                ? "the file system holding it is read-only: remount it read-write, or use a path on a writable one"
+                ? Self.readOnlyFileSystem
                 : "it can only be opened read-only: make it writable")
         }
         handle = opened
@@ -45,6 +44,10 @@ final class SQLiteConnection {
     deinit {
         sqlite3_close_v2(handle)
     }
+
+    /// What a state or archive on a read-only file system is refused with, and the remedy.
+    static let readOnlyFileSystem =
+        "the file system holding it is read-only: remount it read-write, or use a path on a writable one"
 
     /// True when `path`, or the directory that would hold it, is on a file system mounted read-only (where even
     /// root cannot create or write it).

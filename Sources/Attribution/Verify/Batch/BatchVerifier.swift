@@ -141,13 +141,6 @@
         return true
     }
 
-    /// The conversion facts of item `index` (``ConversionFacts``) once the batch was completed and its duplicates
-    /// marked: nil unless the item is a valid postback (AdAttributionKit or SKAdNetwork). Read from the fast path's
-    /// record or the general path's result alike.
-    func conversionFacts(_ batch: VerifiedBatch, at index: Int) -> ConversionFacts? {
-        conversionFacts(decision: batch.outcomes[index].decision, record: batch.records[index])
-    }
-
     /// The conversion facts of one item's decision and record.
     func conversionFacts(decision: VerifiedBatch.Outcome.Decision, record: [UInt8]) -> ConversionFacts? {
         switch decision {
